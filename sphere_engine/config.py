@@ -1,0 +1,384 @@
+"""The one typed run configuration shared by the UI, the worker, the CLI and the engine.
+
+``RunConfig`` has one section per concern. Every field carries its help text (shown
+in the dashboard's launch form) and, where it has one, its allowed range or choices.
+``RunConfig.from_dict`` is the single validation path: unknown keys, wrong types,
+out-of-range values and incompatible combinations fail with a ``ValueError`` that
+names the field, the bad value and what is allowed, before any training starts.
+
+This module imports no torch at module level, so the dashboard can build forms from
+it cheaply; checks that need the registries import them on demand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def option(default: Any, help: str, **constraints: Any) -> Any:
+    """A dataclass field with help text and optional ``min``/``max``/``choices``."""
+    metadata = {"help": help, **constraints}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _type_name(annotation: Any) -> str:
+    if typing.get_origin(annotation) is Literal:
+        return " or ".join(repr(a) for a in typing.get_args(annotation))
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def coerce_value(value: Any, annotation: Any, field_name: str) -> Any:
+    """Check ``value`` against ``annotation`` and return it (ints widen to floats).
+
+    Raises ``ValueError`` naming the field, the value and the expected type.
+    """
+    if annotation is None or annotation is Any:
+        return value
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    bad = ValueError(
+        f"{field_name}: {value!r} is not a valid {_type_name(annotation)}"
+    )
+    if origin is Literal:
+        if value not in args or isinstance(value, bool) != isinstance(args[0], bool):
+            raise ValueError(
+                f"{field_name}: {value!r} is not allowed; choose one of "
+                + ", ".join(repr(a) for a in args)
+            )
+        return value
+    if origin in (typing.Union, types.UnionType):
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                if value is None:
+                    return None
+                continue
+            try:
+                return coerce_value(value, arg, field_name)
+            except ValueError as error:
+                errors.append(error)
+        raise bad
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise bad
+        item_type = args[0] if args else Any
+        return [coerce_value(v, item_type, f"{field_name}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or annotation is dict:
+        if not isinstance(value, dict):
+            raise bad
+        return dict(value)
+    if annotation is bool:
+        if not isinstance(value, bool):
+            raise bad
+        return value
+    if annotation is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad
+        return value
+    if annotation is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        return float(value)
+    if annotation is str:
+        if not isinstance(value, str):
+            raise bad
+        return value
+    return value
+
+
+def _check_range(value: Any, meta: dict[str, Any], field_name: str) -> None:
+    if value is None:
+        return
+    if "choices" in meta and value not in meta["choices"]:
+        raise ValueError(
+            f"{field_name}: {value!r} is not allowed; choose one of "
+            + ", ".join(repr(c) for c in meta["choices"])
+        )
+    if "min" in meta and value < meta["min"]:
+        raise ValueError(f"{field_name}: {value!r} is below the minimum {meta['min']!r}")
+    if "max" in meta and value > meta["max"]:
+        raise ValueError(f"{field_name}: {value!r} is above the maximum {meta['max']!r}")
+
+
+def _section_from_dict(cls: type, data: Any, section: str) -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"{section}: expected a table of settings, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ValueError(
+                f"{section}.{key}: unknown setting; allowed: {', '.join(sorted(known))}"
+            )
+    values = {}
+    for name, fld in known.items():
+        if name not in data:
+            continue
+        value = coerce_value(data[name], hints[name], f"{section}.{name}")
+        _check_range(value, dict(fld.metadata), f"{section}.{name}")
+        values[name] = value
+    return cls(**values)
+
+
+# ----------------------------------------------------------------------------- sections
+
+PAIR_LOSS_WITHOUT_PK = ("ntxent",)  # losses that make their own positives (augmented views)
+FIXED_HEADS = ("simplex", "orthoplex", "cube", "hadamard")
+
+
+@dataclass
+class DataConfig:
+    name: str = option("digits", "Dataset (registry name): digits, synthetic, mnist, ...")
+    root: str = option("", "Folder holding the dataset files (torchvision datasets, image_folder)")
+    download: bool = option(False, "Download the dataset into `root` if it is missing")
+    split: str = option(
+        "class_disjoint",
+        "class_disjoint: first half of the classes trains, the rest tests (metric learning); "
+        "standard: the dataset's own train/test split with the same classes",
+        choices=("class_disjoint", "standard"),
+    )
+    options: dict[str, Any] = option({}, "Dataset-specific options (e.g. synthetic: num_classes)")
+    batch_size: int = option(64, "Samples per training batch", min=2, max=65536)
+    samples_per_class: int = option(
+        4, "K of the class-balanced P×K sampler (0 = plain shuffled batches)", min=0, max=4096
+    )
+    num_workers: int = option(0, "DataLoader worker processes (0 = load in the main process)",
+                              min=0, max=64)
+
+
+@dataclass
+class ModelConfig:
+    name: str = option("mlp", "Backbone (registry name): mlp, lenetpp, resnet18")
+    embedding_dim: int = option(64, "Dimension d of the embedding", min=1, max=65536)
+    embedding_bn: bool = option(False, "BatchNorm on the embedding (before any normalisation)")
+    weight_norm: bool = option(False, "Weight normalisation on the last (embedding) layer")
+    options: dict[str, Any] = option({}, "Backbone-specific options (e.g. mlp: hidden_dims)")
+
+
+@dataclass
+class ObjectiveConfig:
+    kind: Literal["loss", "head"] = option(
+        "loss", "loss: a pair loss on normalised embeddings; head: a classifier head + softmax"
+    )
+    name: str = option("triplet", "Loss or head (registry name)")
+    options: dict[str, Any] = option({}, "Options of the loss or head (margin, scale, ...)")
+
+
+@dataclass
+class RegularizerConfig:
+    name: str = option("none", "Norm regulariser: none, sec, l2, isotropic, center")
+    weight: float = option(0.0, "Weight η of the regulariser term", min=0.0)
+    options: dict[str, Any] = option({}, "Regulariser options (e.g. sec: momentum)")
+
+
+@dataclass
+class OptimizerConfig:
+    name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser")
+    lr: float = option(1e-3, "Learning rate of the backbone", min=0.0)
+    head_lr: float | None = option(None, "Learning rate of the head / loss parameters "
+                                   "(default: same as lr)", min=0.0)
+    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0)
+    nesterov: bool = option(False, "SGD Nesterov momentum")
+    weight_decay: float = option(0.0, "Weight decay", min=0.0)
+
+
+@dataclass
+class ScheduleConfig:
+    name: Literal["constant", "step", "cosine"] = option("constant", "Learning-rate schedule")
+    milestones: list[int] = option([], "step: iterations at which lr is multiplied by gamma")
+    gamma: float = option(0.1, "step: decay factor", min=0.0, max=1.0)
+    warmup_steps: int = option(0, "Linear warm-up iterations", min=0)
+    min_lr_ratio: float = option(0.0, "cosine: final lr as a fraction of lr", min=0.0, max=1.0)
+
+
+@dataclass
+class TrainingConfig:
+    steps: int = option(300, "Training iterations", min=1, max=10_000_000)
+    seed: int = option(0, "Random seed (data order, initialisation)", min=0)
+    device: Literal["auto", "cpu", "cuda"] = option("auto", "auto uses CUDA when present")
+    checkpoint_every: int = option(0, "Save a checkpoint every N steps (0 = only at the end)",
+                                   min=0)
+    checkpoint_dir: str = option("", "Where checkpoints go (empty: none are written)")
+
+
+@dataclass
+class DiagnosticsConfig:
+    log_every: int = option(1, "Log the per-iteration geometry statistics every N steps", min=1)
+    eval_every: int = option(100, "Evaluate on the test split every N steps (and at the end)",
+                             min=1)
+    tracked_samples: int = option(16, "Training samples whose norms are followed", min=0,
+                                  max=1024)
+    snapshot_size: int = option(2000, "Test embeddings kept per evaluation snapshot", min=0,
+                                max=2000)
+    eval_max_samples: int = option(10000, "Test samples used per evaluation (0 = all)", min=0)
+    gradient_stats: bool = option(True, "Gradient diagnostics on the embedding")
+
+
+SECTIONS: dict[str, type] = {
+    "data": DataConfig,
+    "model": ModelConfig,
+    "objective": ObjectiveConfig,
+    "regularizer": RegularizerConfig,
+    "optimizer": OptimizerConfig,
+    "schedule": ScheduleConfig,
+    "training": TrainingConfig,
+    "diagnostics": DiagnosticsConfig,
+}
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines a training run. Build with ``from_dict``/``from_toml``."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    regularizer: RegularizerConfig = field(default_factory=RegularizerConfig)
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    diagnostics: DiagnosticsConfig = field(default_factory=DiagnosticsConfig)
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, check_components: bool = True) -> RunConfig:
+        """Build and validate. ``check_components=False`` skips the registry checks."""
+        if not isinstance(data, dict):
+            raise ValueError(f"run config: expected a table of sections, got {data!r}")
+        for key in data:
+            if key not in SECTIONS:
+                raise ValueError(
+                    f"{key}: unknown config section; allowed: {', '.join(SECTIONS)}"
+                )
+        sections = {
+            name: _section_from_dict(cls_, data.get(name, {}), name)
+            for name, cls_ in SECTIONS.items()
+        }
+        config = cls(**sections)
+        config.check_combinations()
+        if check_components:
+            from sphere_engine.validation import check_components as _check
+
+            _check(config)
+        return config
+
+    @classmethod
+    def from_json(cls, text: str) -> RunConfig:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"run config: not valid JSON ({error})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_toml(cls, path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> RunConfig:
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"config file {str(path)!r} does not exist")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: not valid TOML ({error})") from None
+        return cls.from_dict(apply_overrides(data, overrides))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def with_overrides(self, overrides: list[str] | tuple[str, ...]) -> RunConfig:
+        return RunConfig.from_dict(apply_overrides(self.to_dict(), overrides))
+
+    # -- validation -----------------------------------------------------------------
+    def check_combinations(self) -> None:
+        """Cross-field rules that need no registry (pure, cheap)."""
+        data, objective = self.data, self.objective
+        if data.samples_per_class:
+            if data.samples_per_class > data.batch_size:
+                raise ValueError(
+                    f"data.samples_per_class: {data.samples_per_class} is larger than "
+                    f"data.batch_size {data.batch_size}"
+                )
+            if data.batch_size % data.samples_per_class:
+                raise ValueError(
+                    f"data.batch_size: {data.batch_size} is not a multiple of "
+                    f"data.samples_per_class {data.samples_per_class} (P×K batches)"
+                )
+        if objective.kind == "loss" and objective.name not in PAIR_LOSS_WITHOUT_PK:
+            if data.samples_per_class < 2:
+                raise ValueError(
+                    f"data.samples_per_class: {data.samples_per_class} gives batches without "
+                    f"guaranteed positive pairs; pair loss {objective.name!r} needs at least 2 "
+                    "samples per class (a P×K batch with K ≥ 2)"
+                )
+        if self.regularizer.name == "none" and self.regularizer.weight > 0:
+            raise ValueError(
+                f"regularizer.weight: {self.regularizer.weight} is set but regularizer.name is "
+                "'none'; choose a regulariser (sec, l2, isotropic, center) or set weight 0"
+            )
+        for milestone in self.schedule.milestones:
+            if not 0 < milestone <= self.training.steps:
+                raise ValueError(
+                    f"schedule.milestones: {milestone} is outside 1..training.steps "
+                    f"({self.training.steps})"
+                )
+        if self.schedule.warmup_steps >= self.training.steps:
+            raise ValueError(
+                f"schedule.warmup_steps: {self.schedule.warmup_steps} must be below "
+                f"training.steps ({self.training.steps})"
+            )
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"optimizer.lr=0.01"`` → (["optimizer", "lr"], 0.01). Values parse as TOML
+    literals (numbers, booleans, lists, quoted strings); anything else is a string."""
+    if "=" not in text:
+        raise ValueError(f"override {text!r}: expected section.key=value")
+    key, raw = text.split("=", 1)
+    path = [part for part in key.strip().split(".") if part]
+    if len(path) < 2:
+        raise ValueError(f"override {text!r}: the key must name a section and a setting")
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return path, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Return a copy of ``data`` with ``section.key=value`` overrides applied."""
+    result = json.loads(json.dumps(data))
+    for text in overrides:
+        path, value = parse_override(text)
+        target = result
+        for part in path[:-1]:
+            existing = target.setdefault(part, {})
+            if not isinstance(existing, dict):
+                raise ValueError(f"override {text!r}: {part!r} is not a table")
+            target = existing
+        target[path[-1]] = value
+    return result
+
+
+def field_help(section: str, name: str) -> dict[str, Any]:
+    """Help text and constraints of one field (for forms)."""
+    cls = SECTIONS[section]
+    for fld in dataclasses.fields(cls):
+        if fld.name == name:
+            return dict(fld.metadata)
+    raise ValueError(f"{section}.{name}: no such setting")

@@ -1,0 +1,181 @@
+"""The tracker interface: how ``run_training`` reports, without knowing who listens.
+
+The training loop calls these methods; the run store (``db``), the CLI's progress
+bar and the tests implement them. All methods receive plain Python / numpy values
+(never tensors), already on the host.
+
+Metric keys are lower-case with slash namespaces: ``loss/total``, ``norm/var``,
+``eval/recall@1``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Tracker(Protocol):
+    def track_run_info(self, info: Mapping[str, Any]) -> None:
+        """Once, when training starts: device, parameter count, dataset sizes, ..."""
+
+    def track(self, value: float, name: str, step: int) -> None:
+        """One scalar at one step."""
+
+    def track_many(self, values: Mapping[str, float], step: int) -> None:
+        """All per-step scalars of one step (the batched form)."""
+
+    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
+                           step: int) -> None:
+        """Norms of the fixed set of tracked training samples at one step."""
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        """Evaluation metrics on the test split at one step."""
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        """Raw (un-normalised) test embeddings (N × d float32) with labels (N int)."""
+
+    def track_checkpoint(self, path: str, step: int) -> None:
+        """A checkpoint was written."""
+
+    def track_progress(self, step: int, total: int) -> None:
+        """Training has completed ``step`` of ``total`` iterations."""
+
+    def flush(self) -> None:
+        """Persist anything buffered (called at the end, on errors and on cancel)."""
+
+
+class BaseTracker:
+    """No-op implementations; subclasses override what they record."""
+
+    def track_run_info(self, info: Mapping[str, Any]) -> None:
+        pass
+
+    def track(self, value: float, name: str, step: int) -> None:
+        self.track_many({name: value}, step)
+
+    def track_many(self, values: Mapping[str, float], step: int) -> None:
+        pass
+
+    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
+                           step: int) -> None:
+        pass
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        pass
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        pass
+
+    def track_checkpoint(self, path: str, step: int) -> None:
+        pass
+
+    def track_progress(self, step: int, total: int) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+
+@dataclass
+class InMemoryTracker(BaseTracker):
+    """Keeps everything in Python lists; for tests and notebooks."""
+
+    run_info: dict[str, Any] = field(default_factory=dict)
+    scalars: list[tuple[int, str, float, float]] = field(default_factory=list)  # step, name, value, wall
+    sample_norms: list[tuple[int, int, float]] = field(default_factory=list)  # step, sample, norm
+    evals: list[tuple[int, str, float]] = field(default_factory=list)
+    snapshots: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
+    checkpoints: list[tuple[int, str]] = field(default_factory=list)
+    progress: tuple[int, int] = (0, 0)
+    flushes: int = 0
+
+    def track_run_info(self, info: Mapping[str, Any]) -> None:
+        self.run_info.update(info)
+
+    def track_many(self, values: Mapping[str, float], step: int) -> None:
+        now = time.time()
+        self.scalars.extend((step, name, float(value), now) for name, value in values.items())
+
+    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
+                           step: int) -> None:
+        self.sample_norms.extend(
+            (step, int(sample), float(norm)) for sample, norm in zip(sample_ids, norms,
+                                                                     strict=True)
+        )
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        self.evals.extend((step, name, float(value)) for name, value in metrics.items())
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        self.snapshots.append((step, np.asarray(embeddings), np.asarray(labels)))
+
+    def track_checkpoint(self, path: str, step: int) -> None:
+        self.checkpoints.append((step, path))
+
+    def track_progress(self, step: int, total: int) -> None:
+        self.progress = (step, total)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    # -- reading back ---------------------------------------------------------------
+    def series(self, name: str) -> list[tuple[int, float]]:
+        """(step, value) pairs of one per-step scalar, in logging order."""
+        return [(step, value) for step, key, value, _ in self.scalars if key == name]
+
+    def last(self, name: str) -> float:
+        values = self.series(name)
+        if not values:
+            raise KeyError(f"no values tracked for {name!r}")
+        return values[-1][1]
+
+    def eval_series(self, name: str) -> list[tuple[int, float]]:
+        return [(step, value) for step, key, value in self.evals if key == name]
+
+    def names(self) -> set[str]:
+        return {key for _, key, _, _ in self.scalars}
+
+
+class CompositeTracker(BaseTracker):
+    """Forwards every call to several trackers (e.g. the store and a progress bar)."""
+
+    def __init__(self, *trackers: Tracker) -> None:
+        self.trackers = trackers
+
+    def track_run_info(self, info: Mapping[str, Any]) -> None:
+        for tracker in self.trackers:
+            tracker.track_run_info(info)
+
+    def track_many(self, values: Mapping[str, float], step: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_many(values, step)
+
+    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
+                           step: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_sample_norms(sample_ids, norms, step)
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_eval(metrics, step)
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_snapshot(embeddings, labels, step)
+
+    def track_checkpoint(self, path: str, step: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_checkpoint(path, step)
+
+    def track_progress(self, step: int, total: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_progress(step, total)
+
+    def flush(self) -> None:
+        for tracker in self.trackers:
+            tracker.flush()
