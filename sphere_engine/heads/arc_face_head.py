@@ -1,0 +1,44 @@
+"""``ArcFaceHead``: additive angular margin (Deng et al. 2019), s·cos(θ + m) on the target."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import torch
+
+from sphere_engine.heads.cosine_classifier_head import CosineClassifierHead
+from sphere_engine.heads.margins import additive_angular_margin, replace_target, target_cosine
+from sphere_engine.heads.options import check_non_negative, check_positive
+from sphere_engine.heads.registry import HEADS
+
+
+@HEADS.register("arcface")
+class ArcFaceHead(CosineClassifierHead):
+    """logits_j = s·cos θ_j, target s·cos(θ_y + m) when labels are given.
+
+    Where θ_y + m > π (cos θ_y < cos(π − m)) the target falls back to
+    s·(cos θ_y − m·sin m), which keeps the target logit decreasing in θ_y.
+    """
+
+    param_help: ClassVar[dict[str, str]] = {
+        "scale": "s: logit scale applied to cos θ",
+        "margin": "m: additive ANGULAR margin in RADIANS added to the target angle "
+        "(0.5 rad ≈ 28.6°)",
+    }
+
+    def __init__(
+        self, embedding_dim: int, num_classes: int, scale: float = 64.0, margin: float = 0.5
+    ) -> None:
+        super().__init__(embedding_dim, num_classes)
+        self.scale = check_positive("scale", scale)
+        self.margin = check_non_negative("margin", margin)
+        if self.margin >= math.pi:
+            raise ValueError(f"margin={margin!r} is invalid; allowed: radians in [0, π)")
+
+    def compute_logits(self, embeddings: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
+        cosine = self.cosine(embeddings)
+        if labels is not None:
+            target = additive_angular_margin(target_cosine(cosine, labels), self.margin)
+            cosine = replace_target(cosine, labels, target)
+        return self.scale * cosine
