@@ -49,9 +49,7 @@ def coerce_value(value: Any, annotation: Any, field_name: str) -> Any:
         return value
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    bad = ValueError(
-        f"{field_name}: {value!r} is not a valid {_type_name(annotation)}"
-    )
+    bad = ValueError(f"{field_name}: {value!r} is not a valid {_type_name(annotation)}")
     if origin is Literal:
         if value not in args or isinstance(value, bool) != isinstance(args[0], bool):
             raise ValueError(
@@ -151,12 +149,13 @@ class DataConfig:
         choices=("class_disjoint", "standard"),
     )
     options: dict[str, Any] = option({}, "Dataset-specific options (e.g. synthetic: num_classes)")
-    batch_size: int = option(64, "Samples per training batch", min=2, max=65536)
+    batch_size: int = option(40, "Samples per training batch", min=2, max=65536)
     samples_per_class: int = option(
-        4, "K of the class-balanced P×K sampler (0 = plain shuffled batches)", min=0, max=4096
+        8, "K of the class-balanced P×K sampler (0 = plain shuffled batches)", min=0, max=4096
     )
-    num_workers: int = option(0, "DataLoader worker processes (0 = load in the main process)",
-                              min=0, max=64)
+    num_workers: int = option(
+        0, "DataLoader worker processes (0 = load in the main process)", min=0, max=64
+    )
 
 
 @dataclass
@@ -188,8 +187,9 @@ class RegularizerConfig:
 class OptimizerConfig:
     name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser")
     lr: float = option(1e-3, "Learning rate of the backbone", min=0.0)
-    head_lr: float | None = option(None, "Learning rate of the head / loss parameters "
-                                   "(default: same as lr)", min=0.0)
+    head_lr: float | None = option(
+        None, "Learning rate of the head / loss parameters (default: same as lr)", min=0.0
+    )
     momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0)
     nesterov: bool = option(False, "SGD Nesterov momentum")
     weight_decay: float = option(0.0, "Weight decay", min=0.0)
@@ -209,20 +209,22 @@ class TrainingConfig:
     steps: int = option(300, "Training iterations", min=1, max=10_000_000)
     seed: int = option(0, "Random seed (data order, initialisation)", min=0)
     device: Literal["auto", "cpu", "cuda"] = option("auto", "auto uses CUDA when present")
-    checkpoint_every: int = option(0, "Save a checkpoint every N steps (0 = only at the end)",
-                                   min=0)
+    checkpoint_every: int = option(
+        0, "Save a checkpoint every N steps (0 = only at the end)", min=0
+    )
     checkpoint_dir: str = option("", "Where checkpoints go (empty: none are written)")
 
 
 @dataclass
 class DiagnosticsConfig:
     log_every: int = option(1, "Log the per-iteration geometry statistics every N steps", min=1)
-    eval_every: int = option(100, "Evaluate on the test split every N steps (and at the end)",
-                             min=1)
-    tracked_samples: int = option(16, "Training samples whose norms are followed", min=0,
-                                  max=1024)
-    snapshot_size: int = option(2000, "Test embeddings kept per evaluation snapshot", min=0,
-                                max=2000)
+    eval_every: int = option(
+        100, "Evaluate on the test split every N steps (and at the end)", min=1
+    )
+    tracked_samples: int = option(16, "Training samples whose norms are followed", min=0, max=1024)
+    snapshot_size: int = option(
+        2000, "Test embeddings kept per evaluation snapshot", min=0, max=2000
+    )
     eval_max_samples: int = option(10000, "Test samples used per evaluation (0 = all)", min=0)
     gradient_stats: bool = option(True, "Gradient diagnostics on the embedding")
 
@@ -260,9 +262,7 @@ class RunConfig:
             raise ValueError(f"run config: expected a table of sections, got {data!r}")
         for key in data:
             if key not in SECTIONS:
-                raise ValueError(
-                    f"{key}: unknown config section; allowed: {', '.join(SECTIONS)}"
-                )
+                raise ValueError(f"{key}: unknown config section; allowed: {', '.join(SECTIONS)}")
         sections = {
             name: _section_from_dict(cls_, data.get(name, {}), name)
             for name, cls_ in SECTIONS.items()
@@ -318,13 +318,13 @@ class RunConfig:
                     f"data.batch_size: {data.batch_size} is not a multiple of "
                     f"data.samples_per_class {data.samples_per_class} (P×K batches)"
                 )
-        if objective.kind == "loss" and objective.name not in PAIR_LOSS_WITHOUT_PK:
-            if data.samples_per_class < 2:
-                raise ValueError(
-                    f"data.samples_per_class: {data.samples_per_class} gives batches without "
-                    f"guaranteed positive pairs; pair loss {objective.name!r} needs at least 2 "
-                    "samples per class (a P×K batch with K ≥ 2)"
-                )
+        needs_positives = objective.kind == "loss" and objective.name not in PAIR_LOSS_WITHOUT_PK
+        if needs_positives and data.samples_per_class < 2:
+            raise ValueError(
+                f"data.samples_per_class: {data.samples_per_class} gives batches without "
+                f"guaranteed positive pairs; pair loss {objective.name!r} needs at least 2 "
+                "samples per class (a P×K batch with K ≥ 2)"
+            )
         if self.regularizer.name == "none" and self.regularizer.weight > 0:
             raise ValueError(
                 f"regularizer.weight: {self.regularizer.weight} is set but regularizer.name is "

@@ -29,8 +29,9 @@ class Tracker(Protocol):
     def track_many(self, values: Mapping[str, float], step: int) -> None:
         """All per-step scalars of one step (the batched form)."""
 
-    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
-                           step: int) -> None:
+    def track_sample_norms(
+        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
+    ) -> None:
         """Norms of the fixed set of tracked training samples at one step."""
 
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
@@ -61,8 +62,9 @@ class BaseTracker:
     def track_many(self, values: Mapping[str, float], step: int) -> None:
         pass
 
-    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
-                           step: int) -> None:
+    def track_sample_norms(
+        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
+    ) -> None:
         pass
 
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
@@ -86,7 +88,8 @@ class InMemoryTracker(BaseTracker):
     """Keeps everything in Python lists; for tests and notebooks."""
 
     run_info: dict[str, Any] = field(default_factory=dict)
-    scalars: list[tuple[int, str, float, float]] = field(default_factory=list)  # step, name, value, wall
+    # (step, name, value, wall time)
+    scalars: list[tuple[int, str, float, float]] = field(default_factory=list)
     sample_norms: list[tuple[int, int, float]] = field(default_factory=list)  # step, sample, norm
     evals: list[tuple[int, str, float]] = field(default_factory=list)
     snapshots: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
@@ -101,11 +104,11 @@ class InMemoryTracker(BaseTracker):
         now = time.time()
         self.scalars.extend((step, name, float(value), now) for name, value in values.items())
 
-    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
-                           step: int) -> None:
+    def track_sample_norms(
+        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
+    ) -> None:
         self.sample_norms.extend(
-            (step, int(sample), float(norm)) for sample, norm in zip(sample_ids, norms,
-                                                                     strict=True)
+            (step, int(sample), float(norm)) for sample, norm in zip(sample_ids, norms, strict=True)
         )
 
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
@@ -155,8 +158,9 @@ class CompositeTracker(BaseTracker):
         for tracker in self.trackers:
             tracker.track_many(values, step)
 
-    def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float],
-                           step: int) -> None:
+    def track_sample_norms(
+        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
+    ) -> None:
         for tracker in self.trackers:
             tracker.track_sample_norms(sample_ids, norms, step)
 

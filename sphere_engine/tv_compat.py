@@ -22,6 +22,8 @@ Always import torchvision through this module::
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 # Schemas copied from torchvision/csrc/ops/nms.cpp and quantized/cpu/qnms_kernel.cpp.
@@ -73,13 +75,11 @@ def _try_load_extension() -> None:
         raise ImportError("torchvision is not installed (pip install torchvision==0.28.0)")
     package_dir = Path(next(iter(spec.submodule_search_locations)))
     for library in sorted(package_dir.glob("_C*.so")):
-        try:
+        with contextlib.suppress(OSError, RuntimeError):
             torch.ops.load_library(str(library))
-        except (OSError, RuntimeError):
-            pass
 
 
-def _import_torchvision():  # noqa: ANN202 - returns the module
+def _import_torchvision():  # returns the torchvision module
     import importlib
     import sys
 

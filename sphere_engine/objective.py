@@ -1,0 +1,64 @@
+"""The training objective: a pair loss, or a classifier head with cross-entropy, with
+an optional norm regulariser composed in by keyword (SCIENCE.md §2, §3)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from sphere_engine.config import RunConfig
+
+
+class Objective(nn.Module):
+    """Wraps the configured loss so the loop sees one interface.
+
+    ``forward(embeddings, labels) -> scalar``; ``last_terms`` holds the unweighted
+    terms of the last call (``metric`` and the regulariser's name);
+    ``regularizer_diagnostics()`` exposes e.g. the SEC target μ; ``head`` is the
+    classifier head or ``None``.
+    """
+
+    def __init__(
+        self, loss: nn.Module, head: nn.Module | None, regularizer: nn.Module | None
+    ) -> None:
+        super().__init__()
+        self.loss = loss
+        self.head = head
+        self.regularizer = regularizer
+        self.requires_views = bool(getattr(loss, "requires_views", False))
+
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return self.loss(embeddings, labels)
+
+    @property
+    def last_terms(self) -> dict[str, torch.Tensor]:
+        return dict(self.loss.last_terms)
+
+    def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
+        if self.regularizer is None or not hasattr(self.regularizer, "diagnostics"):
+            return {}
+        return self.regularizer.diagnostics()
+
+
+def build_objective(config: RunConfig, num_classes: int) -> Objective:
+    """Loss (or head + cross-entropy) and regulariser from the config."""
+    from sphere_engine.heads import create_head
+    from sphere_engine.losses import ClassifierLoss, create_loss
+    from sphere_engine.regularizers import create_regularizer
+
+    embedding_dim = config.model.embedding_dim
+    regularizer = None
+    if config.regularizer.name != "none":
+        regularizer = create_regularizer(
+            config.regularizer.name, embedding_dim, num_classes, **config.regularizer.options
+        )
+    composition = {
+        "embedding_regularizer": regularizer,
+        "embedding_reg_weight": config.regularizer.weight,
+    }
+    objective = config.objective
+    if objective.kind == "head":
+        head = create_head(objective.name, embedding_dim, num_classes, **objective.options)
+        return Objective(ClassifierLoss(head, **composition), head, regularizer)
+    loss = create_loss(objective.name, **composition, **objective.options)
+    return Objective(loss, None, regularizer)
