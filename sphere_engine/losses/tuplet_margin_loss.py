@@ -1,0 +1,79 @@
+"""``TupletMarginLoss`` with the intra-pair variance term (Yu & Tao, ICCV 2019)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+
+from sphere_engine.losses.base_loss import BaseLoss
+from sphere_engine.losses.option_checks import (
+    require_non_negative,
+    require_positive,
+    require_range,
+)
+from sphere_engine.losses.pair_utils import cosine_matrix, pair_masks
+from sphere_engine.losses.registry import LOSSES
+
+# Keeps acos differentiable for coincident points (its slope is infinite at ±1).
+_COS_CLAMP = 1e-6
+
+
+@LOSSES.register("tuplet_margin")
+class TupletMarginLoss(BaseLoss):
+    """Tuplet margin loss plus λ × intra-pair variance.
+
+    For each anchor-positive pair (a, p) with angle θ_ap and all negatives n of a:
+      L_tuplet(a, p) = log(1 + Σ_n exp(s (cos θ_an − cos(θ_ap − β)))),
+    averaged over anchor-positive pairs; β (radians) slackens the positive angle.
+    Intra-pair variance, with E the batch means (detached: targets, like SEC's μ):
+      L_ipv = mean_pos [(1 − ε) E[cos θ_ap] − cos θ_ap]²_+
+            + mean_neg [cos θ_an − (1 + ε) E[cos θ_an]]²_+.
+    L = L_tuplet + λ L_ipv. Parts without pairs contribute 0.
+    """
+
+    param_help: ClassVar[dict[str, str]] = {
+        "margin": "β, angular slack subtracted from the positive angle (radians; 0.1 rad ≈ 5.73°)",
+        "scale": "s, scale of the cosine logits (inverse temperature)",
+        "lambda_ipv": "λ, weight of the intra-pair variance term (0 turns it off)",
+        "eps": "ε, relative slack of the intra-pair variance targets (unitless)",
+    }
+
+    def __init__(
+        self,
+        *,
+        margin: float = 0.1,
+        scale: float = 64.0,
+        lambda_ipv: float = 0.5,
+        eps: float = 0.01,
+        **base: Any,
+    ) -> None:
+        super().__init__(**base)
+        require_range("margin", margin, 0.0, torch.pi)
+        require_positive("scale", scale)
+        require_non_negative("lambda_ipv", lambda_ipv)
+        require_range("eps", eps, 0.0, 1.0)
+        self.margin, self.scale, self.lambda_ipv, self.eps = margin, scale, lambda_ipv, eps
+
+    def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        sim = cosine_matrix(embeddings).clamp(-1 + _COS_CLAMP, 1 - _COS_CLAMP)  # N × N
+        positive, negative = pair_masks(labels)
+        anchor, pos = positive.nonzero(as_tuple=True)  # M anchor-positive pairs
+        cos_ap = sim[anchor, pos]  # M
+        slackened = torch.cos(torch.acos(cos_ap) - self.margin)
+        logits = self.scale * (sim[anchor] - slackened[:, None])  # M × N
+        logits = logits.masked_fill(~negative[anchor], float("-inf"))
+        zeros = torch.zeros_like(cos_ap)[:, None]
+        tuplet = torch.logsumexp(torch.cat([zeros, logits], dim=1), dim=1)  # M
+        cos_an = sim[negative]
+        pos_target = (1 - self.eps) * mean_or_zero(cos_ap).detach()
+        neg_target = (1 + self.eps) * mean_or_zero(cos_an).detach()
+        ipv = mean_or_zero((pos_target - cos_ap).clamp(min=0) ** 2) + mean_or_zero(
+            (cos_an - neg_target).clamp(min=0) ** 2
+        )
+        return mean_or_zero(tuplet) + self.lambda_ipv * ipv
+
+
+def mean_or_zero(values: torch.Tensor) -> torch.Tensor:
+    """Mean of a 1-D tensor, or a 0 attached to its graph when it is empty."""
+    return values.sum() / max(len(values), 1)
