@@ -1,0 +1,73 @@
+"""The endless stream of training batches the training loop consumes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.utils.data import DataLoader, Dataset
+
+from sphere_engine.data.pk_batch_sampler import PKBatchSampler
+from sphere_engine.data.shuffled_batch_sampler import ShuffledBatchSampler
+
+
+class _WithIndex(Dataset[tuple[Tensor, Tensor, int]]):
+    """Adds each sample's index to what the wrapped dataset returns."""
+
+    def __init__(self, dataset: Dataset[Any]) -> None:
+        self.dataset = dataset
+
+    def __getitem__(self, index: int) -> tuple[Tensor, Tensor, int]:
+        x, y = self.dataset[index]
+        return x, y, index
+
+
+def batch_sampler(
+    labels: Any, batch_size: int, samples_per_class: int, seed: int
+) -> PKBatchSampler | ShuffledBatchSampler:
+    """P×K sampler for ``samples_per_class`` ≥ 1, plain shuffled batches for 0."""
+    if samples_per_class == 0:
+        return ShuffledBatchSampler(len(labels), batch_size, seed)
+    return PKBatchSampler(labels, batch_size, samples_per_class, seed)
+
+
+def iter_batches(
+    split: Dataset[Any],
+    batch_size: int,
+    samples_per_class: int,
+    seed: int,
+    *,
+    num_workers: int = 0,
+    device: torch.device | str | None = None,
+) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+    """Yield ``(x, y, indices)`` forever: inputs (B, *input_shape) float32, labels (B,)
+    int64 and the dataset indices (B,) int64 of the samples (for tracking).
+
+    ``split`` needs ``.labels``. With ``get_batch`` (in-memory data) batches are taken
+    by indexing tensors directly, after moving the data to ``device`` once; otherwise a
+    DataLoader with ``num_workers`` decodes them and each batch is moved to ``device``.
+    """
+    sampler = batch_sampler(split.labels, batch_size, samples_per_class, seed)
+    if hasattr(split, "get_batch"):
+        if device is not None and hasattr(split, "to"):
+            split = split.to(device)
+        for batch in sampler:
+            indices = torch.tensor(batch, dtype=torch.int64)
+            x, y = split.get_batch(indices)
+            yield x, y, indices
+        return
+    pin = device is not None and torch.device(device).type == "cuda"
+    loader = DataLoader(
+        _WithIndex(split),
+        batch_sampler=sampler,
+        num_workers=num_workers,
+        pin_memory=pin,
+        persistent_workers=num_workers > 0,
+    )
+    for x, y, indices in loader:
+        if device is not None:
+            x = x.to(device, non_blocking=True)
+            y = y.to(device, non_blocking=True)
+        yield x, y, indices

@@ -1,0 +1,47 @@
+"""The dataset registry and the functions that build datasets by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphere_engine.data.dataset_info import DatasetInfo
+from sphere_engine.data.dataset_spec import DatasetSpec
+from sphere_engine.data.dataset_splits import DatasetSplits
+from sphere_engine.data.splitting import check_split
+from sphere_engine.registry import Registry
+
+DATASETS: Registry[DatasetSpec] = Registry("dataset")
+
+
+def _spec(name: str, options: dict[str, Any]) -> DatasetSpec:
+    DATASETS.check_kwargs(name, options, field="data.options")
+    return DATASETS.get(name)(**options)
+
+
+def create_dataset(
+    name: str,
+    *,
+    root: str = "",
+    split: str = "class_disjoint",
+    download: bool = False,
+    seed: int = 0,
+    **options: Any,
+) -> DatasetSplits:
+    """Load dataset ``name`` and split it (``class_disjoint`` or ``standard``).
+
+    Unknown names, splits or options raise ``ValueError``; so do missing files.
+    """
+    check_split(split)
+    return _spec(name, options).build(root, split, download, seed)
+
+
+def dataset_info(
+    name: str, *, root: str = "", split: str = "class_disjoint", **options: Any
+) -> DatasetInfo:
+    """Class counts and input shape of ``name`` under ``split``, without loading images."""
+    check_split(split)
+    return _spec(name, options).info(root, split)
+
+
+def list_datasets() -> list[str]:
+    return DATASETS.names()

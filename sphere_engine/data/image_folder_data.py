@@ -1,0 +1,59 @@
+"""A dataset of image files decoded on access (for folders too large to hold in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.utils.data import Dataset
+
+from sphere_engine.data.splitting import remap_labels
+from sphere_engine.tv_compat import torchvision
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
+    """Image files with class labels; each item is decoded with PIL (as RGB), resized to
+    ``image_size`` × ``image_size`` and normalised: a float tensor (3, S, S) and its label.
+
+    Labels are remapped to 0..C-1; ``classes`` keeps the original class ids (C,). There
+    is no ``get_batch``: batches come through a DataLoader (workers decode in parallel).
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        labels: np.ndarray | Sequence[int],
+        image_size: int,
+        mean: Sequence[float] = IMAGENET_MEAN,
+        std: Sequence[float] = IMAGENET_STD,
+    ) -> None:
+        if len(paths) != len(labels):
+            raise ValueError(f"paths has {len(paths)} entries but labels has {len(labels)}")
+        self.paths = list(paths)
+        self.labels, self.classes = remap_labels(np.asarray(labels))
+        v2 = torchvision.transforms.v2
+        self.transform = v2.Compose(
+            [
+                v2.ToImage(),
+                v2.Resize((image_size, image_size), antialias=True),
+                v2.ToDtype(torch.float32, scale=True),
+                v2.Normalize(list(mean), list(std)),
+            ]
+        )
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> tuple[Tensor, Tensor]:
+        image = torchvision.datasets.folder.default_loader(str(self.paths[index]))
+        return self.transform(image), torch.tensor(self.labels[index])

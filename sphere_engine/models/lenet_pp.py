@@ -1,0 +1,52 @@
+"""LeNet++ (Wen et al. 2016), the backbone of the centre-loss and RePoNet MNIST studies."""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from sphere_engine.models.embedding_layer import EmbeddingLayer
+from sphere_engine.models.model_registry import MODELS
+
+
+def _stage(in_channels: int, out_channels: int) -> nn.Sequential:
+    """Two 5×5 convolutions (padding 2) with PReLU, then 2×2 max-pooling (halves H, W)."""
+    return nn.Sequential(
+        nn.Conv2d(in_channels, out_channels, 5, padding=2),
+        nn.PReLU(),
+        nn.Conv2d(out_channels, out_channels, 5, padding=2),
+        nn.PReLU(),
+        nn.MaxPool2d(2),
+    )
+
+
+@MODELS.register("lenetpp")
+class LeNetPP(nn.Module):
+    """conv 5×5 32-32, pool, 64-64, pool, 128-128, pool (PReLU), flatten, embedding
+    layer. Images (C, H, W) with H, W ≥ 8: 1×28×28 gives 128×3×3 features, 3×32×32
+    gives 128×4×4."""
+
+    param_help: dict[str, str] = {}  # noqa: RUF012
+
+    def __init__(
+        self,
+        input_shape: tuple[int, ...],
+        embedding_dim: int,
+        embedding_bn: bool = False,
+        weight_norm: bool = False,
+    ) -> None:
+        super().__init__()
+        if len(input_shape) != 3 or min(input_shape[1:]) < 8:
+            raise ValueError(
+                f"input_shape: {tuple(input_shape)!r} is not allowed for lenetpp; it needs "
+                "images (C, H, W) with H, W >= 8"
+            )
+        channels, height, width = input_shape
+        self.features = nn.Sequential(
+            _stage(channels, 32), _stage(32, 64), _stage(64, 128), nn.Flatten()
+        )
+        flat = 128 * (height // 8) * (width // 8)
+        self.embedding = EmbeddingLayer(flat, embedding_dim, embedding_bn, weight_norm)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x``: images (N, C, H, W). Returns embeddings (N, embedding_dim)."""
+        return self.embedding(self.features(x))
