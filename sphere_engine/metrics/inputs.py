@@ -1,0 +1,108 @@
+"""Input checks and conversions shared by every metric function.
+
+Metric functions accept numpy arrays or torch tensors (on any device). They convert
+once to host numpy: embeddings to float32 (N × d), labels to int64 (N), and fail with
+a ValueError naming the argument, the bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def to_numpy(array: Any, name: str) -> np.ndarray:
+    """A host numpy view/copy of a numpy array, torch tensor (any device) or sequence."""
+    if type(array).__module__.startswith("torch"):
+        import torch  # already imported by the caller, since it made a tensor
+
+        tensor = array.detach()
+        if tensor.dtype in (torch.float16, torch.bfloat16):
+            tensor = tensor.float()  # bfloat16 has no numpy dtype
+        return tensor.cpu().numpy()
+    try:
+        return np.asarray(array)
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"{name} must be an array or tensor; got {type(array).__name__}"
+        ) from error
+
+
+def check_embeddings(embeddings: Any, name: str = "embeddings") -> np.ndarray:
+    """Embeddings as a finite float32 array of shape (N, d), N ≥ 1, d ≥ 1."""
+    array = to_numpy(embeddings, name)
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
+    ):
+        raise ValueError(f"{name} must be numeric; got dtype {array.dtype}")
+    if np.issubdtype(array.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be real-valued; got dtype {array.dtype}")
+    if array.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (N samples × d dimensions); got shape {tuple(array.shape)}"
+        )
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} must be non-empty; got shape {tuple(array.shape)}")
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    finite = np.isfinite(array)
+    if not finite.all():
+        bad_rows = np.flatnonzero(~finite.all(axis=1))
+        raise ValueError(
+            f"{name} contains NaN or inf in {bad_rows.size} row(s), first at row "
+            f"{int(bad_rows[0])}; all values must be finite"
+        )
+    return array
+
+
+def check_labels(labels: Any, num_samples: int, name: str = "labels") -> np.ndarray:
+    """Labels as an int64 array of shape (N,), matching ``num_samples``."""
+    array = to_numpy(labels, name)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (N,); got shape {tuple(array.shape)}")
+    if array.shape[0] != num_samples:
+        raise ValueError(
+            f"{name} has {array.shape[0]} entries but the embeddings have {num_samples} rows; "
+            "lengths must match"
+        )
+    if np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+        return array.astype(np.int64, copy=False)
+    if np.issubdtype(array.dtype, np.floating):
+        if not np.isfinite(array).all() or not np.array_equal(array, np.round(array)):
+            raise ValueError(f"{name} must be integer class ids; got non-integer floats")
+        return array.astype(np.int64)
+    raise ValueError(f"{name} must be integer class ids; got dtype {array.dtype}")
+
+
+def check_pair(embeddings: Any, labels: Any, *, min_classes: int = 2) -> tuple[np.ndarray, ...]:
+    """Checked (embeddings float32 N × d, labels int64 N) with at least ``min_classes``."""
+    x = check_embeddings(embeddings)
+    y = check_labels(labels, x.shape[0])
+    num_classes = np.unique(y).size
+    if num_classes < min_classes:
+        raise ValueError(
+            f"labels must contain at least {min_classes} distinct classes; got {num_classes}"
+        )
+    return x, y
+
+
+def l2_normalize(embeddings: np.ndarray, name: str = "embeddings") -> np.ndarray:
+    """Rows scaled to unit L2 norm (N × d float32); zero rows are an error."""
+    norms = np.linalg.norm(embeddings.astype(np.float64), axis=1, keepdims=True)
+    zero = np.flatnonzero(norms[:, 0] == 0)
+    if zero.size:
+        raise ValueError(
+            f"{name} has {zero.size} zero vector(s), first at row {int(zero[0])}; "
+            "they have no direction and cannot be normalised"
+        )
+    return np.ascontiguousarray(embeddings / norms, dtype=np.float32)
+
+
+def check_ks(ks: Any) -> tuple[int, ...]:
+    """Recall@K cut-offs as a sorted tuple of distinct positive ints."""
+    values = (ks,) if isinstance(ks, int) else tuple(ks)
+    if not values or any(
+        isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1 for k in values
+    ):
+        raise ValueError(f"ks must be positive integers; got {ks!r}")
+    return tuple(sorted({int(k) for k in values}))

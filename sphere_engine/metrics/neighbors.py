@@ -1,0 +1,191 @@
+"""Exact nearest neighbours in bounded-memory query chunks.
+
+Ranking rule (both backends): neighbours are sorted by score, highest first, and
+equal scores are broken by ascending reference index. With ``exclude_self`` the
+query's own row is removed *by index* (never by subtracting an identity matrix), so
+another sample that duplicates the query is still retrieved, at the top.
+
+Scores: ``metric="cosine"`` is the inner product (rows must already be unit length;
+faiss ``IndexFlatIP``); ``metric="euclidean"`` is the negated squared L2 distance
+(faiss ``IndexFlatL2``).
+
+Memory: queries are processed in chunks whose size is chosen so that one chunk's
+score rows and neighbour lists fit in ``memory_budget_mb``; a consumer reduces each
+chunk to per-query numbers before the next one is searched. Queries are grouped by
+how many neighbours they need (largest first), so a chunk only fetches as many
+columns as its most demanding query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from sphere_engine.metrics import backend as backends
+
+METRICS = ("cosine", "euclidean")
+
+
+@dataclass(frozen=True)
+class NeighborChunk:
+    """Ranked neighbours of one chunk of queries."""
+
+    queries: np.ndarray  # (q,) int64: which query rows this chunk holds
+    indices: np.ndarray  # (q, k) int64: reference rows, nearest first
+    scores: np.ndarray  # (q, k) float32: their scores, non-increasing along each row
+
+
+class _TorchSearcher:
+    """Chunked matmul + topk over the whole reference set."""
+
+    def __init__(self, reference: np.ndarray, metric: str) -> None:
+        self.reference = torch.from_numpy(reference)
+        self.metric = metric
+        self.reference_sq = (self.reference * self.reference).sum(1)
+
+    def search(
+        self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        scores = _score_rows(
+            torch.from_numpy(queries), self.reference, self.reference_sq, self.metric
+        )
+        if exclude_self:
+            scores[torch.arange(len(query_ids)), torch.from_numpy(query_ids)] = -torch.inf
+        values, indices = torch.topk(scores, k, dim=1, largest=True, sorted=False)
+        return values.numpy(), indices.numpy().astype(np.int64, copy=False)
+
+
+class _FaissSearcher:
+    """faiss ``IndexFlatIP``/``IndexFlatL2`` exhaustive search."""
+
+    def __init__(self, reference: np.ndarray, metric: str) -> None:
+        faiss = backends.faiss
+        dim = reference.shape[1]
+        self.index = faiss.IndexFlatIP(dim) if metric == "cosine" else faiss.IndexFlatL2(dim)
+        self.index.add(reference)
+        self.metric = metric
+        self.size = reference.shape[0]
+
+    def search(
+        self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        fetch = min(k + int(exclude_self), self.size)
+        scores, indices = self.index.search(queries, fetch)
+        if self.metric == "euclidean":
+            scores = -scores
+        if not exclude_self:
+            return scores, indices
+        # Drop the query's own row; where it fell outside the fetched list (only
+        # possible with many exact duplicates), drop the surplus last column instead.
+        drop = indices == query_ids[:, None]
+        drop[~drop.any(axis=1), -1] = True
+        keep = ~drop
+        rows = len(query_ids)
+        return scores[keep].reshape(rows, fetch - 1), indices[keep].reshape(rows, fetch - 1)
+
+
+def _score_rows(
+    queries: torch.Tensor, reference: torch.Tensor, reference_sq: torch.Tensor, metric: str
+) -> torch.Tensor:
+    """Scores of every query against every reference row, (q × n) float32."""
+    scores = queries @ reference.T
+    if metric == "euclidean":
+        scores = 2 * scores - reference_sq[None, :] - (queries * queries).sum(1, keepdim=True)
+    return scores
+
+
+def _sort_rows(scores: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row by score descending, ties by ascending index."""
+    order = np.lexsort((indices, -scores), axis=-1)
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(indices, order, 1)
+
+
+def _exact_rows(
+    queries: np.ndarray,
+    query_ids: np.ndarray,
+    reference: np.ndarray,
+    k: int,
+    exclude_self: bool,
+    metric: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Full-row ranking for the few queries whose k-th neighbour is tied with the next."""
+    ref = torch.from_numpy(reference)
+    scores = _score_rows(torch.from_numpy(queries), ref, (ref * ref).sum(1), metric).numpy()
+    if exclude_self:
+        scores[np.arange(len(query_ids)), query_ids] = -np.inf
+    candidates = np.broadcast_to(np.arange(reference.shape[0]), scores.shape)
+    order = np.lexsort((candidates, -scores), axis=-1)[:, :k]
+    return np.take_along_axis(scores, order, 1), order.astype(np.int64)
+
+
+def _chunk_rows(num_reference: int, k: int, memory_budget_mb: float) -> int:
+    """How many queries fit the budget: one float32 score row plus ~6 k-wide arrays each."""
+    bytes_per_query = 4 * num_reference + 48 * (k + 2)
+    return max(1, int(memory_budget_mb * 2**20) // bytes_per_query)
+
+
+def ranked_neighbors(
+    queries: np.ndarray,
+    reference: np.ndarray,
+    k: int | np.ndarray,
+    *,
+    exclude_self: bool,
+    query_rows: np.ndarray | None = None,
+    metric: str = "cosine",
+    backend: str = "auto",
+    memory_budget_mb: float = 256.0,
+) -> Iterator[NeighborChunk]:
+    """Yield the ranked neighbours of the queries, chunk by chunk.
+
+    queries: Q × d float32; reference: N × d float32 (the same array as ``queries``
+    when ``exclude_self``, so that query i is reference row i). ``query_rows``: which
+    query rows to search (default all), M of them. ``k``: neighbours per searched
+    query, an int or a length-M int array, clipped to the number of candidates (N, or
+    N − 1 with ``exclude_self``). Each chunk has as many columns as its largest
+    clipped k; rows needing fewer hold extra neighbours beyond their own k.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {list(METRICS)}; got {metric!r}")
+    if exclude_self and queries.shape != reference.shape:
+        raise ValueError("exclude_self needs queries and reference to be the same rows")
+    if queries.shape[1] != reference.shape[1]:
+        raise ValueError(
+            f"queries have dimension {queries.shape[1]} but the reference has "
+            f"{reference.shape[1]}; they must match"
+        )
+    num_candidates = reference.shape[0] - int(exclude_self)
+    if num_candidates < 1:
+        raise ValueError("need at least one candidate neighbour per query")
+    if query_rows is None:
+        query_rows = np.arange(queries.shape[0], dtype=np.int64)
+    query_rows = np.asarray(query_rows, dtype=np.int64)
+    need = np.broadcast_to(np.asarray(k, dtype=np.int64), query_rows.shape)
+    if need.size and (need < 1).any():
+        raise ValueError(f"k must be at least 1; got minimum {int(need.min())}")
+    need = np.minimum(need, num_candidates)
+    chosen = backends.resolve_backend(backend)
+    searcher = (_FaissSearcher if chosen == "faiss" else _TorchSearcher)(reference, metric)
+
+    order = np.argsort(-need, kind="stable")
+    start = 0
+    while start < order.size:
+        k_chunk = int(need[order[start]])
+        rows = _chunk_rows(reference.shape[0], k_chunk, memory_budget_mb)
+        query_ids = query_rows[order[start : start + rows]]
+        start += query_ids.size
+        # One extra column tells whether the k-th neighbour is tied with an unfetched one.
+        fetch = min(k_chunk + 1, num_candidates)
+        chunk_queries = np.ascontiguousarray(queries[query_ids])
+        scores, indices = searcher.search(chunk_queries, query_ids, fetch, exclude_self)
+        scores, indices = _sort_rows(scores, indices)
+        if fetch > k_chunk:
+            tied = np.flatnonzero(scores[:, k_chunk - 1] == scores[:, k_chunk])
+            scores, indices = scores[:, :k_chunk].copy(), indices[:, :k_chunk].copy()
+            if tied.size:
+                scores[tied], indices[tied] = _exact_rows(
+                    chunk_queries[tied], query_ids[tied], reference, k_chunk, exclude_self, metric
+                )
+        yield NeighborChunk(queries=query_ids, indices=indices, scores=scores)

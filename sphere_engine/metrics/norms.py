@@ -1,0 +1,27 @@
+"""Statistics of the raw (un-normalised) embedding norms (SCIENCE.md §6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sphere_engine.metrics.inputs import check_embeddings
+
+
+def norm_statistics(embeddings: Any) -> dict[str, float]:
+    """Mean, variance, std, coefficient of variation, min and max of the N row norms.
+
+    embeddings: N × d, raw (not normalised). ``norm/var`` is the population variance
+    (ddof = 0), the papers' "norm var"; ``norm/cv`` = std / mean.
+    """
+    norms = np.linalg.norm(check_embeddings(embeddings).astype(np.float64), axis=1)
+    mean, std = float(norms.mean()), float(norms.std())
+    return {
+        "norm/mean": mean,
+        "norm/var": float(norms.var()),
+        "norm/std": std,
+        "norm/cv": std / mean if mean > 0 else float("nan"),
+        "norm/min": float(norms.min()),
+        "norm/max": float(norms.max()),
+    }

@@ -1,0 +1,204 @@
+"""Retrieval metrics as the metric-learning literature defines them (SCIENCE.md §5).
+
+For each query, neighbours are ranked by cosine similarity (or negated Euclidean
+distance with ``normalize=False``), the query itself excluded by index; ties are
+broken by ascending sample index (see ``neighbors.py``). R is the number of *other*
+samples of the query's class (of reference samples with the query's label when a
+``reference`` set is given). Then, averaged over queries:
+
+- ``recall@K``: 1 if any of the K nearest has the query's label (K is clipped to the
+  number of candidates);
+- ``precision@1``: the nearest has the query's label (equal to ``recall@1``);
+- ``r_precision``: fraction of the R nearest with the query's label;
+- ``map@r``: (1/R) Σ_{i≤R} P@i · rel(i) (Musgrave et al. 2020);
+- ``knn_accuracy``: majority label of the ``knn`` (10) nearest equals the query's;
+  a tied vote goes to the tied label met first in rank order.
+
+Queries with R = 0 (single-sample classes, or labels absent from the reference) have
+no positives and are left out of every one of these; ``retrieval/queries_skipped``
+counts them and ``retrieval/queries`` counts those used (all metrics are NaN when no
+query is left). No cap on R is ever applied: MAP@R fetches R neighbours per query, in
+bounded-memory chunks; ``retrieval/max_r`` reports the largest R.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sphere_engine.metrics.inputs import check_embeddings, check_ks, check_labels, l2_normalize
+from sphere_engine.metrics.neighbors import ranked_neighbors
+
+KNN_NEIGHBORS = 10
+
+
+def _positives_per_query(
+    query_labels: np.ndarray, reference_labels: np.ndarray, exclude_self: bool
+) -> np.ndarray:
+    """R for each query: reference samples sharing its label, minus itself."""
+    classes, counts = np.unique(reference_labels, return_counts=True)
+    position = np.clip(np.searchsorted(classes, query_labels), 0, classes.size - 1)
+    found = classes[position] == query_labels
+    return np.where(found, counts[position], 0) - int(exclude_self)
+
+
+def _majority_vote(votes: np.ndarray) -> np.ndarray:
+    """Per row of neighbour labels (q × m, nearest first), the most frequent label.
+
+    A tie goes to the tied label that appears first, i.e. nearest.
+    """
+    counts = (votes[:, :, None] == votes[:, None, :]).sum(axis=2)
+    first_best = np.argmax(counts == counts.max(axis=1, keepdims=True), axis=1)
+    return votes[np.arange(votes.shape[0]), first_best]
+
+
+def retrieval_scores(
+    queries: np.ndarray,
+    query_labels: np.ndarray,
+    reference: np.ndarray,
+    reference_labels: np.ndarray,
+    *,
+    exclude_self: bool,
+    ks: tuple[int, ...] = (1, 2, 4, 8),
+    metric: str = "cosine",
+    knn: int = KNN_NEIGHBORS,
+    backend: str = "auto",
+    memory_budget_mb: float = 256.0,
+) -> dict[str, float]:
+    """Retrieval metrics on already-checked arrays (queries Q × d, reference N × d).
+
+    ``exclude_self`` means the queries are the reference (leave-one-out retrieval).
+    Use ``retrieval_metrics`` for raw user input.
+    """
+    positives = _positives_per_query(query_labels, reference_labels, exclude_self)
+    used = np.flatnonzero(positives > 0)
+    nan = float("nan")
+    result: dict[str, float] = {f"recall@{k}": nan for k in ks}
+    result |= {"precision@1": nan, "r_precision": nan, "map@r": nan, "knn_accuracy": nan}
+    result |= {
+        "retrieval/queries": float(used.size),
+        "retrieval/queries_skipped": float(query_labels.size - used.size),
+        "retrieval/max_r": float(positives.max(initial=0)),
+    }
+    if used.size == 0:
+        return result
+
+    hits = dict.fromkeys(ks, 0)
+    totals = {"precision@1": 0.0, "r_precision": 0.0, "map@r": 0.0, "knn_accuracy": 0.0}
+    need = np.maximum(positives[used], max(max(ks), knn))
+    for chunk in ranked_neighbors(
+        queries,
+        reference,
+        need,
+        exclude_self=exclude_self,
+        query_rows=used,
+        metric=metric,
+        backend=backend,
+        memory_budget_mb=memory_budget_mb,
+    ):
+        labels = query_labels[chunk.queries]
+        r = positives[chunk.queries]
+        neighbour_labels = reference_labels[chunk.indices]
+        relevant = neighbour_labels == labels[:, None]  # (q × k) bool, nearest first
+        for k in ks:
+            hits[k] += int(relevant[:, :k].any(axis=1).sum())
+        totals["precision@1"] += float(relevant[:, 0].sum())
+
+        rank = np.arange(1, relevant.shape[1] + 1)
+        relevant_in_r = relevant & (rank[None, :] <= r[:, None])
+        found = np.cumsum(relevant_in_r, axis=1)  # positives among the first i
+        rows = np.arange(r.size)
+        totals["r_precision"] += float((found[rows, r - 1] / r).sum())
+        precision_at_i = found / rank[None, :]
+        totals["map@r"] += float(((precision_at_i * relevant_in_r).sum(axis=1) / r).sum())
+
+        winner = _majority_vote(neighbour_labels[:, :knn])
+        totals["knn_accuracy"] += float((winner == labels).sum())
+
+    for k in ks:
+        result[f"recall@{k}"] = hits[k] / used.size
+    for name, total in totals.items():
+        result[name] = total / used.size
+    return result
+
+
+def retrieval_metrics(
+    embeddings: Any,
+    labels: Any,
+    *,
+    ks: Any = (1, 2, 4, 8),
+    normalize: bool = True,
+    reference: Any = None,
+    reference_labels: Any = None,
+    knn: int = KNN_NEIGHBORS,
+    backend: str = "auto",
+    memory_budget_mb: float = 256.0,
+) -> dict[str, float]:
+    """All retrieval metrics of N × d embeddings with N labels (numpy or torch).
+
+    With ``reference`` (M × d) and ``reference_labels`` (M), the embeddings are queries
+    searched against the reference set (nothing excluded); otherwise each embedding
+    queries all the others. ``normalize``: L2-normalise and rank by cosine similarity;
+    ``False`` ranks raw vectors by Euclidean distance.
+    """
+    queries = check_embeddings(embeddings)
+    query_labels = check_labels(labels, queries.shape[0])
+    ks = check_ks(ks)
+    if isinstance(knn, bool) or not isinstance(knn, int) or knn < 1:
+        raise ValueError(f"knn must be a positive integer; got {knn!r}")
+    if (reference is None) != (reference_labels is None):
+        raise ValueError("reference and reference_labels must be given together")
+    if reference is None:
+        ref, ref_labels, exclude_self = queries, query_labels, True
+        if queries.shape[0] < 2:
+            raise ValueError("embeddings need at least 2 rows for leave-one-out retrieval")
+    else:
+        ref = check_embeddings(reference, "reference")
+        ref_labels = check_labels(reference_labels, ref.shape[0], "reference_labels")
+        exclude_self = False
+        if ref.shape[1] != queries.shape[1]:
+            raise ValueError(
+                f"reference has dimension {ref.shape[1]} but embeddings have "
+                f"{queries.shape[1]}; they must match"
+            )
+    if normalize:
+        queries = l2_normalize(queries)
+        ref = queries if exclude_self else l2_normalize(ref, "reference")
+    return retrieval_scores(
+        queries,
+        query_labels,
+        ref,
+        ref_labels,
+        exclude_self=exclude_self,
+        ks=ks,
+        metric="cosine" if normalize else "euclidean",
+        knn=knn,
+        backend=backend,
+        memory_budget_mb=memory_budget_mb,
+    )
+
+
+def recall_at_k(embeddings: Any, labels: Any, k: int = 1, **options: Any) -> float:
+    """Recall@K (metric-learning sense) of N × d embeddings; options as ``retrieval_metrics``."""
+    return retrieval_metrics(embeddings, labels, ks=(k,), **options)[f"recall@{k}"]
+
+
+def precision_at_1(embeddings: Any, labels: Any, **options: Any) -> float:
+    """Precision@1 (= 1-NN accuracy = Recall@1) of N × d embeddings."""
+    return retrieval_metrics(embeddings, labels, ks=(1,), **options)["precision@1"]
+
+
+def r_precision(embeddings: Any, labels: Any, **options: Any) -> float:
+    """R-precision of N × d embeddings (R = other samples of the query's class)."""
+    return retrieval_metrics(embeddings, labels, ks=(1,), **options)["r_precision"]
+
+
+def map_at_r(embeddings: Any, labels: Any, **options: Any) -> float:
+    """MAP@R (Musgrave et al. 2020) of N × d embeddings."""
+    return retrieval_metrics(embeddings, labels, ks=(1,), **options)["map@r"]
+
+
+def knn_accuracy(embeddings: Any, labels: Any, **options: Any) -> float:
+    """Accuracy of the majority vote of the 10 nearest neighbours (``knn=`` to change)."""
+    return retrieval_metrics(embeddings, labels, ks=(1,), **options)["knn_accuracy"]
