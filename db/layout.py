@@ -1,0 +1,105 @@
+"""Where everything lives under ``SPHERESCOPE_HOME`` and which files a reader may read.
+
+    <home>/runs/<run_id>/meta.json         name, kind, config, created time (written once)
+    <home>/runs/<run_id>/status.json       status, message, started/finished, device, host
+    <home>/runs/<run_id>/heartbeat.json    progress step/total and heartbeat time
+    <home>/runs/<run_id>/user.json         tags, notes (edited from the dashboard)
+    <home>/runs/<run_id>/run_info.json     what the trainer reported with track_run_info
+    <home>/runs/<run_id>/CANCEL            cancel flag (existence is the signal)
+    <home>/runs/<run_id>/tables/<table>/c-<seq>-<token>.parquet   immutable chunks
+    <home>/runs/<run_id>/tables/<table>/compact-<seq>.parquet     all chunks with seq <= <seq>
+    <home>/runs/<run_id>/checkpoints/      checkpoint files of the run
+    <home>/trash/                          deleted runs on their way out
+
+Each JSON file is written by one party only (worker, tracker, dashboard), so a
+read-modify-write of one never loses another party's update.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_HOME = "./spherescope-data"
+HOME_ENV = "SPHERESCOPE_HOME"
+
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+CHUNK_PATTERN = re.compile(r"^c-(\d{10})-([0-9a-f]{1,32})\.parquet$")
+COMPACT_PATTERN = re.compile(r"^compact-(\d{10})\.parquet$")
+
+META = "meta.json"
+STATUS = "status.json"
+HEARTBEAT = "heartbeat.json"
+USER = "user.json"
+RUN_INFO = "run_info.json"
+CANCEL = "CANCEL"
+
+
+def resolve_home(home: str | os.PathLike[str] | None) -> Path:
+    """``home``, else ``$SPHERESCOPE_HOME``, else ``./spherescope-data``, made absolute."""
+    if home is None:
+        home = os.environ.get(HOME_ENV) or DEFAULT_HOME
+    return Path(home).expanduser().resolve()
+
+
+def check_run_id(run_id: object) -> str:
+    """Return ``run_id`` if it is a well-formed id (safe as a folder name), else raise."""
+    if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):
+        raise ValueError(
+            f"run id {run_id!r} is malformed: expected letters, digits, '-' or '_' "
+            "(at most 64 characters)"
+        )
+    return run_id
+
+
+def chunk_name(seq: int, token: str) -> str:
+    return f"c-{seq:010d}-{token}.parquet"
+
+
+def compact_name(seq: int) -> str:
+    return f"compact-{seq:010d}.parquet"
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """The files of one run's table that a reader should read, and what else is there."""
+
+    live: list[Path]  # the newest compacted file plus the chunks it does not cover
+    covered: list[Path]  # chunks and older compacted files superseded by the newest one
+    foreign: list[Path]  # names that are neither chunks, compacted files nor temp files
+    max_seq: int  # highest sequence number seen (chunks and compacted files), -1 if none
+
+
+def scan_table(folder: Path) -> TableFiles:
+    """Classify the files of one table folder; a missing folder has no files."""
+    chunks: list[tuple[int, Path]] = []
+    compacts: list[tuple[int, Path]] = []
+    foreign: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return TableFiles([], [], [], -1)
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue  # temporary files of writers (".tmp-...") are never read
+        match = CHUNK_PATTERN.match(name)
+        if match:
+            chunks.append((int(match.group(1)), Path(entry.path)))
+            continue
+        match = COMPACT_PATTERN.match(name)
+        if match:
+            compacts.append((int(match.group(1)), Path(entry.path)))
+            continue
+        foreign.append(Path(entry.path))
+    covered_seq = max((seq for seq, _ in compacts), default=-1)
+    live: list[Path] = []
+    covered: list[Path] = []
+    for seq, path in sorted(compacts):
+        (live if seq == covered_seq else covered).append(path)
+    for seq, path in sorted(chunks):
+        (live if seq > covered_seq else covered).append(path)
+    max_seq = max([seq for seq, _ in chunks] + [covered_seq])
+    return TableFiles(live, covered, foreign, max_seq)

@@ -1,0 +1,157 @@
+"""The one place where readers run SQL over the store's Parquet files.
+
+Every read lists the live files of the selected runs (restricting the scan to those
+runs' folders keeps it fast with many runs), and runs the query on a fresh cursor of a
+process-wide in-memory DuckDB database (one per call, so any thread may read). Two
+things can go wrong while runs are writing, and both are handled here:
+
+* a listed file vanished (compaction replaced chunks, or the run was deleted): list
+  again and retry;
+* a file is corrupt or foreign (garbage bytes, another schema): it is checked, skipped
+  from then on, and reported through ``store.problems()``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from db.schema import TABLES, empty_table, has_schema
+
+if TYPE_CHECKING:
+    from db.store import RunStore
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS = 8
+_lock = threading.Lock()
+_base: tuple[int, duckdb.DuckDBPyConnection] | None = None
+
+
+def cursor() -> duckdb.DuckDBPyConnection:
+    """A new connection (cursor) to this process's in-memory DuckDB database."""
+    global _base
+    with _lock:
+        if _base is None or _base[0] != os.getpid():  # never reuse a forked parent's database
+            connection = duckdb.connect(":memory:")
+            connection.execute("SET parquet_metadata_cache = true")
+            _base = (os.getpid(), connection)
+        return _base[1].cursor()
+
+
+# A source is an alias used in the SQL, bound to one table of some runs.
+Sources = Mapping[str, tuple[str, Sequence[str]]]
+
+
+def query_arrow(
+    store: RunStore, sources: Sources, sql: str, params: Mapping[str, Any] | None = None
+) -> pa.Table:
+    """Run ``sql`` with each alias of ``sources`` defined over its runs' live files.
+
+    The SQL refers to the aliases as tables; parameters are bound by name (``$name``);
+    the file lists are bound as ``$files_<alias>``.
+    """
+    for alias, (table, _) in sources.items():
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}; known: {', '.join(TABLES)}")
+        if not alias.isidentifier():
+            raise ValueError(f"source alias {alias!r} is not an identifier")
+    last_error: Exception | None = None
+    for attempt in range(ATTEMPTS):
+        files = {
+            alias: store.live_files(table, run_ids) for alias, (table, run_ids) in sources.items()
+        }
+        try:
+            return _execute(sources, files, sql, params or {})
+        except duckdb.Error as error:
+            last_error = error
+            listed = [path for paths in files.values() for path in paths]
+            if any(not path.exists() for path in listed):
+                time.sleep(0.005 * attempt)  # a compaction or delete is in progress
+                continue
+            if _quarantine_bad_files(store, sources, files):
+                continue
+            raise
+    assert last_error is not None
+    raise last_error
+
+
+def read_files(store: RunStore, table: str, paths: Sequence[Path]) -> pa.Table:
+    """All rows of exactly ``paths`` (one table), skipping and reporting corrupt files."""
+    sources = {"t": (table, ())}
+    files = {"t": [p for p in paths if not store.is_bad_file(p)]}
+    for _ in range(ATTEMPTS):
+        try:
+            return _execute(sources, files, "SELECT * FROM t", {})
+        except duckdb.Error:
+            if not _quarantine_bad_files(store, sources, files):
+                raise
+            files = {"t": [p for p in files["t"] if not store.is_bad_file(p)]}
+    raise RuntimeError(f"too many corrupt files among {len(paths)} {table} files")
+
+
+def query_df(
+    store: RunStore, sources: Sources, sql: str, params: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
+    return query_arrow(store, sources, sql, params).to_pandas()
+
+
+def _execute(
+    sources: Sources, files: dict[str, list[Path]], sql: str, params: Mapping[str, Any]
+) -> pa.Table:
+    con = cursor()
+    try:
+        ctes = []
+        bound = dict(params)
+        for alias, (table, _) in sources.items():
+            if files[alias]:
+                ctes.append(
+                    f"{alias} AS NOT MATERIALIZED (SELECT * FROM read_parquet($files_{alias}))"
+                )
+                bound[f"files_{alias}"] = [str(path) for path in files[alias]]
+            else:
+                con.register(alias, empty_table(table))
+        text = ("WITH " + ", ".join(ctes) + " " if ctes else "") + sql
+        return con.sql(text, params=bound).to_arrow_table()
+    finally:
+        con.close()
+
+
+def _quarantine_bad_files(store: RunStore, sources: Sources, files: dict[str, list[Path]]) -> bool:
+    """Check every listed file not yet known good; mark the bad ones. Any found?"""
+    found = False
+    for alias, (table, _) in sources.items():
+        for path in files[alias]:
+            reason = check_file(store, path, table)
+            if reason is not None:
+                store.mark_bad_file(path, reason)
+                found = True
+    return found
+
+
+def check_file(store: RunStore, path: Path, table: str) -> str | None:
+    """Why ``path`` cannot be read as ``table`` (``None`` if it can). Results are cached:
+    store files are immutable, so a file once read in full stays good."""
+    if store.is_known_good(path):
+        return None
+    try:
+        schema = pq.read_schema(path)
+        if not has_schema(schema, table):
+            return f"not a {table} file (columns: {', '.join(schema.names)})"
+        pq.read_table(path)  # reads every page: catches damage past the footer
+    except FileNotFoundError:
+        return None  # vanished: not a corruption, the caller lists again
+    except (OSError, pa.ArrowException, ValueError) as error:
+        return f"unreadable Parquet ({error})"
+    store.mark_known_good(path)
+    return None

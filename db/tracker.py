@@ -1,0 +1,321 @@
+"""``StoreTracker``: the run store's implementation of ``sphere_engine.tracking.Tracker``.
+
+Values are buffered in columnar arrays (a few list appends per call) and written as
+one Parquet chunk per table at most every ``flush_interval`` seconds (checked on each
+call), on ``flush()``, or when the buffer grows past ``max_buffer_rows``. Each flush
+also writes the heartbeat with the last progress. A failed write keeps the buffered
+rows (the next flush retries them), notes the error in the run's status file and
+raises ``StoreWriteError``: nothing is dropped silently.
+
+One tracker writes a run at a time (the worker running it).
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import time
+import uuid
+from array import array
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from db import layout
+from db.chunks import write_table_file
+from db.schema import CHECKPOINTS, EVALS, NORMS, SCALARS, SNAPSHOTS, TABLES
+
+if TYPE_CHECKING:
+    from db.store import RunStore
+
+log = logging.getLogger(__name__)
+
+
+class StoreWriteError(RuntimeError):
+    """Buffered values could not be written to the store (they stay buffered)."""
+
+
+def _check_step(step: Any) -> int:
+    try:
+        step = operator.index(step)
+    except TypeError:
+        raise ValueError(f"step must be an integer, got {step!r}") from None
+    if step < 0:
+        raise ValueError(f"step must be >= 0, got {step}")
+    return step
+
+
+def _constant_strings(value: str, length: int) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(length, dtype=np.int32)), pa.array([value], pa.string())
+    )
+
+
+class _NamedValues:
+    """Columnar buffer of (step, name, value, wall_time) rows; names are interned."""
+
+    def __init__(self) -> None:
+        self.code_of: dict[str, int] = {}
+        self.names: list[str] = []
+        self._last_keys: tuple[str, ...] = ()
+        self._last_codes: list[int] = []
+        self.clear()
+
+    def clear(self) -> None:
+        self.steps = array("q")
+        self.codes = array("i")
+        self.values = array("d")
+        self.walls = array("d")
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def add(self, values: Mapping[str, float], step: int, now: float) -> None:
+        keys = tuple(values)
+        if keys != self._last_keys:  # the same keys every step: intern them once
+            self._last_codes = [self._code(key) for key in keys]
+            self._last_keys = keys
+        count = len(keys)
+        before = len(self.values)
+        try:
+            self.values.extend(values.values())
+        except TypeError:
+            del self.values[before:]
+            bad = {k: v for k, v in values.items() if not isinstance(v, (int, float, np.number))}
+            raise ValueError(f"values must be numbers, got {bad!r}") from None
+        self.codes.extend(self._last_codes)
+        self.steps.extend([step] * count)
+        self.walls.extend([now] * count)
+
+    def _code(self, name: Any) -> int:
+        code = self.code_of.get(name)
+        if code is None:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"metric name must be a non-empty string, got {name!r}")
+            code = self.code_of[name] = len(self.names)
+            self.names.append(name)
+        return code
+
+    def to_arrow(self, run_id: str) -> pa.Table:
+        codes = pa.array(np.frombuffer(self.codes, dtype=np.int32))
+        return pa.table(
+            {
+                "run_id": _constant_strings(run_id, len(self)),
+                "step": pa.array(np.frombuffer(self.steps, dtype=np.int64)),
+                "name": pa.DictionaryArray.from_arrays(codes, pa.array(self.names, pa.string())),
+                "value": pa.array(np.frombuffer(self.values, dtype=np.float64)),
+                "wall_time": pa.array(np.frombuffer(self.walls, dtype=np.float64)),
+            }
+        )
+
+
+class StoreTracker:
+    """Writes one run's logged values into ``store``. Use ``store.tracker(run_id)``."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        flush_interval: float = 1.0,
+        *,
+        max_buffer_rows: int = 4_000_000,
+        fsync: bool = True,
+    ) -> None:
+        if not flush_interval >= 0:
+            raise ValueError(f"flush_interval must be >= 0 seconds, got {flush_interval!r}")
+        if max_buffer_rows < 1:
+            raise ValueError(f"max_buffer_rows must be >= 1, got {max_buffer_rows!r}")
+        store.get_run(run_id)  # ValueError for an unknown run
+        self.store = store
+        self.run_id = run_id
+        self.flush_interval = float(flush_interval)
+        self.max_buffer_rows = max_buffer_rows
+        self.fsync = fsync
+        self.flushes = 0  # completed flushes
+        self._token = uuid.uuid4().hex[:12]
+        self._seq = 1 + max(
+            layout.scan_table(store.table_dir(run_id, table)).max_seq for table in TABLES
+        )
+        self._scalars = _NamedValues()
+        self._evals = _NamedValues()
+        self._norm_steps = array("q")
+        self._norm_samples = array("q")
+        self._norm_values = array("d")
+        self._snapshots: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self._checkpoints: list[tuple[int, str, float]] = []
+        self._progress: tuple[int | None, int | None] = (None, None)
+        self._last_flush = time.monotonic()
+
+    # -- Tracker protocol -----------------------------------------------------------
+    def track_run_info(self, info: Mapping[str, Any]) -> None:
+        self.store.update_run_info(self.run_id, info)
+
+    def track(self, value: float, name: str, step: int) -> None:
+        self.track_many({name: value}, step)
+
+    def track_many(self, values: Mapping[str, float], step: int) -> None:
+        self._scalars.add(values, _check_step(step), time.time())
+        self._maybe_flush()
+
+    def track_sample_norms(
+        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
+    ) -> None:
+        step = _check_step(step)
+        ids = np.asarray(sample_ids)
+        values = np.asarray(norms, dtype=np.float64)
+        if ids.ndim != 1 or ids.shape != values.shape:
+            raise ValueError(
+                f"sample_ids and norms must be 1-D of equal length, got {ids.shape} and "
+                f"{values.shape}"
+            )
+        if ids.size and not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"sample_ids must be integers, got dtype {ids.dtype}")
+        self._norm_steps.extend([step] * ids.size)
+        self._norm_samples.extend(ids.astype(np.int64).tolist())
+        self._norm_values.extend(values.tolist())
+        self._maybe_flush()
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        self._evals.add(metrics, _check_step(step), time.time())
+        self._maybe_flush()
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        step = _check_step(step)
+        points = np.array(embeddings, dtype=np.float32)  # a copy: callers reuse buffers
+        label_array = np.array(labels, dtype=np.int64)
+        if points.ndim != 2 or label_array.shape != (points.shape[0],):
+            raise ValueError(
+                f"snapshot: embeddings must be N × d and labels N, got {points.shape} and "
+                f"{label_array.shape}"
+            )
+        self._snapshots.append((step, points, label_array))
+        self._maybe_flush()
+
+    def track_checkpoint(self, path: str, step: int) -> None:
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"checkpoint path must be a non-empty string, got {path!r}")
+        self._checkpoints.append((_check_step(step), path, time.time()))
+        self._maybe_flush()
+
+    def track_progress(self, step: int, total: int) -> None:
+        self._progress = (_check_step(step), _check_step(total))
+        self._maybe_flush()
+
+    def flush(self) -> None:
+        """Write everything buffered plus the heartbeat; ``StoreWriteError`` on failure."""
+        self._last_flush = time.monotonic()
+        if not self.store.exists(self.run_id):
+            raise StoreWriteError(f"run {self.run_id} no longer exists (was it deleted?)")
+        failures = []
+        for table, pending, build, clear in self._pending_tables():
+            if not pending:
+                continue
+            path = self.store.table_dir(self.run_id, table) / layout.chunk_name(
+                self._seq, self._token
+            )
+            self._seq += 1
+            try:
+                write_table_file(path, table, build(), fsync=self.fsync)
+            except Exception as error:
+                failures.append(f"{table}: {type(error).__name__}: {error}")
+                continue
+            clear()
+        try:
+            self.store.heartbeat(self.run_id, *self._progress)
+        except Exception as error:
+            failures.append(f"heartbeat: {type(error).__name__}: {error}")
+        if failures:
+            message = "; ".join(failures)
+            log.error("run %s: store write failed: %s", self.run_id, message)
+            self._note_error(message)
+            raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
+        self.flushes += 1
+
+    # -- context manager: flush on exit, also on errors ------------------------------
+    def __enter__(self) -> StoreTracker:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.flush()
+
+    # -- internals -------------------------------------------------------------------
+    def buffered_rows(self) -> int:
+        return (
+            len(self._scalars)
+            + len(self._evals)
+            + len(self._norm_values)
+            + sum(points.shape[0] for _, points, _ in self._snapshots)
+            + len(self._checkpoints)
+        )
+
+    def _maybe_flush(self) -> None:
+        if (
+            time.monotonic() - self._last_flush >= self.flush_interval
+            or len(self._scalars) >= self.max_buffer_rows
+        ):
+            self.flush()
+
+    def _pending_tables(self) -> list[tuple[str, int, Any, Any]]:
+        return [
+            (SCALARS, len(self._scalars), lambda: self._scalars.to_arrow(self.run_id),
+             self._scalars.clear),
+            (EVALS, len(self._evals), lambda: self._evals.to_arrow(self.run_id),
+             self._evals.clear),
+            (NORMS, len(self._norm_values), self._norms_table, self._clear_norms),
+            (SNAPSHOTS, len(self._snapshots), self._snapshots_table, self._snapshots.clear),
+            (CHECKPOINTS, len(self._checkpoints), self._checkpoints_table,
+             self._checkpoints.clear),
+        ]  # fmt: skip
+
+    def _norms_table(self) -> pa.Table:
+        return pa.table(
+            {
+                "run_id": _constant_strings(self.run_id, len(self._norm_values)),
+                "step": pa.array(np.frombuffer(self._norm_steps, dtype=np.int64)),
+                "sample": pa.array(np.frombuffer(self._norm_samples, dtype=np.int64)),
+                "norm": pa.array(np.frombuffer(self._norm_values, dtype=np.float64)),
+            }
+        )
+
+    def _clear_norms(self) -> None:
+        self._norm_steps = array("q")
+        self._norm_samples = array("q")
+        self._norm_values = array("d")
+
+    def _snapshots_table(self) -> pa.Table:
+        parts = []
+        for step, points, labels in self._snapshots:
+            count, dim = points.shape
+            offsets = pa.array(np.arange(0, count * dim + 1, dim, dtype=np.int32))
+            parts.append(
+                pa.table(
+                    {
+                        "run_id": _constant_strings(self.run_id, count),
+                        "step": pa.array(np.full(count, step, dtype=np.int64)),
+                        "point": pa.array(np.arange(count, dtype=np.int64)),
+                        "label": pa.array(labels),
+                        "norm": pa.array(np.linalg.norm(points, axis=1).astype(np.float32)),
+                        "coords": pa.ListArray.from_arrays(offsets, pa.array(points.ravel())),
+                    }
+                )
+            )
+        return pa.concat_tables(parts)
+
+    def _checkpoints_table(self) -> pa.Table:
+        steps, paths, walls = zip(*self._checkpoints, strict=True)
+        return pa.table(
+            {
+                "run_id": _constant_strings(self.run_id, len(steps)),
+                "step": pa.array(steps, pa.int64()),
+                "path": pa.array(paths, pa.string()),
+                "wall_time": pa.array(walls, pa.float64()),
+            }
+        )
+
+    def _note_error(self, message: str) -> None:
+        try:
+            self.store.note_write_error(self.run_id, message)
+        except Exception:
+            log.exception("run %s: could not record the write error", self.run_id)
