@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from torch.utils.data import Dataset
 
 from sphere_engine.data.splitting import remap_labels
 from sphere_engine.tv_compat import torchvision
+
+# A submodule torchvision does not import itself; torchvision is loaded by now.
+v2 = importlib.import_module("torchvision.transforms.v2")
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -37,7 +41,6 @@ class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
             raise ValueError(f"paths has {len(paths)} entries but labels has {len(labels)}")
         self.paths = list(paths)
         self.labels, self.classes = remap_labels(np.asarray(labels))
-        v2 = torchvision.transforms.v2
         self.transform = v2.Compose(
             [
                 v2.ToImage(),

@@ -55,16 +55,11 @@ class PKBatchSampler:
         k = self.samples_per_class
         queues = [rng.permutation(m) for m in self.members]
         positions = [0] * len(self.members)
-        class_cycle: np.ndarray = np.empty(0, dtype=np.int64)
+        class_cycle: list[int] = []
         while True:
-            if len(class_cycle) < self.classes_per_batch:
-                class_cycle = np.concatenate([class_cycle, rng.permutation(len(self.classes))])
-            chosen, class_cycle = (
-                class_cycle[: self.classes_per_batch],
-                class_cycle[self.classes_per_batch :],
-            )
-            # A class may show up twice when the cycle wraps; take the next unused ones.
-            chosen = self._distinct(chosen, class_cycle)
+            if len(class_cycle) < 2 * self.classes_per_batch:
+                class_cycle += rng.permutation(len(self.classes)).tolist()
+            chosen = self._take_distinct(class_cycle)
             batch: list[int] = []
             for c in chosen:
                 members = self.members[c]
@@ -77,14 +72,15 @@ class PKBatchSampler:
                 positions[c] += k
             yield batch
 
-    def _distinct(self, chosen: np.ndarray, rest: np.ndarray) -> np.ndarray:
-        """``chosen`` with repeated classes replaced by unused classes, in order."""
-        if len(np.unique(chosen)) == len(chosen):
-            return chosen
-        result = list(dict.fromkeys(chosen.tolist()))
-        for c in list(rest) + list(range(len(self.classes))):
-            if len(result) == len(chosen):
-                break
-            if c not in result:
-                result.append(int(c))
-        return np.array(result)
+    def _take_distinct(self, class_cycle: list[int]) -> list[int]:
+        """Remove and return the first P distinct classes of ``class_cycle``. Each
+        permutation in the cycle is consumed exactly once, so classes stay balanced."""
+        chosen: list[int] = []
+        for position, c in enumerate(class_cycle):
+            if c not in chosen:
+                chosen.append(c)
+                class_cycle[position] = -1
+                if len(chosen) == self.classes_per_batch:
+                    break
+        class_cycle[:] = [c for c in class_cycle if c >= 0]
+        return chosen

@@ -1,0 +1,50 @@
+from itertools import islice
+
+import numpy as np
+import torch
+from PIL import Image
+
+from sphere_engine.data import (
+    PKBatchSampler,
+    ShuffledBatchSampler,
+    batch_sampler,
+    create_dataset,
+    iter_batches,
+)
+
+
+def test_sampler_choice():
+    labels = np.repeat(np.arange(4), 5)
+    assert isinstance(batch_sampler(labels, 8, 0, 0), ShuffledBatchSampler)
+    assert isinstance(batch_sampler(labels, 8, 2, 0), PKBatchSampler)
+
+
+def test_in_memory_batches_come_from_get_batch():
+    train = create_dataset("digits").train
+    stream = iter_batches(train, batch_size=20, samples_per_class=4, seed=0)
+    for x, y, indices in islice(stream, 5):
+        assert x.shape == (20, 64)
+        assert indices.dtype == torch.int64
+        assert y.tolist() == train.labels[indices.numpy()].tolist()
+        assert torch.equal(x, train.x[indices])
+        assert len(set(y.tolist())) == 5
+
+
+def test_stream_is_infinite_and_deterministic():
+    train = create_dataset("synthetic", num_classes=4, samples_per_class=6).train
+    a = [i.tolist() for _, _, i in islice(iter_batches(train, 4, 0, seed=3), 30)]
+    b = [i.tolist() for _, _, i in islice(iter_batches(train, 4, 0, seed=3), 30)]
+    assert a == b
+    assert len(a) == 30  # far more than one epoch of 12 samples
+
+
+def test_dataset_without_get_batch_goes_through_a_dataloader(tmp_path):
+    for c in range(3):
+        (tmp_path / f"class{c}").mkdir()
+        for i in range(4):
+            Image.new("L", (9, 9), 40 * c + i).save(tmp_path / f"class{c}" / f"{i}.png")
+    train = create_dataset("image_folder", root=str(tmp_path), split="standard", image_size=8).train
+    x, y, indices = next(iter_batches(train, batch_size=4, samples_per_class=2, seed=0))
+    assert x.shape == (4, 3, 8, 8)
+    assert y.tolist() == train.labels[indices.numpy()].tolist()
+    assert y[0] == y[1] and y[2] == y[3] and y[0] != y[2]
