@@ -23,11 +23,20 @@ class ClassifierLoss(BaseLoss):
         self.head = head
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        # Checked before the head runs when it says how many classes it has, since a
+        # margin head indexes its logits with the labels.
+        known = getattr(self.head, "num_classes", None)
+        if isinstance(known, int):
+            check_labels(labels, known)
         logits = self.head(embeddings, labels)  # N × K
-        num_classes = logits.shape[1]
-        if labels.min() < 0 or labels.max() >= num_classes:
-            raise ValueError(
-                f"labels: values must be in 0..{num_classes - 1} (the head's classes), "
-                f"got min {int(labels.min())}, max {int(labels.max())}"
-            )
+        check_labels(labels, logits.shape[1])
         return F.cross_entropy(logits, labels)
+
+
+def check_labels(labels: torch.Tensor, num_classes: int) -> None:
+    """Raise ``ValueError`` unless every label is in 0..num_classes − 1."""
+    if labels.min() < 0 or labels.max() >= num_classes:
+        raise ValueError(
+            f"labels: values must be in 0..{num_classes - 1} (the head's classes), "
+            f"got min {int(labels.min())}, max {int(labels.max())}"
+        )
