@@ -137,6 +137,7 @@ def run_training(
         data.samples_per_class,
         seed=training.seed,
         num_workers=data.num_workers,
+        device=device,
     )
     tracked_ids = _choose_tracked_samples(
         splits.train.labels, diagnostics.tracked_samples, training.seed
@@ -176,8 +177,7 @@ def run_training(
             lr = apply_lr(optimizer, lr_at(step))
 
             # ---- data (NT-Xent: two augmented views, labels = instance ids)
-            inputs, labels = next(batches)
-            inputs, labels = inputs.to(device, non_blocking=True), labels.to(device)
+            inputs, labels, _ = next(batches)
             if needs_views:
                 instance = torch.arange(len(labels), device=device)
                 inputs = torch.cat([splits.augment(inputs), splits.augment(inputs)])
@@ -251,7 +251,11 @@ def run_training(
         # ---- end (finished or cancelled): final evaluation if it was not just done
         if cancelled and step and step % diagnostics.eval_every:
             final_metrics = evaluator.evaluate(model, objective, tracker, step)
-        if training.checkpoint_dir and step:
+        if (
+            training.checkpoint_dir
+            and step
+            and not checkpoint_path_is_current(checkpoint_path, step)
+        ):
             checkpoint_path = save_checkpoint(
                 training.checkpoint_dir, step, config, model, objective, optimizer
             )
@@ -259,6 +263,11 @@ def run_training(
     finally:
         tracker.flush()
     return TrainingResult(step, cancelled, final_metrics, checkpoint_path, str(device))
+
+
+def checkpoint_path_is_current(path: str | None, step: int) -> bool:
+    """Whether the last checkpoint written is the one of ``step`` (no need to re-save)."""
+    return path is not None and Path(path).name == f"step_{step:08d}.pt"
 
 
 def _choose_tracked_samples(labels: np.ndarray, count: int, seed: int) -> np.ndarray:

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Creates .venv (if missing) and installs SphereScope with its pinned dependencies.
+# Sourced by start.sh and test.sh; safe to run again (pip skips what is installed).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "SphereScope needs Python >= 3.11 (found: $("$PYTHON" --version 2>&1))" >&2
+    exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+# Install torch first, on its own: with torch==2.13.0 in place, nothing else may pull
+# a different build (on a CPU-only machine that would mean gigabytes of CUDA wheels).
+.venv/bin/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${EXTRAS:-}]"

@@ -1,0 +1,76 @@
+"""Per-step geometry statistics against values computed by hand."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from sphere_engine.diagnostics import (
+    DirectionTracker,
+    StepStatistics,
+    gradient_statistics,
+    norm_statistics,
+    pair_cosines,
+)
+
+
+def test_norm_statistics_by_hand() -> None:
+    norms = torch.tensor([1.0, 2.0, 3.0, 6.0])
+    stats = norm_statistics(norms)
+    assert math.isclose(stats["norm/mean"].item(), 3.0)
+    assert math.isclose(stats["norm/var"].item(), (4 + 1 + 0 + 9) / 4)  # population variance
+    assert math.isclose(stats["norm/cv"].item(), math.sqrt(3.5) / 3.0, rel_tol=1e-6)
+    assert stats["norm/min"].item() == 1.0 and stats["norm/max"].item() == 6.0
+    assert math.isclose(stats["norm/p50"].item(), 2.5)
+
+
+def test_pair_cosines_on_angles() -> None:
+    angles = torch.tensor([0.0, math.pi / 3, math.pi / 2, math.pi])
+    directions = torch.stack([angles.cos(), angles.sin()], dim=1)
+    labels = torch.tensor([0, 0, 1, 1])
+    stats = pair_cosines(directions, labels)
+    # positives: (0, 60°) → 0.5 and (90°, 180°) → 0; negatives: 0°-90° 0, 0°-180° −1,
+    # 60°-90° cos 30°, 60°-180° cos 120° = −0.5
+    assert math.isclose(stats["cos/pos"].item(), 0.25, abs_tol=1e-6)
+    expected_neg = (0 - 1 + math.cos(math.pi / 6) - 0.5) / 4
+    assert math.isclose(stats["cos/neg"].item(), expected_neg, abs_tol=1e-6)
+    assert math.isclose(stats["cos/gap"].item(), 0.25 - expected_neg, abs_tol=1e-6)
+
+
+def test_gradient_of_normalised_loss_is_tangential_and_scales_inversely_with_norm() -> None:
+    torch.manual_seed(0)
+    raw = torch.randn(64, 8)
+    scales = torch.linspace(0.5, 5.0, 64)[:, None]
+    embeddings = (raw / raw.norm(dim=1, keepdim=True) * scales).requires_grad_()
+    target = F.normalize(torch.randn(64, 8), dim=1)
+    loss = -(F.normalize(embeddings, dim=1) * target).sum()
+    loss.backward()
+    stats = gradient_statistics(
+        embeddings.detach(), embeddings.detach().norm(dim=1), embeddings.grad
+    )
+    assert stats["grad/radial_cos"].item() < 1e-5  # orthogonal to f_i
+    assert stats["grad/norm_inv_corr"].item() > 0.8  # magnitude ∝ 1/||f_i||
+    assert stats["grad/rotation_ratio"].item() > 5.0  # small norms turn much faster
+
+
+def test_direction_tracker_angles_and_ratio() -> None:
+    tracker = DirectionTracker()
+    first = torch.tensor([[1.0, 0.0], [0.0, 4.0]])  # small norm, large norm
+    result = tracker.update(first)
+    assert math.isnan(result["direction/angle_mean"].item())
+    turned = torch.tensor([[math.cos(0.2), math.sin(0.2)], [-4 * math.sin(0.1), 4 * math.cos(0.1)]])
+    result = tracker.update(turned)
+    assert math.isclose(result["direction/angle_mean"].item(), math.degrees(0.15), rel_tol=1e-5)
+    assert math.isclose(result["direction/update_ratio"].item(), 2.0, rel_tol=1e-5)
+    assert torch.allclose(result["_sample_norms"], torch.tensor([1.0, 4.0]))
+
+
+def test_step_statistics_one_transfer_keeps_names() -> None:
+    stats = StepStatistics()
+    stats.add({"a": torch.tensor(1.5), "b": torch.tensor(2)})
+    stats.add({"_sample_norms": torch.tensor([3.0, 4.0])})
+    values, norms = stats.to_host()
+    assert values == {"a": 1.5, "b": 2.0}
+    assert norms == [3.0, 4.0]
