@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ATTEMPTS = 8
+_LEADING_WITH = re.compile(r"\s*WITH\s+", re.IGNORECASE)
 _lock = threading.Lock()
 _base: tuple[int, duckdb.DuckDBPyConnection] | None = None
 
@@ -58,8 +60,9 @@ def query_arrow(
 ) -> pa.Table:
     """Run ``sql`` with each alias of ``sources`` defined over its runs' live files.
 
-    The SQL refers to the aliases as tables; parameters are bound by name (``$name``);
-    the file lists are bound as ``$files_<alias>``.
+    The SQL refers to the aliases as tables and may start with its own ``WITH``;
+    parameters are bound by name (``$name``); the file lists are bound as
+    ``$files_<alias>``.
     """
     for alias, (table, _) in sources.items():
         if table not in TABLES:
@@ -115,14 +118,16 @@ def _execute(
         bound = dict(params)
         for alias, (table, _) in sources.items():
             if files[alias]:
-                ctes.append(
-                    f"{alias} AS NOT MATERIALIZED (SELECT * FROM read_parquet($files_{alias}))"
-                )
+                source = f"read_parquet($files_{alias})"
                 bound[f"files_{alias}"] = [str(path) for path in files[alias]]
-            else:
-                con.register(alias, empty_table(table))
-        text = ("WITH " + ", ".join(ctes) + " " if ctes else "") + sql
-        return con.sql(text, params=bound).to_arrow_table()
+            else:  # read_parquet rejects an empty list: an empty table of the same schema
+                source = f"_empty_{alias}"
+                con.register(source, empty_table(table))
+            ctes.append(f"{alias} AS NOT MATERIALIZED (SELECT * FROM {source})")
+        # The caller's own WITH clause continues the one defining the sources.
+        match = _LEADING_WITH.match(sql)
+        body = ", " + sql[match.end() :] if match else " " + sql
+        return con.sql("WITH " + ", ".join(ctes) + body, params=bound).to_arrow_table()
     finally:
         con.close()
 

@@ -1,0 +1,181 @@
+"""The read API of the dashboard: typed functions over a ``RunStore``.
+
+Every function takes the store first, returns a pandas DataFrame (empty, with its
+columns, when there is nothing) unless noted, and raises ``ValueError`` for an unknown
+run id. Reads are safe while runs are writing and compacting (see ``db.reader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from db.config_diff import diff_configs
+from db.export import export_run
+from db.reader import query_arrow
+from db.records import RunRecord
+from db.schema import CHECKPOINTS, EVALS, SCALARS, SNAPSHOTS
+from db.selection import check_names, check_runs, in_list
+from db.series import metric_series, sample_norms
+from db.store import RunStore
+
+__all__ = [
+    "RUN_COLUMNS",
+    "checkpoints",
+    "config_diff",
+    "eval_names",
+    "eval_series",
+    "export_run",
+    "final_metrics",
+    "get_run",
+    "list_runs",
+    "metric_names",
+    "metric_series",
+    "sample_norms",
+    "snapshot",
+    "snapshot_steps",
+]
+
+RUN_COLUMNS = [
+    "run_id", "name", "kind", "status", "status_message", "progress_step", "progress_total",
+    "created_at", "started_at", "finished_at", "heartbeat_at", "device", "host", "tags",
+    "notes", "sweep_id", "config", "run_info",
+]  # fmt: skip
+_TIME_COLUMNS = ["created_at", "started_at", "finished_at", "heartbeat_at"]
+
+
+# -- runs ------------------------------------------------------------------------------
+def list_runs(
+    store: RunStore,
+    *,
+    status: str | Sequence[str] | None = None,
+    search: str | None = None,
+    tag: str | None = None,
+    sweep_id: str | None = None,
+    kind: str | None = None,
+) -> pd.DataFrame:
+    """One row per matching run, newest first (columns ``RUN_COLUMNS``; times are UTC
+    timestamps, ``tags`` a list, ``config`` and ``run_info`` dicts)."""
+    records = store.list_runs(status=status, search=search, tag=tag, sweep_id=sweep_id, kind=kind)
+    rows = [{c: getattr(r, c) for c in RUN_COLUMNS} for r in records]
+    frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    for column in _TIME_COLUMNS:
+        frame[column] = pd.to_datetime(frame[column], utc=True).astype("datetime64[us, UTC]")
+    for column in ("progress_step", "progress_total"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def get_run(store: RunStore, run_id: str) -> RunRecord:
+    return store.get_run(run_id)
+
+
+# -- names -----------------------------------------------------------------------------
+def metric_names(store: RunStore, run_ids: str | Iterable[str]) -> list[str]:
+    """Names of the per-step scalars logged by any of the runs, sorted."""
+    return _names(store, run_ids, SCALARS)
+
+
+def eval_names(store: RunStore, run_ids: str | Iterable[str]) -> list[str]:
+    """Names of the evaluation metrics logged by any of the runs, sorted."""
+    return _names(store, run_ids, EVALS)
+
+
+def _names(store: RunStore, run_ids: str | Iterable[str], table: str) -> list[str]:
+    runs = check_runs(store, run_ids)
+    if not runs:
+        return []
+    result = query_arrow(store, {"t": (table, runs)}, "SELECT DISTINCT name FROM t ORDER BY 1")
+    return result.column("name").to_pylist()
+
+
+# -- evaluations and final values --------------------------------------------------------
+def eval_series(
+    store: RunStore, run_ids: str | Iterable[str], names: str | Iterable[str] | None = None
+) -> pd.DataFrame:
+    """Evaluation results: columns run_id, step, name, value (sorted by run, name, step)."""
+    runs = check_runs(store, run_ids)
+    wanted = check_names(names)
+    where, params = ("TRUE", {}) if wanted is None else in_list("name", "n", wanted)
+    sql = f"SELECT run_id, step, name, value FROM evals WHERE {where} ORDER BY run_id, name, step"
+    return query_arrow(store, {"evals": (EVALS, runs)}, sql, params).to_pandas()
+
+
+def final_metrics(
+    store: RunStore, run_ids: str | Iterable[str], names: str | Iterable[str] | None = None
+) -> pd.DataFrame:
+    """One row per run (in the given order): run_id, name (the run's name), then one
+    column per metric: the last evaluation value, or for names never evaluated the
+    last per-step value (``norm/var``, ...). ``names=None``: every name of the runs
+    (evaluations first). Missing values are NaN."""
+    runs = check_runs(store, run_ids)
+    wanted = check_names(names)
+    where, params = ("TRUE", {}) if wanted is None else in_list("name", "n", wanted)
+    sql = f"""
+    SELECT run_id, name, arg_max(value, step) AS value, 0 AS source
+    FROM evals WHERE {where} GROUP BY run_id, name
+    UNION ALL
+    SELECT run_id, name, arg_max(value, step) AS value, 1 AS source
+    FROM scalars WHERE {where} GROUP BY run_id, name
+    """
+    sources = {"evals": (EVALS, runs), "scalars": (SCALARS, runs)}
+    last = query_arrow(store, sources, sql, params).to_pandas()
+    # An evaluation result wins over a per-step scalar of the same name.
+    last = last.sort_values(["source", "name"]).drop_duplicates(["run_id", "name"])
+    order = list(dict.fromkeys(last["name"])) if wanted is None else wanted
+    wide = last.pivot(index="run_id", columns="name", values="value") if len(last) else None
+    frame = pd.DataFrame({"run_id": runs, "name": [store.get_run(r).name for r in runs]})
+    for metric in order:
+        if wide is not None and metric in wide.columns:
+            frame[metric] = wide[metric].reindex(runs).to_numpy(dtype=float)
+        else:
+            frame[metric] = np.nan
+    return frame
+
+
+def config_diff(store: RunStore, run_ids: str | Iterable[str]) -> pd.DataFrame:
+    """Rows = dotted config keys whose values differ: a ``key`` column, then one
+    column per run id with the value as text (``None`` where the run lacks the key)."""
+    runs = check_runs(store, run_ids)
+    return diff_configs({run_id: store.get_run(run_id).config for run_id in runs})
+
+
+# -- snapshots and checkpoints -------------------------------------------------------------
+def snapshot_steps(store: RunStore, run_id: str) -> list[int]:
+    """Steps at which the run logged an embedding snapshot, ascending."""
+    runs = check_runs(store, [run_id])
+    result = query_arrow(
+        store, {"s": (SNAPSHOTS, runs)}, "SELECT DISTINCT step FROM s ORDER BY step"
+    )
+    return [int(step) for step in result.column("step").to_pylist()]
+
+
+def snapshot(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
+    """The snapshot at ``step``: columns point, label, norm, c0..c{d-1} (raw
+    coordinates). Empty (point, label, norm) if the run has no snapshot there."""
+    runs = check_runs(store, [run_id])
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
+        raise ValueError(f"step must be an integer, got {step!r}")
+    result = query_arrow(
+        store,
+        {"s": (SNAPSHOTS, runs)},
+        "SELECT point, label, norm, coords FROM s WHERE step = $step ORDER BY point",
+        {"step": int(step)},
+    )
+    frame = result.select(["point", "label", "norm"]).to_pandas()
+    if result.num_rows:
+        coords = result.column("coords").combine_chunks()
+        dim = len(coords[0])
+        values = coords.flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
+        columns = pd.DataFrame(values, columns=[f"c{i}" for i in range(dim)])
+        frame = pd.concat([frame, columns], axis=1)
+    return frame
+
+
+def checkpoints(store: RunStore, run_id: str) -> pd.DataFrame:
+    """Checkpoint files the run reported: columns step, path, wall_time."""
+    runs = check_runs(store, [run_id])
+    sql = "SELECT step, path, wall_time FROM c ORDER BY step, wall_time"
+    return query_arrow(store, {"c": (CHECKPOINTS, runs)}, sql).to_pandas()

@@ -1,0 +1,118 @@
+"""Downsampled series for charts, computed in DuckDB.
+
+All selected runs share one grid: the bucket width comes from the largest step (or
+time) over the selected runs and names, so bucket ``k`` covers the same steps in every
+run and curves of runs of different lengths line up. Each bucket keeps its last value
+and the min and max of its finite values, so spikes survive downsampling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from db.reader import query_arrow
+from db.schema import NORMS, SCALARS
+from db.selection import check_max_points, check_names, check_runs, in_list
+
+if TYPE_CHECKING:
+    from db.store import RunStore
+
+SERIES_COLUMNS = ["run_id", "name", "step", "value", "min", "max", "wall_time"]
+
+_STEP_GRID = """
+WITH sel AS (SELECT run_id, name, step, value, wall_time FROM scalars WHERE {where})
+, grid AS (
+    SELECT greatest(1, CAST(ceil((max(step) + 1) / $max_points) AS BIGINT)) AS width FROM sel
+)
+SELECT run_id, name, (step // width) * width AS step,
+       arg_max(value, step) AS value,
+       min(value) FILTER (WHERE isfinite(value)) AS min,
+       max(value) FILTER (WHERE isfinite(value)) AS max,
+       arg_max(wall_time, step) AS wall_time,
+       count(*) AS points
+FROM sel, grid
+GROUP BY run_id, name, step // width, width
+ORDER BY run_id, name, step
+"""
+
+_TIME_GRID = """
+WITH sel AS (SELECT run_id, name, step, value, wall_time FROM scalars WHERE {where})
+, start AS (SELECT run_id, min(wall_time) AS t0 FROM sel GROUP BY run_id)
+, rel AS (SELECT sel.*, wall_time - t0 AS t FROM sel JOIN start USING (run_id))
+, grid AS (SELECT greatest(max(t) / $max_points, 1e-6) AS width FROM rel)
+SELECT run_id, name, arg_max(step, step) AS step,
+       arg_max(value, step) AS value,
+       min(value) FILTER (WHERE isfinite(value)) AS min,
+       max(value) FILTER (WHERE isfinite(value)) AS max,
+       arg_max(wall_time, step) AS wall_time,
+       least(floor(t / width), $max_points - 1) * width AS time,
+       count(*) AS points
+FROM rel, grid
+GROUP BY run_id, name, least(floor(t / width), $max_points - 1), width
+ORDER BY run_id, name, time
+"""
+
+
+def metric_series(
+    store: RunStore,
+    run_ids: str | Iterable[str],
+    names: str | Iterable[str],
+    *,
+    max_points: int = 1000,
+    x: str = "step",
+) -> pd.DataFrame:
+    """Per-step scalars of several runs, at most ``max_points`` rows per (run, name).
+
+    Columns run_id, name, step (the bucket's grid step), value (the bucket's last
+    value), min, max, wall_time (of the last value). ``x="time"`` buckets by seconds
+    since each run's first logged value instead, adds a ``time`` column (the bucket's
+    start) and reports the bucket's last step. ``df.attrs["total_points"]`` maps
+    (run_id, name) to the number of raw values. Unknown names give no rows.
+    """
+    runs = check_runs(store, run_ids)
+    wanted = check_names(names) or []
+    max_points = check_max_points(max_points)
+    if x not in ("step", "time"):
+        raise ValueError(f"x must be 'step' or 'time', got {x!r}")
+    columns = SERIES_COLUMNS + (["time"] if x == "time" else [])
+    if not runs or not wanted:
+        return _empty(columns)
+    where, params = in_list("name", "n", wanted)
+    template = _STEP_GRID if x == "step" else _TIME_GRID
+    # The SQL text holds only fixed fragments and placeholders; values are bound.
+    sql = template.format(where=where)
+    table = query_arrow(
+        store, {"scalars": (SCALARS, runs)}, sql, {**params, "max_points": max_points}
+    )
+    frame = table.to_pandas()
+    totals = frame.groupby(["run_id", "name"], sort=False)["points"].sum()
+    frame = frame.drop(columns="points")[columns]
+    frame.attrs["total_points"] = {key: int(count) for key, count in totals.items()}
+    return frame
+
+
+def sample_norms(store: RunStore, run_id: str, *, max_points: int = 1000) -> pd.DataFrame:
+    """Norms of the tracked training samples: columns step, sample, norm, at most
+    ``max_points`` steps per sample (each bucket's last value, at the grid step)."""
+    (run,) = check_runs(store, [run_id])
+    max_points = check_max_points(max_points)
+    sql = """WITH grid AS (
+        SELECT greatest(1, CAST(ceil((max(step) + 1) / $max_points) AS BIGINT)) AS width
+        FROM norms
+    )
+    SELECT (step // width) * width AS step, sample, arg_max(norm, step) AS norm
+    FROM norms, grid
+    GROUP BY sample, step // width, width
+    ORDER BY sample, step
+    """
+    table = query_arrow(store, {"norms": (NORMS, [run])}, sql, {"max_points": max_points})
+    return table.to_pandas()
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame({column: [] for column in columns})
+    frame.attrs["total_points"] = {}
+    return frame
