@@ -45,12 +45,12 @@ class SphericalEmbeddingConstraint(BaseRegularizer):
         return squared_deviation(norms, mu.to(norms.dtype))
 
     def _target(self, mu_batch: torch.Tensor) -> torch.Tensor:
+        # torch.where rather than ``if initialised``: no host-device sync per step.
+        previous = self.mu_ema.to(mu_batch.dtype)
         if not self.training:
-            return self.mu_ema if bool(self.ema_initialised) else mu_batch
-        if bool(self.ema_initialised):
-            mu = self.momentum * mu_batch + (1 - self.momentum) * self.mu_ema
-        else:
-            mu = mu_batch
+            return torch.where(self.ema_initialised, previous, mu_batch)
+        blended = self.momentum * mu_batch + (1 - self.momentum) * previous
+        mu = torch.where(self.ema_initialised, blended, mu_batch)
         self.mu_ema.copy_(mu)
         self.ema_initialised.fill_(True)
         return mu

@@ -70,3 +70,18 @@ def test_eval_mode_uses_the_stored_target_without_updating():
 def test_rejects_momentum_outside_range(momentum):
     with pytest.raises(ValueError, match=r"momentum: .* must be in \(0, 1\]"):
         SphericalEmbeddingConstraint(2, 2, momentum=momentum)
+
+
+def test_eval_mode_before_any_update_uses_the_batch_mean():
+    sec = SphericalEmbeddingConstraint(2, 2, momentum=0.5).eval()
+    value = sec(on_circle([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 6.0]), LABELS)
+    assert value.item() == pytest.approx(3.5)
+
+
+def test_ema_continues_after_loading_a_checkpoint():
+    first = SphericalEmbeddingConstraint(2, 2, momentum=0.5)
+    first(on_circle([0.0, 1.0, 2.0, 3.0], [4.0] * 4), LABELS)  # μ = 4
+    resumed = SphericalEmbeddingConstraint(2, 2, momentum=0.5)
+    resumed.load_state_dict(first.state_dict())
+    resumed(on_circle([0.0, 1.0, 2.0, 3.0], [2.0] * 4), LABELS)
+    assert resumed.diagnostics()["sec/mu_ema"].item() == pytest.approx(3.0)  # ½·2 + ½·4
