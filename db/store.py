@@ -135,7 +135,7 @@ class RunStore:
         return run_id
 
     def run_ids(self) -> list[str]:
-        """Ids of all runs, oldest first."""
+        """Ids of all runs, sorted (ids start with their creation time, to the second)."""
         try:
             names = os.listdir(self.runs_dir)
         except FileNotFoundError:
@@ -180,7 +180,7 @@ class RunStore:
             check_kind(kind)
         needle = search.strip().lower() if search else ""
         records = []
-        for run_id in reversed(self.run_ids()):
+        for run_id in self.run_ids():
             try:
                 record = self.get_run(run_id)
             except ValueError as error:
@@ -200,6 +200,8 @@ class RunStore:
                 if needle not in haystack.lower():
                     continue
             records.append(record)
+        epoch = datetime.min.replace(tzinfo=UTC)
+        records.sort(key=lambda r: (r.created_at or epoch, r.run_id), reverse=True)
         return records
 
     def _read_optional(self, path: Path) -> dict[str, Any] | None:

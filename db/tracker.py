@@ -209,13 +209,12 @@ class StoreTracker:
         if not self.store.exists(self.run_id):
             raise StoreWriteError(f"run {self.run_id} no longer exists (was it deleted?)")
         failures = []
-        for table, pending, build, clear in self._pending_tables():
-            if not pending:
-                continue
-            path = self.store.table_dir(self.run_id, table) / layout.chunk_name(
-                self._seq, self._token
-            )
+        pending_tables = [entry for entry in self._pending_tables() if entry[1]]
+        seq = self._seq  # one sequence number per flush, shared by the tables it writes
+        if pending_tables:
             self._seq += 1
+        for table, _, build, clear in pending_tables:
+            path = self.store.table_dir(self.run_id, table) / layout.chunk_name(seq, self._token)
             try:
                 write_table_file(path, table, build(), fsync=self.fsync)
             except Exception as error:
