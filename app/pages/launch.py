@@ -1,0 +1,127 @@
+"""Launch: one run from the form, a sweep (grid × seeds), or a preset from SCIENCE.md."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import data, launch_form, ui
+from app.presets import PRESETS
+
+LAUNCHED = "launch.launched"
+MAX_GRID_KEYS = 3
+
+
+def main() -> None:
+    st.title("Launch runs")
+    # -- widgets: presets ------------------------------------------------------------
+    with st.expander("Presets (the experiments of SCIENCE.md)", expanded=False):
+        preset_key = st.selectbox(
+            "Preset", list(PRESETS), key="launch.preset", format_func=lambda k: PRESETS[k].title
+        )
+        preset = PRESETS[preset_key]
+        st.caption(preset.description)
+        st.dataframe(pd.DataFrame({"run": preset.names}), hide_index=True, width="stretch")
+        left, right = st.columns(2)
+        launch_preset = left.button(
+            f"Launch preset ({len(preset.names)} runs)", key="launch.preset.go", type="primary"
+        )
+        edit_index = right.selectbox(
+            "Edit one of its runs in the form",
+            range(len(preset.names)),
+            key="launch.preset.edit",
+            format_func=lambda i: preset.names[i],
+        )
+        if right.button("Load into the form", key="launch.preset.load"):
+            launch_form.load_into_form(preset.configs[edit_index])
+            st.rerun()
+    # -- widgets: the form -----------------------------------------------------------
+    config, error = launch_form.render()
+    st.divider()
+    name_col, tags_col = st.columns(2)
+    run_name = name_col.text_input("Run name (optional)", key="launch.name")
+    tag_text = tags_col.text_input("Tags (comma-separated)", key="launch.tags")
+    tags = [t.strip() for t in tag_text.split(",") if t.strip()]
+    sweep = st.toggle("Sweep mode: a grid of values × several seeds", key="launch.sweep")
+    grid: dict[str, list] = {}
+    seeds: list[int] = []
+    if sweep:
+        grid, seeds = _sweep_widgets(config)
+    with st.expander("Config (JSON)"):
+        st.code(launch_form.config_preview(config), language="json")
+    if error:
+        st.error(f"Invalid config — {error}", icon="⛔")
+    label = f"Launch sweep ({_sweep_size(grid, seeds)} runs)" if sweep else "Launch run"
+    launch_clicked = st.button(label, key="launch.go", type="primary", disabled=bool(error))
+    # -- data: launching -------------------------------------------------------------
+    if launch_preset:
+        sweep_id = data.new_sweep_id(preset.key)
+        ids = data.launch_runs(
+            preset.configs,
+            names=[f"{preset.key}: {n}" for n in preset.names],
+            tags=[preset.key, *tags],
+            sweep_id=sweep_id,
+        )
+        st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
+    if launch_clicked and not error:
+        if sweep:
+            sweep_id, ids = data.launch_sweep(config, grid, seeds, name=run_name or None, tags=tags)
+            st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
+        else:
+            ids = data.launch_runs([config], names=[run_name or None], tags=tags)
+            st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": None}
+    # -- where the runs went ---------------------------------------------------------
+    launched = st.session_state.get(LAUNCHED)
+    if launched:
+        _show_launched(launched)
+
+
+def _sweep_widgets(config: dict) -> tuple[dict[str, list], list[int]]:
+    keys = sorted(data.flatten_config(config))
+    grid: dict[str, list] = {}
+    st.caption(
+        "Each row varies one setting over comma-separated values; every combination "
+        "runs once per seed."
+    )
+    for row in range(MAX_GRID_KEYS):
+        key_col, values_col = st.columns([1, 2])
+        key = key_col.selectbox(f"Setting {row + 1}", ["", *keys], key=f"launch.grid.key{row}")
+        values = values_col.text_input(
+            f"Values {row + 1}", key=f"launch.grid.values{row}", placeholder="e.g. 0, 0.1, 0.5"
+        )
+        parsed = launch_form.parse_list(values)
+        if key and parsed:
+            grid[key] = parsed
+    seed_text = st.text_input("Seeds", value="0, 1, 2", key="launch.seeds")
+    seeds = [s for s in launch_form.parse_list(seed_text) if isinstance(s, int)]
+    return grid, seeds
+
+
+def _sweep_size(grid: dict[str, list], seeds: list[int]) -> int:
+    size = max(len(seeds), 1)
+    for values in grid.values():
+        size *= len(values)
+    return size
+
+
+def _show_launched(launched: dict) -> None:
+    ids = launched["ids"]
+    st.success(
+        f"Launched {len(ids)} run{'s' if len(ids) != 1 else ''}"
+        + (f" in sweep `{launched['sweep_id']}`" if launched.get("sweep_id") else "")
+        + ". They appear on the Runs page; open one to watch it live.",
+        icon="✅",
+    )
+    for run_id in ids:
+        ui.run_link(run_id, label=f"Open run {run_id}")
+    st.page_link(ui.RUNS_PAGE, label="All runs", icon="📋")
+    if len(ids) > 1:
+        st.page_link(
+            ui.COMPARE_PAGE,
+            label="Compare these runs",
+            icon="⚖️",
+            query_params={"runs": ",".join(ids)},
+        )
+
+
+ui.run_page(main)

@@ -1,0 +1,222 @@
+"""Run: one run's diagnostics, updating live while it trains."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app import charts, data, ui
+
+LOSS_PREFIX = "loss/"
+NORM_BAND = ("norm/mean", "norm/std", "norm/min", "norm/max")
+SPREAD = ("norm/var", "norm/cv")
+SEC_TARGET = ("sec/mu_batch", "sec/mu_ema", "norm/mean")
+COSINES = ("cos/pos", "cos/neg", "cos/gap")
+GRADIENT = ("grad/norm_inv_corr", "grad/radial_cos")
+DIRECTION = ("direction/update_ratio",)
+DEFAULT_EVALS = ("recall@1", "nmi", "f1", "map@r")
+PER_SERIES_POINTS = 1000
+
+
+def main() -> None:
+    st.title("Run")
+    # -- widgets ---------------------------------------------------------------------
+    frame = data.runs()
+    labels = data.run_labels(frame) if not frame.empty else {}
+    options = list(labels)
+    wanted = ui.query_param("run_id")
+    if wanted and wanted not in labels:
+        st.warning(f"No run with id `{wanted}`; pick one below.", icon="⚠️")
+    index = options.index(wanted) if wanted in labels else 0
+    run_id = st.selectbox(
+        "Run",
+        options,
+        index=index if options else None,
+        key="run.select",
+        format_func=lambda r: labels.get(r, r),
+        on_change=_sync_query_param,
+    )
+    left, right = st.columns(2)
+    log_y = left.toggle("Log scale for variance and CV", value=True, key="run.log")
+    x_axis = right.radio(
+        "x axis",
+        ["step", "time"],
+        horizontal=True,
+        key="run.x",
+        format_func=lambda v: "step" if v == "step" else "relative time",
+    )
+    # -- empty state -----------------------------------------------------------------
+    if not run_id:
+        ui.empty_state("No runs yet: launch one, then watch its norms here live.")
+    eval_choices = data.eval_names([run_id])
+    evals = st.multiselect(
+        "Evaluation metrics",
+        eval_choices,
+        key="run.evals",
+        default=[e for e in DEFAULT_EVALS if e in eval_choices],
+    )
+    record = data.run(run_id)
+    # -- charts (live while the run is active) ---------------------------------------
+    _live(run_id, log_y=log_y, x=x_axis, evals=tuple(evals), live=data.is_active(record.status))
+
+
+def _sync_query_param() -> None:
+    run_id = st.session_state.get("run.select")
+    if run_id:
+        st.query_params["run_id"] = run_id
+
+
+def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: bool) -> None:
+    @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
+    @ui.guarded
+    def panel() -> None:
+        record = data.run(run_id)
+        _header(record)
+        if live and not data.is_active(record.status):
+            st.rerun(scope="app")  # the run ended: render once more without polling
+        names = data.metric_names([run_id])
+        if not names:
+            st.info(
+                "No metrics recorded yet. A queued run starts when a worker is free; "
+                "the first points appear a few seconds after it starts.",
+                icon="⏳",
+            )
+            return
+        _charts(run_id, names, log_y=log_y, x=x)
+        _evaluations(run_id, evals, x=x)
+
+    panel()
+    record = data.run(run_id)
+    with st.expander("Config and run info"):
+        st.code(
+            json.dumps(
+                {"config": record.config, "run_info": record.run_info}, indent=2, default=str
+            ),
+            language="json",
+        )
+
+
+def _header(record: Any) -> None:
+    status_col, progress_col, elapsed_col, device_col = st.columns([1, 2, 1, 1])
+    status_col.metric("Status", record.status)
+    step, total = record.progress_step, record.progress_total
+    fraction = data.progress_fraction(step, total)
+    progress_col.progress(fraction, text=f"step {step or 0} of {total or '?'}")
+    elapsed_col.metric("Elapsed", ui.format_seconds(data.elapsed_seconds(record)))
+    device_col.metric("Device", record.device or "–")
+    if record.status in ("failed", "lost"):
+        st.error(
+            f"The run {record.status}: {record.status_message or 'no message recorded'}", icon="🛑"
+        )
+    elif record.status_message:
+        st.caption(record.status_message)
+
+
+def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
+    wanted = [n for n in names if n.startswith(LOSS_PREFIX)]
+    wanted += [
+        n for n in (*NORM_BAND, *SPREAD, *SEC_TARGET, *COSINES, *GRADIENT, *DIRECTION) if n in names
+    ]
+    series, totals = data.metric_series(
+        [run_id], wanted, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
+    )
+
+    def pick(selection: Sequence[str]) -> tuple[pd.DataFrame, int]:
+        chosen = [n for n in selection if n in names]
+        part = series[series["name"].isin(chosen)]
+        return part, data.points_total(totals, chosen)
+
+    left, right = st.columns(2)
+    with left:
+        part, total = pick([n for n in names if n.startswith(LOSS_PREFIX)])
+        if len(part):
+            ui.show_chart(
+                charts.metric_lines(part, x=x, title="Loss terms", total=total, legend_title="term")
+            )
+    with right:
+        part, total = pick(NORM_BAND)
+        if "norm/mean" in set(part["name"]):
+            ui.show_chart(
+                charts.norm_band_chart(
+                    _band_frame(part), x=x, total=total // max(part["name"].nunique(), 1)
+                )
+            )
+    left, right = st.columns(2)
+    for column, name, title in (
+        (left, "norm/var", "Norm variance"),
+        (right, "norm/cv", "Coefficient of variation (std / mean)"),
+    ):
+        with column:
+            part, total = pick([name])
+            if len(part):
+                ui.show_chart(
+                    charts.metric_lines(
+                        part, x=x, title=title, total=total, log_y=log_y, band=False, y_title=name
+                    )
+                )
+    left, right = st.columns(2)
+    with left:
+        norms, total = data.sample_norms(run_id)
+        if len(norms):
+            ui.show_chart(charts.sample_norm_chart(norms, total=total))
+    with right:
+        part, total = pick(SEC_TARGET)
+        if part["name"].str.startswith("sec/").any():
+            ui.show_chart(
+                charts.metric_lines(
+                    part, x=x, total=total, title="SEC target μ against the mean norm"
+                )
+            )
+    left, right = st.columns(2)
+    with left:
+        part, total = pick(COSINES)
+        if len(part):
+            ui.show_chart(
+                charts.metric_lines(part, x=x, total=total, title="Positive / negative cosine")
+            )
+    with right:
+        part, total = pick(GRADIENT)
+        if len(part):
+            ui.show_chart(
+                charts.metric_lines(
+                    part,
+                    x=x,
+                    total=total,
+                    y_title="correlation / |cos|",
+                    title="Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
+                )
+            )
+    part, total = pick(DIRECTION)
+    if len(part):
+        ui.show_chart(
+            charts.metric_lines(
+                part, x=x, total=total, title="Direction update: small-norm / large-norm"
+            )
+        )
+
+
+def _band_frame(part: pd.DataFrame) -> pd.DataFrame:
+    wide = data.to_wide(part)
+    renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
+    return wide.rename(columns=renamed)
+
+
+def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str) -> None:
+    if not evals:
+        return
+    frame = data.eval_series([run_id], list(evals))
+    if frame.empty:
+        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
+        return
+    ui.show_chart(
+        charts.metric_lines(
+            frame, x="step", title="Evaluation on the test split", legend_title="metric"
+        )
+    )
+
+
+ui.run_page(main)

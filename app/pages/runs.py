@@ -1,0 +1,125 @@
+"""Runs: every run with status, progress, elapsed time, device and key metrics; actions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import data, launch_form, ui
+
+STATUSES = ("queued", "running", "finished", "failed", "cancelled", "lost")
+CONFIRM_DELETE = "runs.confirm_delete"
+
+
+def main() -> None:
+    st.title("Runs")
+    # -- widgets: filters ------------------------------------------------------------
+    search_col, status_col, tag_col, kind_col = st.columns([2, 2, 1, 1])
+    search = search_col.text_input("Search (name or id)", key="runs.search")
+    status = status_col.multiselect("Status", STATUSES, key="runs.status")
+    tag = tag_col.selectbox("Tag", ["", *data.tags()], key="runs.tag")
+    kind = kind_col.selectbox("Kind", ["", "train", "analysis"], key="runs.kind")
+    # -- data ------------------------------------------------------------------------
+    everything = data.runs()
+    # -- empty state -----------------------------------------------------------------
+    if everything.empty:
+        ui.empty_state(
+            "No runs yet. Launch one from the form or a preset, or record one "
+            "with `spherescope train CONFIG.toml`."
+        )
+    active = bool(everything["status"].isin(data.ACTIVE_STATUSES).any())
+    _table(search, tuple(status), tag, kind, live=active)
+    _actions(everything)
+
+
+def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: bool) -> None:
+    @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
+    @ui.guarded
+    def table() -> None:
+        frame = data.runs(status=status, search=search, tag=tag, kind=kind)
+        if frame.empty:
+            st.info("No run matches these filters.", icon="ℹ️")
+            return
+        shown = data.runs_table(frame)
+        shown.insert(1, "open", [f"run?run_id={r}" for r in shown["run_id"]])
+        st.dataframe(
+            shown,
+            hide_index=True,
+            width="stretch",
+            key="runs.table",
+            column_config={
+                "open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
+                "progress": st.column_config.ProgressColumn(
+                    "progress", min_value=0.0, max_value=1.0, format="percent"
+                ),
+                "elapsed": st.column_config.NumberColumn(
+                    "elapsed (s)", format="%.0f", help="Seconds since the run started"
+                ),
+                "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
+                "loss/total": st.column_config.NumberColumn("loss/total", format="%.4g"),
+                "norm/var": st.column_config.NumberColumn("norm/var", format="%.4g"),
+                "eval R@1": st.column_config.NumberColumn("eval R@1", format="%.3f"),
+            },
+        )
+        st.caption(f"{len(frame)} run(s)" + (" · updating live" if live else ""))
+
+    table()
+
+
+def _actions(frame: pd.DataFrame) -> None:
+    st.subheader("Actions")
+    labels = data.run_labels(frame)
+    selected = st.multiselect(
+        "Runs to act on", list(labels), key="runs.selected", format_func=lambda r: labels.get(r, r)
+    )
+    if not selected:
+        st.caption("Select runs to cancel, clone, delete, tag, annotate, compare or open.")
+        return
+    cancel_col, clone_col, compare_col, delete_col = st.columns(4)
+    if cancel_col.button("Cancel", key="runs.cancel", icon="⏹️"):
+        for run_id in selected:
+            data.cancel_run(run_id)
+        st.toast(f"Cancel requested for {len(selected)} run(s)")
+        st.rerun()
+    if clone_col.button("Clone into the launch form", key="runs.clone", icon="📝"):
+        launch_form.load_into_form(data.run(selected[0]).config)
+        st.switch_page(ui.LAUNCH_PAGE)
+    compare_col.page_link(
+        ui.COMPARE_PAGE, label="Compare", icon="⚖️", query_params={"runs": ",".join(selected)}
+    )
+    if delete_col.button("Delete…", key="runs.delete", icon="🗑️"):
+        st.session_state[CONFIRM_DELETE] = list(selected)
+    pending = st.session_state.get(CONFIRM_DELETE)
+    if pending:
+        st.warning(
+            f"Delete {len(pending)} run(s) and all their data? This cannot be undone.", icon="⚠️"
+        )
+        yes, no = st.columns(2)
+        if yes.button("Yes, delete", key="runs.delete.confirm", type="primary"):
+            for run_id in pending:
+                data.delete_run(run_id)
+            st.session_state.pop(CONFIRM_DELETE, None)
+            st.session_state.pop("runs.selected", None)
+            st.rerun()
+        if no.button("Keep them", key="runs.delete.abort"):
+            st.session_state.pop(CONFIRM_DELETE, None)
+            st.rerun()
+    for run_id in selected[:1]:
+        ui.run_link(run_id, label=f"Open {labels.get(run_id, run_id)}")
+    if len(selected) == 1:
+        _tags_and_notes(selected[0])
+
+
+def _tags_and_notes(run_id: str) -> None:
+    record = data.run(run_id)
+    with st.form(f"runs.meta.{run_id}"):
+        tag_text = st.text_input("Tags (comma-separated)", value=", ".join(record.tags))
+        notes = st.text_area("Notes", value=record.notes)
+        if st.form_submit_button("Save tags and notes"):
+            data.set_tags(run_id, tag_text.split(","))
+            data.set_notes(run_id, notes)
+            st.toast("Saved")
+            st.rerun()
+
+
+ui.run_page(main)

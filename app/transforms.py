@@ -1,0 +1,195 @@
+"""Pure numeric transforms the dashboard applies to query results (no Streamlit, no I/O).
+
+Smoothing, downsampling, projections and group statistics live here so that
+``app/data.py`` stays a thin cached layer and every transform is unit-testable on tiny
+hand-made frames.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.signal import lfilter
+
+#: Columns of a per-step metric series (as ``db.queries.metric_series`` returns them).
+SERIES_COLUMNS = ["run_id", "name", "step", "value", "min", "max", "wall_time"]
+
+
+def ema_debiased(values: Sequence[float] | np.ndarray, weight: float) -> np.ndarray:
+    """TensorBoard's debiased exponential moving average of one series.
+
+    ema_t = weight·ema_{t−1} + (1 − weight)·x_t with ema_0 = 0, reported as
+    ema_t / (1 − weight^t), where t counts the finite values seen so far. Non-finite
+    values pass through unchanged and do not advance the average. ``weight`` = 0
+    returns the input.
+    """
+    x = np.asarray(values, dtype=float)
+    if not 0.0 <= weight < 1.0:
+        raise ValueError(f"smoothing weight {weight!r} must be in [0, 1)")
+    if weight == 0.0 or x.size == 0:
+        return x.copy()
+    out = x.copy()
+    finite = np.isfinite(x)
+    if not finite.any():
+        return out
+    # A first-order IIR filter is the EMA with a zero start; vectorised, so full
+    # resolution series of 10^5 points smooth in milliseconds.
+    ema = lfilter([1.0 - weight], [1.0, -weight], x[finite])
+    t = np.arange(1, ema.size + 1, dtype=float)
+    out[finite] = ema / (1.0 - weight**t)
+    return out
+
+
+def smooth_series(
+    df: pd.DataFrame, weight: float, by: Sequence[str] = ("run_id", "name"), column: str = "value"
+) -> pd.DataFrame:
+    """Apply ``ema_debiased`` to ``column`` within each group, in step order.
+
+    ``min``/``max`` (the raw band) are left as they are: they show the spread of the
+    raw values around the smoothed line.
+    """
+    if df.empty or weight == 0.0:
+        return df.copy()
+    result = df.sort_values([*by, "step"], kind="stable").copy()
+    parts = [
+        ema_debiased(group[column].to_numpy(), weight)
+        for _, group in result.groupby(list(by), sort=False)
+    ]
+    result[column] = np.concatenate(parts)
+    return result.reset_index(drop=True)
+
+
+def downsample(
+    df: pd.DataFrame, max_points: int, by: Sequence[str] = ("run_id", "name"), x: str = "step"
+) -> pd.DataFrame:
+    """At most ``max_points`` rows per group, on one ``x`` grid shared by all groups.
+
+    Each bucket keeps its last row (value, step, wall time) and the bucket's minimum
+    and maximum (of ``min``/``max`` when present, else of ``value``), so a min-max
+    band survives the reduction. Groups already short enough are returned whole.
+    """
+    if max_points < 1:
+        raise ValueError(f"max_points must be at least 1, got {max_points}")
+    if df.empty:
+        return df.copy()
+    by = list(by)
+    counts = df.groupby(by, sort=False)[x].transform("size")
+    if int(counts.max()) <= max_points:
+        return df.sort_values([*by, x], kind="stable").reset_index(drop=True)
+    lo, hi = float(df[x].min()), float(df[x].max())
+    width = (hi - lo) / max_points if hi > lo else 1.0
+    frame = df.copy()
+    if "min" not in frame:
+        frame["min"] = frame["value"]
+    if "max" not in frame:
+        frame["max"] = frame["value"]
+    frame["min"] = frame["min"].fillna(frame["value"])
+    frame["max"] = frame["max"].fillna(frame["value"])
+    bucket = np.minimum(((frame[x].to_numpy(float) - lo) // width).astype(np.int64), max_points - 1)
+    frame["_bucket"] = bucket
+    frame = frame.sort_values([*by, x], kind="stable")
+    long = counts.loc[frame.index] > max_points
+    short = frame[~long].drop(columns="_bucket")
+    grouped = frame[long].groupby([*by, "_bucket"], sort=True)
+    reduced = grouped.last().reset_index()
+    reduced["min"] = grouped["min"].min().to_numpy()
+    reduced["max"] = grouped["max"].max().to_numpy()
+    reduced = reduced.drop(columns="_bucket")
+    result = pd.concat([short, reduced[short.columns]], ignore_index=True)
+    return result.sort_values([*by, x], kind="stable").reset_index(drop=True)
+
+
+def cap_total_points(
+    df: pd.DataFrame, max_points: int, by: Sequence[str] = ("run_id", "name"), x: str = "step"
+) -> pd.DataFrame:
+    """Downsample so that the whole frame (all groups together) has ≤ ``max_points`` rows."""
+    if len(df) <= max_points:
+        return df
+    groups = max(df.groupby(list(by), sort=False).ngroups, 1)
+    per_group = max(max_points // groups, 1)
+    result = downsample(df, per_group, by=by, x=x)
+    if len(result) > max_points:  # more groups than points: keep every k-th row
+        step = math.ceil(len(result) / max_points)
+        result = result.iloc[::step].reset_index(drop=True)
+    return result
+
+
+def relative_time(df: pd.DataFrame, starts: dict[str, float] | None = None) -> pd.Series:
+    """Seconds since each run's start (``starts[run_id]``, else its first wall time)."""
+    first = df.groupby("run_id")["wall_time"].transform("min")
+    if starts:
+        known = df["run_id"].map(starts)
+        first = known.where(known.notna(), first)
+    return (df["wall_time"] - first).astype(float)
+
+
+def pca_2d(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Project N × d points on their first two principal axes (numpy SVD).
+
+    Returns (N × 2 coordinates, explained-variance ratio of the two axes). With
+    d = 1 the second coordinate is zero.
+    """
+    x = np.asarray(points, dtype=float)
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise ValueError(f"PCA needs an N × d array with N ≥ 1, got shape {x.shape}")
+    centred = x - x.mean(axis=0, keepdims=True)
+    _, singular, vt = np.linalg.svd(centred, full_matrices=False)
+    k = min(2, vt.shape[0])
+    coords = np.zeros((x.shape[0], 2))
+    coords[:, :k] = centred @ vt[:k].T
+    variance = singular**2
+    total = variance.sum()
+    ratio = np.zeros(2)
+    if total > 0:
+        ratio[:k] = variance[:k] / total
+    return coords, ratio
+
+
+def class_centroid_angles(points: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Angles (degrees) between class centroids, K × K, and the sorted class labels.
+
+    A class centroid is the normalised mean of the class's normalised embeddings
+    (SCIENCE.md §6).
+    """
+    x = np.asarray(points, dtype=float)
+    y = np.asarray(labels)
+    unit = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    classes = np.unique(y)
+    centroids = np.stack([unit[y == c].mean(axis=0) for c in classes])
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    cosine = np.clip(centroids @ centroids.T, -1.0, 1.0)
+    return np.degrees(np.arccos(cosine)), classes
+
+
+def group_mean_std(df: pd.DataFrame, groups: dict[str, str], x: str = "step") -> pd.DataFrame:
+    """Mean ± std over the runs of each group at each ``x`` (e.g. over seeds).
+
+    ``df`` has run_id, ``x``, value; ``groups`` maps run_id → group label. Returns
+    columns group, ``x``, mean, std (0 for a single run), lower, upper, runs.
+    """
+    columns = ["group", x, "mean", "std", "lower", "upper", "runs"]
+    if df.empty:
+        return pd.DataFrame(columns=columns)
+    frame = df.assign(group=df["run_id"].map(groups).astype(str))
+    stats = (
+        frame.groupby(["group", x])["value"].agg(mean="mean", std="std", runs="count").reset_index()
+    )
+    stats["std"] = stats["std"].fillna(0.0)
+    stats["lower"] = stats["mean"] - stats["std"]
+    stats["upper"] = stats["mean"] + stats["std"]
+    return stats[columns]
+
+
+def best_rows(table: pd.DataFrame, higher_is_better: dict[str, bool]) -> dict[str, object]:
+    """Index label of the best row per column (ties: the first), for highlighting."""
+    best: dict[str, object] = {}
+    for column, higher in higher_is_better.items():
+        if column not in table:
+            continue
+        values = pd.to_numeric(table[column], errors="coerce")
+        if values.notna().any():
+            best[column] = values.idxmax() if higher else values.idxmin()
+    return best

@@ -1,0 +1,103 @@
+"""Small Streamlit helpers shared by the pages: error guard, chart display, empty states.
+
+Page files are registered with ``st.navigation`` by path (relative to ``app/main.py``),
+so links and ``st.switch_page`` use the same paths.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+log = logging.getLogger("spherescope.app")
+
+LAUNCH_PAGE = "pages/launch.py"
+RUNS_PAGE = "pages/runs.py"
+RUN_PAGE = "pages/run.py"
+COMPARE_PAGE = "pages/compare.py"
+GEOMETRY_PAGE = "pages/geometry.py"
+
+#: Live parts re-render this often (seconds): new points are on screen within 3 s.
+LIVE_INTERVAL_S = 2.0
+
+
+def friendly_error(error: Exception) -> str:
+    """A short, readable message for ``error`` (no traceback)."""
+    text = str(error).strip() or type(error).__name__
+    if not isinstance(error, (ValueError, KeyError, FileNotFoundError)):
+        text = f"{type(error).__name__}: {text}"
+    return text if len(text) <= 400 else text[:397] + "…"
+
+
+def guarded(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``function``; an exception becomes an ``st.error`` message, never a traceback.
+
+    Streamlit's own control flow (``st.stop``, ``st.rerun``, ``st.switch_page``) raises
+    ``BaseException`` subclasses and passes through untouched.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:  # the guard's purpose: no traceback reaches the user
+            log.exception("page error in %s", getattr(function, "__qualname__", function))
+            st.error(f"Something went wrong: {friendly_error(error)}", icon="⚠️")
+            return None
+
+    return wrapper
+
+
+def run_page(main: Callable[[], Any]) -> None:
+    """Run a page's ``main`` inside the error guard."""
+    guarded(main)()
+
+
+def show_chart(chart: alt.TopLevelMixin, *, key: str | None = None) -> None:
+    """Render an Altair chart and, when it was downsampled, its "N of M points" caption."""
+    st.altair_chart(chart, width="stretch", key=key)
+    note = points_note_of(chart)
+    if note:
+        st.caption(note)
+
+
+def points_note_of(chart: alt.TopLevelMixin) -> str | None:
+    meta = getattr(chart, "usermeta", alt.Undefined)
+    if isinstance(meta, dict):
+        return meta.get("points_note")
+    return None
+
+
+def empty_state(
+    message: str, *, page: str = LAUNCH_PAGE, label: str = "Launch a run", icon: str = "🚀"
+) -> None:
+    """Explain what to do, link to the page that does it, and stop the page."""
+    st.info(message, icon="ℹ️")
+    st.page_link(page, label=label, icon=icon)
+    st.stop()
+
+
+def run_link(run_id: str, label: str | None = None) -> None:
+    """A link to the Run page for ``run_id``."""
+    st.page_link(
+        RUN_PAGE, label=label or f"Run {run_id}", icon="📈", query_params={"run_id": run_id}
+    )
+
+
+def format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def query_param(name: str) -> str | None:
+    value = st.query_params.get(name)
+    return str(value) if value else None

@@ -1,0 +1,113 @@
+"""Synthetic runs written through the real ``RunStore.tracker`` (for the app's tests).
+
+``fill_store(store)`` records three runs: a finished SEC run with a fixed simplex head
+(scalars, tracked-sample norms, evaluations, two snapshots), a finished run without
+regulariser in the same sweep, and a failed run with an error message; plus one
+analysis run. Values follow simple closed forms so tests can assert on them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from db.store import RunStore
+from sphere_engine.config import RunConfig
+
+STEPS = 60
+NUM_CLASSES = 4
+DIM = 3  # a 3-simplex head fits 4 classes
+
+
+@dataclass
+class Filled:
+    sec: str
+    plain: str
+    failed: str
+    analysis: str
+    sweep_id: str
+
+    @property
+    def trained(self) -> list[str]:
+        return [self.sec, self.plain]
+
+
+def config(regularizer: str = "sec", weight: float = 0.5, head: str = "simplex") -> dict:
+    data = {
+        "data": {"name": "digits", "split": "standard", "batch_size": 32, "samples_per_class": 0},
+        "model": {"name": "mlp", "embedding_dim": DIM},
+        "objective": {"kind": "head", "name": head, "options": {"margin": "auto"}},
+        "regularizer": {"name": regularizer, "weight": weight},
+        "training": {"steps": STEPS, "seed": 0},
+        "diagnostics": {"eval_every": 30},
+    }
+    return RunConfig.from_dict(data, check_components=False).to_dict()
+
+
+def scalars(step: int, variance: float) -> dict[str, float]:
+    mean = 2.0 + 0.01 * step
+    std = math.sqrt(variance)
+    return {
+        "loss/total": 1.0 / (1 + step),
+        "loss/metric": 0.9 / (1 + step),
+        "loss/sec": variance,
+        "norm/mean": mean,
+        "norm/var": variance,
+        "norm/std": std,
+        "norm/cv": std / mean,
+        "norm/min": mean - 2 * std,
+        "norm/max": mean + 2 * std,
+        "sec/mu_batch": mean,
+        "sec/mu_ema": mean,
+        "cos/pos": 0.5,
+        "cos/neg": -0.1,
+        "cos/gap": 0.6,
+        "grad/norm_inv_corr": 0.8 - 0.01 * step,
+        "grad/radial_cos": 0.01,
+        "direction/update_ratio": 1.5,
+        "lr": 0.01,
+    }
+
+
+def snapshot(rng: np.random.Generator, n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    labels = np.arange(n) % NUM_CLASSES
+    centres = np.eye(NUM_CLASSES, DIM, dtype=np.float32) * 3
+    centres[3] = [-3, -3, -3]
+    points = centres[labels] + rng.normal(0, 0.1, (n, DIM)).astype(np.float32)
+    return points.astype(np.float32), labels
+
+
+def record(store: RunStore, run_id: str, variance: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track_run_info({"device": "cpu"})
+        for step in range(1, STEPS + 1):
+            tracker.track_many(scalars(step, variance), step)
+            tracker.track_sample_norms([0, 1, 2], [1.0 + step * 0.01, 2.0, 3.0], step)
+            if step % 30 == 0:
+                tracker.track_eval(
+                    {"recall@1": 0.5 + variance, "nmi": 0.4, "f1": 0.3, "map@r": 0.2}, step
+                )
+                tracker.track_snapshot(*snapshot(rng), step)
+            tracker.track_progress(step, STEPS)
+    store.set_status(run_id, "finished")
+
+
+def fill_store(store: RunStore) -> Filled:
+    sweep_id = "sweep-test"
+    sec = store.create_run(config(), "sec run", tags=("sec",), sweep_id=sweep_id)
+    record(store, sec, variance=0.1, seed=0)
+    plain = store.create_run(config("none", 0.0), "plain run", sweep_id=sweep_id)
+    record(store, plain, variance=0.3, seed=1)
+    failed = store.create_run(config(), "broken run")
+    store.set_status(failed, "running")
+    store.set_status(failed, "failed", "RuntimeError: loss became NaN at step 3")
+    analysis = store.create_run({}, "analysis of a file", kind="analysis", status="running")
+    with store.tracker(analysis, flush_interval=0) as tracker:
+        tracker.track_eval({"recall@1": 0.9, "nmi": 0.8}, 0)
+        tracker.track_snapshot(*snapshot(np.random.default_rng(5)), 0)
+    store.set_status(analysis, "finished")
+    return Filled(sec, plain, failed, analysis, sweep_id)
