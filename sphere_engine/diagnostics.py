@@ -17,23 +17,43 @@ _EPS = 1e-12
 _QUANTILES = (0.05, 0.5, 0.95)
 
 
+def _quantile_positions(count: int) -> tuple[list[int], list[int], list[float]]:
+    """Indices and weights that interpolate the 5/50/95th percentiles of ``count``
+    sorted values (linear interpolation, as ``torch.quantile``)."""
+    low, high, weight = [], [], []
+    for q in _QUANTILES:
+        position = q * (count - 1)
+        below = math.floor(position)
+        low.append(below)
+        high.append(min(below + 1, count - 1))
+        weight.append(position - below)
+    return low, high, weight
+
+
 @torch.no_grad()
-def norm_statistics(norms: torch.Tensor) -> dict[str, torch.Tensor]:
+def norm_statistics(
+    norms: torch.Tensor, sorted_norms: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
     """Statistics of the L2 norms (one per sample) of a batch of raw embeddings.
 
     ``norm/var`` is the population variance (divide by N), as the SEC paper reports it.
+    Few tensor ops on purpose: this runs every step, and on a CPU each op costs
+    microseconds of overhead (percentiles from one sort, not ``torch.quantile``).
     """
-    mean = norms.mean()
-    var = norms.var(correction=0)
+    if sorted_norms is None:
+        sorted_norms = norms.sort().values
+    var, mean = torch.var_mean(norms, correction=0)
     std = var.sqrt()
-    quantiles = torch.quantile(norms.float(), torch.tensor(_QUANTILES, device=norms.device))
+    low, high, weight = _quantile_positions(len(norms))
+    w = torch.tensor(weight, dtype=norms.dtype, device=norms.device)
+    quantiles = sorted_norms[low] * (1 - w) + sorted_norms[high] * w
     return {
         "norm/mean": mean,
         "norm/var": var,
         "norm/std": std,
         "norm/cv": std / mean.clamp_min(_EPS),
-        "norm/min": norms.min(),
-        "norm/max": norms.max(),
+        "norm/min": sorted_norms[0],
+        "norm/max": sorted_norms[-1],
         "norm/p05": quantiles[0],
         "norm/p50": quantiles[1],
         "norm/p95": quantiles[2],
@@ -44,29 +64,32 @@ def norm_statistics(norms: torch.Tensor) -> dict[str, torch.Tensor]:
 def pair_cosines(directions: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
     """Mean cosine of positive (same label, i ≠ j) and negative pairs, and their gap.
 
-    ``directions``: N × d unit rows. A batch without positives (or negatives) yields NaN
-    for that entry, which the store keeps as a gap in the series.
+    ``directions``: N × d unit rows. Computed from per-class sums of directions in
+    O(N·d), without the N × N matrix: Σ_{i,j same class} cos = Σ_c ||Σ_{i∈c} f̂_i||²
+    (the N self-pairs contribute exactly 1 each). A batch without positives (or
+    negatives) yields NaN for that entry, kept as a gap in the series.
     """
-    cosine = directions @ directions.T
-    same = labels[:, None] == labels[None, :]
-    not_self = ~torch.eye(len(labels), dtype=torch.bool, device=labels.device)
-    positive = same & not_self
-    negative = ~same
-    nan = torch.tensor(float("nan"), device=cosine.device)
-    pos = (cosine * positive).sum() / positive.sum() if positive.any() else nan
-    neg = (cosine * negative).sum() / negative.sum() if negative.any() else nan
+    count = len(labels)
+    one_hot = F.one_hot(labels).to(directions.dtype)  # N × C
+    class_sums = one_hot.T @ directions  # C × d
+    class_sizes = one_hot.sum(dim=0)
+    same = (class_sums * class_sums).sum()
+    total = directions.sum(dim=0).square().sum()
+    same_pairs = class_sizes.square().sum()
+    positive_pairs = same_pairs - count
+    negative_pairs = count * count - same_pairs
+    nan = torch.full((), float("nan"), device=directions.device)
+    pos = torch.where(positive_pairs > 0, (same - count) / positive_pairs.clamp_min(1), nan)
+    neg = torch.where(negative_pairs > 0, (total - same) / negative_pairs.clamp_min(1), nan)
     return {"cos/pos": pos, "cos/neg": neg, "cos/gap": pos - neg}
-
-
-def _pearson(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    a = a - a.mean()
-    b = b - b.mean()
-    return (a * b).sum() / (a.norm() * b.norm()).clamp_min(_EPS)
 
 
 @torch.no_grad()
 def gradient_statistics(
-    embeddings: torch.Tensor, norms: torch.Tensor, grad: torch.Tensor
+    embeddings: torch.Tensor,
+    norms: torch.Tensor,
+    grad: torch.Tensor,
+    norm_order: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
     """Gradient diagnostics on the embedding (SCIENCE.md §1 and §6).
 
@@ -79,23 +102,30 @@ def gradient_statistics(
       (the "unbalanced update" SEC claims to fix; ≈ 1 means balanced);
     - ``grad/norm_mean``: mean ||∂L/∂f_i||.
     Samples with a zero gradient (inactive in the loss) are left out of the cosine.
+    ``norm_order``: argsort of ``norms`` when the caller already has it.
     """
+    if norm_order is None:
+        norm_order = torch.argsort(norms)
+    safe_norms = norms.clamp_min(_EPS)
     grad_norms = grad.norm(dim=1)
-    directions = embeddings / norms[:, None].clamp_min(_EPS)
-    radial = (grad * directions).sum(dim=1)
-    active = grad_norms > _EPS
-    radial_cos = (radial.abs() / grad_norms.clamp_min(_EPS))[active]
-    tangential = (grad - radial[:, None] * directions).norm(dim=1)
-    rotation = tangential / norms.clamp_min(_EPS)
-    order = torch.argsort(norms)
-    half = len(order) // 2
-    small, large = rotation[order[:half]], rotation[order[len(order) - half :]]
-    nan = torch.tensor(float("nan"), device=grad.device)
+    radial = (grad * embeddings).sum(dim=1) / safe_norms  # <g, f̂>
+    active = (grad_norms > _EPS).to(grad.dtype)
+    radial_cos = (radial.abs() / grad_norms.clamp_min(_EPS) * active).sum() / active.sum()
+    rotation = (grad_norms.square() - radial.square()).clamp_min(0).sqrt() / safe_norms
+    half = len(norm_order) // 2
+    small = rotation[norm_order[:half]].mean()
+    large = rotation[norm_order[len(norm_order) - half :]].mean()
+    centred_grad = grad_norms - grad_norms.mean()
+    inverse = 1.0 / safe_norms
+    centred_inverse = inverse - inverse.mean()
+    correlation = (centred_grad * centred_inverse).sum() / (
+        centred_grad.norm() * centred_inverse.norm()
+    ).clamp_min(_EPS)
     return {
         "grad/norm_mean": grad_norms.mean(),
-        "grad/norm_inv_corr": _pearson(grad_norms, 1.0 / norms.clamp_min(_EPS)),
-        "grad/radial_cos": radial_cos.mean() if radial_cos.numel() else nan,
-        "grad/rotation_ratio": small.mean() / large.mean().clamp_min(_EPS) if half else nan,
+        "grad/norm_inv_corr": correlation,
+        "grad/radial_cos": radial_cos,
+        "grad/rotation_ratio": small / large.clamp_min(_EPS),
     }
 
 
@@ -167,12 +197,9 @@ def batch_statistics(
     with torch.no_grad():
         embeddings = embeddings.detach().float()
         norms = embeddings.norm(dim=1)
-        stats = norm_statistics(norms)
-        stats.update(pair_cosines(F.normalize(embeddings, dim=1), labels))
+        sorted_norms, order = norms.sort()
+        stats = norm_statistics(norms, sorted_norms)
+        stats.update(pair_cosines(embeddings / norms.clamp_min(_EPS)[:, None], labels))
         if grad is not None:
-            stats.update(gradient_statistics(embeddings, norms, grad.float()))
+            stats.update(gradient_statistics(embeddings, norms, grad.float(), order))
     return stats
-
-
-def degrees(radians: float) -> float:
-    return radians * 180.0 / math.pi
