@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sphere_engine.metrics.centroids import angles_degrees, class_centroids
+from sphere_engine.metrics.centroids import angles_degrees, class_centroids, row_angles_degrees
 from sphere_engine.metrics.inputs import check_embeddings, check_labels, check_pair, l2_normalize
 
 _BLOCK_ROWS = 1024  # rows of the centroid Gram matrix held at once
@@ -30,8 +30,7 @@ def angular_separation_scores(unit: np.ndarray, labels: np.ndarray) -> dict[str,
     classes, centroids = class_centroids(unit, labels)
     inter_min, inter_mean = _inter_centroid_angles(centroids)
     index = np.searchsorted(classes, labels)
-    to_centroid = np.einsum("nd,nd->n", unit.astype(np.float64), centroids[index])
-    intra_mean = float(angles_degrees(to_centroid).mean())
+    intra_mean = float(row_angles_degrees(unit, centroids[index]).mean())
     return {
         "angle/inter_min": inter_min,
         "angle/inter_mean": inter_mean,
@@ -75,6 +74,5 @@ def vertex_alignment(embeddings: Any, labels: Any, vertices: Any) -> dict[str, f
             f"got range {int(true.min())}..{int(true.max())}"
         )
     classes, centroids = class_centroids(l2_normalize(points), true)
-    unit_vertices = l2_normalize(corners, "vertices").astype(np.float64)[classes]
-    angles = angles_degrees(np.einsum("cd,cd->c", centroids, unit_vertices))
+    angles = row_angles_degrees(centroids, l2_normalize(corners, "vertices")[classes])
     return {"vertex/angle_mean": float(angles.mean()), "vertex/angle_max": float(angles.max())}

@@ -22,3 +22,15 @@ def class_centroids(unit: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, n
 def angles_degrees(cosines: np.ndarray) -> np.ndarray:
     """Angles in degrees of cosines (clipped to [-1, 1] against rounding)."""
     return np.degrees(np.arccos(np.clip(cosines, -1.0, 1.0)))
+
+
+def row_angles_degrees(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Angles in degrees between matching rows of two unit-length M × d arrays.
+
+    Uses 2·atan2(||a − b||, ||a + b||), which stays accurate for small angles where
+    arccos of a cosine near 1 loses half the digits.
+    """
+    first, second = first.astype(np.float64), second.astype(np.float64)
+    apart = np.linalg.norm(first - second, axis=1)
+    together = np.linalg.norm(first + second, axis=1)
+    return np.degrees(2.0 * np.arctan2(apart, together))

@@ -1,0 +1,48 @@
+"""Seeded k-means: reproducible, all points used, same clusters on both backends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import normalized_mutual_info_score
+
+from sphere_engine.metrics import backend as backends
+from sphere_engine.metrics import kmeans_labels
+
+
+@pytest.mark.parametrize("backend", ["faiss", "torch"])
+def test_same_seed_same_clusters(blobs, backend):
+    x, _ = blobs
+    first = kmeans_labels(x, 6, seed=3, backend=backend)
+    np.testing.assert_array_equal(first, kmeans_labels(x, 6, seed=3, backend=backend))
+    assert first.dtype == np.int64 and set(first) == set(range(6))
+
+
+def test_backends_find_identical_clusters_on_overlapping_blobs(blobs):
+    x, y = blobs
+    faiss_clusters = kmeans_labels(x, 6, seed=0, backend="faiss")
+    sklearn_clusters = kmeans_labels(x, 6, seed=0, backend="torch")
+    np.testing.assert_array_equal(faiss_clusters, sklearn_clusters)
+    assert 0.3 < normalized_mutual_info_score(y, faiss_clusters) < 1.0  # not trivial data
+
+
+def test_faiss_is_told_to_use_every_point(monkeypatch, make_clustered):
+    seen = {}
+    original = backends.faiss.Kmeans
+
+    def spy(d, k, **kwargs):
+        seen.update(kwargs)
+        return original(d, k, **kwargs)
+
+    monkeypatch.setattr(backends.faiss, "Kmeans", spy)
+    x, _ = make_clustered(2, 600, 4, spread=0.5)  # 1200 points > 256 per centroid × 2
+    clusters = kmeans_labels(x, 2, backend="faiss")
+    assert seen["max_points_per_centroid"] >= len(x)
+    # A 512-point subsample would move the centres; scikit-learn uses every point.
+    np.testing.assert_array_equal(clusters, kmeans_labels(x, 2, backend="torch"))
+
+
+@pytest.mark.parametrize("clusters", [0, 301])
+def test_cluster_count_must_fit_the_points(blobs, clusters):
+    with pytest.raises(ValueError, match="num_clusters must be between 1 and"):
+        kmeans_labels(blobs[0], clusters)
