@@ -13,6 +13,9 @@ import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TextIO
+
+import numpy as np
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -24,8 +27,8 @@ KEY_METRICS = ("recall@1", "map@r", "nmi", "f1", "norm/var", "classifier_accurac
 class ProgressBar(BaseTracker):
     """A one-line progress bar on stderr (redrawn at most 5 times a second)."""
 
-    def __init__(self, stream=sys.stderr) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
         self.last_draw = 0.0
         self.loss = float("nan")
         self.norm_var = float("nan")
@@ -112,6 +115,7 @@ def analyze_command(path: str, out: str | None = None, name: str | None = None) 
     print(f"metrics written to {target}", file=sys.stderr)
 
     store = RunStore()
+    keep = np.sort(np.random.default_rng(0).permutation(len(labels))[:2000])
     config = {
         "analysis": {
             "source": str(Path(path).resolve()),
@@ -122,8 +126,7 @@ def analyze_command(path: str, out: str | None = None, name: str | None = None) 
     run_id = store.create_run(config, name or Path(path).name, kind="analysis", status="running")
     tracker = store.tracker(run_id)
     tracker.track_eval(metrics, 0)
-    keep = min(len(labels), 2000)
-    tracker.track_snapshot(embeddings[:keep], labels[:keep], 0)
+    tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # a seeded sample of ≤ 2000
     tracker.flush()
     store.set_status(run_id, "finished")
     print(f"analysis recorded as run {run_id} in {store.home}", file=sys.stderr)
