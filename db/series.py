@@ -8,12 +8,13 @@ and the min and max of its finite values, so spikes survive downsampling.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from db.reader import query_arrow
+from db.reader import Sources, query_arrow
 from db.schema import NORMS, SCALARS
 from db.selection import check_max_points, check_names, check_runs, in_list
 
@@ -22,19 +23,18 @@ if TYPE_CHECKING:
 
 SERIES_COLUMNS = ["run_id", "name", "step", "value", "min", "max", "wall_time"]
 
+# $width is computed first (one scan of the step column); the clamp keeps rows that
+# arrived between the two queries in the last bucket rather than in an extra one.
 _STEP_GRID = """
-WITH sel AS (SELECT run_id, name, step, value, wall_time FROM scalars WHERE {where})
-, grid AS (
-    SELECT greatest(1, CAST(ceil((max(step) + 1) / $max_points) AS BIGINT)) AS width FROM sel
-)
-SELECT run_id, name, (step // width) * width AS step,
+SELECT run_id, name, least(step // $width, $max_points - 1) * $width AS step,
        arg_max(value, step) AS value,
        min(value) FILTER (WHERE isfinite(value)) AS min,
        max(value) FILTER (WHERE isfinite(value)) AS max,
-       arg_max(wall_time, step) AS wall_time,
+       max(wall_time) AS wall_time,
        count(*) AS points
-FROM sel, grid
-GROUP BY run_id, name, step // width, width
+FROM scalars
+WHERE {where}
+GROUP BY run_id, name, least(step // $width, $max_points - 1)
 ORDER BY run_id, name, step
 """
 
@@ -81,12 +81,13 @@ def metric_series(
     if not runs or not wanted:
         return _empty(columns)
     where, params = in_list("name", "n", wanted)
-    template = _STEP_GRID if x == "step" else _TIME_GRID
+    params["max_points"] = max_points
+    sources = {"scalars": (SCALARS, runs)}
+    if x == "step":
+        params["width"] = grid_width(store, sources, "scalars", max_points)
     # The SQL text holds only fixed fragments and placeholders; values are bound.
-    sql = template.format(where=where)
-    table = query_arrow(
-        store, {"scalars": (SCALARS, runs)}, sql, {**params, "max_points": max_points}
-    )
+    sql = (_STEP_GRID if x == "step" else _TIME_GRID).format(where=where)
+    table = query_arrow(store, sources, sql, params)
     frame = table.to_pandas()
     totals = frame.groupby(["run_id", "name"], sort=False)["points"].sum()
     frame = frame.drop(columns="points")[columns]
@@ -99,17 +100,24 @@ def sample_norms(store: RunStore, run_id: str, *, max_points: int = 1000) -> pd.
     ``max_points`` steps per sample (each bucket's last value, at the grid step)."""
     (run,) = check_runs(store, [run_id])
     max_points = check_max_points(max_points)
-    sql = """WITH grid AS (
-        SELECT greatest(1, CAST(ceil((max(step) + 1) / $max_points) AS BIGINT)) AS width
-        FROM norms
-    )
-    SELECT (step // width) * width AS step, sample, arg_max(norm, step) AS norm
-    FROM norms, grid
-    GROUP BY sample, step // width, width
+    sources = {"norms": (NORMS, [run])}
+    sql = """
+    SELECT least(step // $width, $max_points - 1) * $width AS step, sample,
+           arg_max(norm, step) AS norm
+    FROM norms
+    GROUP BY sample, least(step // $width, $max_points - 1)
     ORDER BY sample, step
     """
-    table = query_arrow(store, {"norms": (NORMS, [run])}, sql, {"max_points": max_points})
+    params = {"max_points": max_points, "width": grid_width(store, sources, "norms", max_points)}
+    table = query_arrow(store, sources, sql, params)
     return table.to_pandas()
+
+
+def grid_width(store: RunStore, sources: Sources, alias: str, max_points: int) -> int:
+    """Bucket width so that steps 0..max step of the selected runs fit in max_points."""
+    result = query_arrow(store, sources, f"SELECT max(step) AS top FROM {alias}")
+    top = result.column("top")[0].as_py()
+    return max(1, math.ceil((top + 1) / max_points)) if top is not None else 1
 
 
 def _empty(columns: list[str]) -> pd.DataFrame:

@@ -3,9 +3,10 @@
 Values are buffered in columnar arrays (a few list appends per call) and written as
 one Parquet chunk per table at most every ``flush_interval`` seconds (checked on each
 call), on ``flush()``, or when the buffer grows past ``max_buffer_rows``. Each flush
-also writes the heartbeat with the last progress. A failed write keeps the buffered
-rows (the next flush retries them), notes the error in the run's status file and
-raises ``StoreWriteError``: nothing is dropped silently.
+also writes the heartbeat with the last progress. Every ``compact_every`` flushes the
+tracker compacts its run, which bounds the number of files a reader opens. A failed
+write keeps the buffered rows (the next flush retries them), notes the error in the
+run's status file and raises ``StoreWriteError``: nothing is dropped silently.
 
 One tracker writes a run at a time (the worker running it).
 """
@@ -121,10 +122,13 @@ class StoreTracker:
         flush_interval: float = 1.0,
         *,
         max_buffer_rows: int = 4_000_000,
+        compact_every: int = 60,
         fsync: bool = True,
     ) -> None:
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 seconds, got {flush_interval!r}")
+        if compact_every < 0:
+            raise ValueError(f"compact_every must be >= 0 (0: never), got {compact_every!r}")
         if max_buffer_rows < 1:
             raise ValueError(f"max_buffer_rows must be >= 1, got {max_buffer_rows!r}")
         store.get_run(run_id)  # ValueError for an unknown run
@@ -132,7 +136,9 @@ class StoreTracker:
         self.run_id = run_id
         self.flush_interval = float(flush_interval)
         self.max_buffer_rows = max_buffer_rows
+        self.compact_every = compact_every
         self.fsync = fsync
+        self._flushes_since_compaction = 0
         self.flushes = 0  # completed flushes
         self._token = uuid.uuid4().hex[:12]
         self._seq = 1 + max(
@@ -231,6 +237,19 @@ class StoreTracker:
             self._note_error(message)
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
         self.flushes += 1
+        self._flushes_since_compaction += bool(pending_tables)
+        if self.compact_every and self._flushes_since_compaction >= self.compact_every:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Merge this run's chunks so readers open few files however long the run is.
+        Safe here: this tracker is the run's only writer. A failure loses nothing."""
+        self._flushes_since_compaction = 0
+        try:
+            self.store.compact(self.run_id)
+        except Exception as error:
+            log.warning("run %s: compaction failed (will retry): %s", self.run_id, error)
+            self.store.report_problem(f"run {self.run_id}: compaction failed: {error}")
 
     # -- context manager: flush on exit, also on errors ------------------------------
     def __enter__(self) -> StoreTracker:

@@ -151,3 +151,16 @@ def test_flush_after_delete_raises(store, config):
     with pytest.raises(StoreWriteError, match="no longer exists"):
         tracker.flush()
     assert not os.path.exists(store.run_dir(run_id))
+
+
+def test_tracker_compacts_its_run_every_n_flushes(store, config):
+    run_id = store.create_run(config)
+    tracker = store.tracker(run_id, flush_interval=0, compact_every=4)
+    for step in range(10):
+        tracker.track(float(step), "a", step)
+    files = scan_table(store.table_dir(run_id, "scalars"))
+    # flushes 1-4 and 5-8 were compacted; flushes 9 and 10 are still chunks
+    assert [p.name.split("-")[0] for p in files.live] == ["compact", "c", "c"]
+    assert queries.metric_series(store, run_id, "a")["value"].tolist() == list(
+        map(float, range(10))
+    )
