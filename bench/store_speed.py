@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--steps", type=int, default=20000)
     parser.add_argument("--metrics", type=int, default=12)
-    parser.add_argument("--chunks", type=int, default=60, help="chunks per uncompacted run")
+    parser.add_argument("--chunks", type=int, default=30, help="chunks per uncompacted run")
     args = parser.parse_args()
     names = metric_names(args.metrics)
     with tempfile.TemporaryDirectory(prefix="store-bench-") as home:

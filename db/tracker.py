@@ -122,7 +122,7 @@ class StoreTracker:
         flush_interval: float = 1.0,
         *,
         max_buffer_rows: int = 4_000_000,
-        compact_every: int = 60,
+        compact_every: int = 30,
         fsync: bool = True,
     ) -> None:
         if not flush_interval >= 0:
