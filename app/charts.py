@@ -285,7 +285,8 @@ def scatter_matrix(
     """
     coords = list(coords)[:8]
     frame = points[[*coords, color]].assign(kind="embedding")
-    frame, note = _limit(frame, [], coords[0] if coords else "", total)
+    room = MAX_POINTS - (len(vertices) if vertices is not None else 0)
+    frame, note = _limit(frame, [], coords[0] if coords else "", total, max_points=room)
     data = frame
     if vertices is not None and len(vertices):
         data = pd.concat([frame, vertices[coords].assign(kind="vertex")], ignore_index=True)
@@ -361,7 +362,7 @@ def angle_heatmap(
         alt.Chart(frame)
         .mark_rect()
         .encode(
-            x=alt.X("class_b:O", sort=labels, title="class"),
+            x=alt.X("class_b:O", sort=labels, title="class", axis=alt.Axis(labelAngle=0)),
             y=alt.Y("class_a:O", sort=labels, title="class"),
             color=alt.Color("angle:Q", scale=alt.Scale(scheme="viridis"), title="°"),
             tooltip=["class_a:O", "class_b:O", alt.Tooltip("angle:Q", format=".1f")],

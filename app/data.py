@@ -115,6 +115,21 @@ def run_labels(frame: pd.DataFrame) -> dict[str, str]:
     }
 
 
+def preferred_runs(frame: pd.DataFrame, count: int = 1) -> list[str]:
+    """The newest training runs that have (or are producing) results, for default picks.
+
+    Falls back to the newest runs of any kind and status.
+    """
+    if frame.empty:
+        return []
+    useful = frame[
+        (frame["kind"] == "train") & frame["status"].isin(("running", "finished", "cancelled"))
+    ]
+    chosen = useful["run_id"].tolist()[:count]
+    rest = [r for r in frame["run_id"] if r not in chosen]
+    return (chosen + rest)[:count]
+
+
 def elapsed_seconds(row: Any, now: float | None = None) -> float | None:
     """Seconds a run has been (or was) running: finished − started, or now − started."""
     started = _epoch(_get(row, "started_at"))
@@ -277,6 +292,7 @@ def _series(
         frame = q.metric_series(store_, list(run_ids), list(names), max_points=max_points)
         totals = _totals(frame)
     frame = frame.copy()
+    frame.attrs = {}  # tuple-keyed totals cannot travel to the browser with the data
     if frame.empty:
         return pd.DataFrame(columns=columns), totals
     starts = {r: _epoch(q.get_run(store_, r).started_at) for r in frame["run_id"].unique()}
@@ -355,6 +371,8 @@ def _sample_norms(root: str, run_id: str, max_points: int) -> tuple[pd.DataFrame
         total = int(sum(totals.values()))
     else:
         total = int(totals) if totals else len(frame)
+    frame = frame.copy()
+    frame.attrs = {}
     return frame, total
 
 

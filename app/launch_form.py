@@ -194,7 +194,7 @@ def _place_error(slots: dict[str, Any], error: str) -> bool:
     field = error_field(error)
     while field:
         if field in slots:
-            slots[field].error(error, icon="⛔")
+            slots[field].error(error, icon=":material/block:")
             return True
         field = field.rpartition(".")[0]
     return False
@@ -271,7 +271,7 @@ def _component_select(section: str, values: dict[str, Any], help_text: str) -> s
         label,
         names,
         index=names.index(current) if current in names else 0,
-        key=_key(section, "name", kind),
+        key=_key(section, "name", kind) if section == "objective" else _key(section, "name"),
         help=help_text,
     )
 

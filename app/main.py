@@ -18,16 +18,33 @@ import streamlit as st  # noqa: E402
 
 
 def main() -> None:
-    st.set_page_config(page_title="SphereScope", page_icon="🌐", layout="wide")
+    st.set_page_config(page_title="SphereScope", page_icon=":material/language:", layout="wide")
     pages = {
         "Train": [
-            st.Page("pages/runs.py", title="Runs", icon="📋", url_path="runs", default=True),
-            st.Page("pages/launch.py", title="Launch", icon="🚀", url_path="launch"),
+            st.Page(
+                "pages/runs.py", title="Runs", icon=":material/list:", url_path="runs", default=True
+            ),
+            st.Page(
+                "pages/launch.py",
+                title="Launch",
+                icon=":material/rocket_launch:",
+                url_path="launch",
+            ),
         ],
         "Analyse": [
-            st.Page("pages/run.py", title="Run", icon="📈", url_path="run"),
-            st.Page("pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
-            st.Page("pages/geometry.py", title="Geometry", icon="🌐", url_path="geometry"),
+            st.Page("pages/run.py", title="Run", icon=":material/monitoring:", url_path="run"),
+            st.Page(
+                "pages/compare.py",
+                title="Compare",
+                icon=":material/compare_arrows:",
+                url_path="compare",
+            ),
+            st.Page(
+                "pages/geometry.py",
+                title="Geometry",
+                icon=":material/scatter_plot:",
+                url_path="geometry",
+            ),
         ],
     }
     st.navigation(pages).run()

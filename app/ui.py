@@ -47,7 +47,7 @@ def guarded(function: Callable[..., Any]) -> Callable[..., Any]:
             return function(*args, **kwargs)
         except Exception as error:  # the guard's purpose: no traceback reaches the user
             log.exception("page error in %s", getattr(function, "__qualname__", function))
-            st.error(f"Something went wrong: {friendly_error(error)}", icon="⚠️")
+            st.error(f"Something went wrong: {friendly_error(error)}", icon=":material/warning:")
             return None
 
     return wrapper
@@ -74,10 +74,14 @@ def points_note_of(chart: alt.TopLevelMixin) -> str | None:
 
 
 def empty_state(
-    message: str, *, page: str = LAUNCH_PAGE, label: str = "Launch a run", icon: str = "🚀"
+    message: str,
+    *,
+    page: str = LAUNCH_PAGE,
+    label: str = "Launch a run",
+    icon: str = ":material/rocket_launch:",
 ) -> None:
     """Explain what to do, link to the page that does it, and stop the page."""
-    st.info(message, icon="ℹ️")
+    st.info(message, icon=":material/info:")
     st.page_link(page, label=label, icon=icon)
     st.stop()
 
@@ -85,7 +89,10 @@ def empty_state(
 def run_link(run_id: str, label: str | None = None) -> None:
     """A link to the Run page for ``run_id``."""
     st.page_link(
-        RUN_PAGE, label=label or f"Run {run_id}", icon="📈", query_params={"run_id": run_id}
+        RUN_PAGE,
+        label=label or f"Run {run_id}",
+        icon=":material/monitoring:",
+        query_params={"run_id": run_id},
     )
 
 

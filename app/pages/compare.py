@@ -24,7 +24,7 @@ def main() -> None:
         args=(frame,),
     )
     if "compare.runs" not in st.session_state:
-        st.session_state["compare.runs"] = _preselection(labels)
+        st.session_state["compare.runs"] = _preselection(frame, labels)
     else:  # drop runs deleted since they were chosen
         st.session_state["compare.runs"] = [
             r for r in st.session_state["compare.runs"] if r in labels
@@ -38,14 +38,14 @@ def main() -> None:
             "No runs to compare yet: launch a preset (it starts several runs), then come back."
         )
     if not run_ids:
-        st.info("Choose two or more runs (or a sweep) to compare.", icon="ℹ️")
+        st.info("Choose two or more runs (or a sweep) to compare.", icon=":material/info:")
         st.stop()
     names = data.metric_names(run_ids)
     eval_names = data.eval_names(run_ids)
     metric_col, smooth_col, x_col = st.columns([2, 2, 1])
     choices = [*names, *[f"eval: {n}" for n in eval_names if n not in names]]
     if not choices:
-        st.info("These runs have not logged any metric yet.", icon="⏳")
+        st.info("These runs have not logged any metric yet.", icon=":material/hourglass_top:")
         st.stop()
     default = choices.index(DEFAULT_METRIC) if DEFAULT_METRIC in choices else 0
     metric = metric_col.selectbox("Metric", choices, index=default, key="compare.metric")
@@ -135,12 +135,12 @@ def _select_sweep(frame: pd.DataFrame) -> None:
         st.session_state["compare.runs"] = frame.loc[frame["sweep_id"] == sweep, "run_id"].tolist()
 
 
-def _preselection(labels: dict[str, str]) -> list[str]:
-    """The runs named in the URL (?runs=a,b), else the two newest."""
+def _preselection(frame: pd.DataFrame, labels: dict[str, str]) -> list[str]:
+    """The runs named in the URL (?runs=a,b), else the two newest with results."""
     wanted = ui.query_param("runs")
     if wanted:
         return [r for r in wanted.split(",") if r in labels]
-    return list(labels)[:2]
+    return data.preferred_runs(frame, 2)
 
 
 ui.run_page(main)

@@ -17,16 +17,15 @@ def main() -> None:
     labels = data.run_labels(frame) if not frame.empty else {}
     wanted = ui.query_param("run_id")
     options = list(labels)
+    preferred = data.preferred_runs(frame, 2)
+    if wanted in labels:
+        preferred = [wanted, *[r for r in preferred if r != wanted]]
     side_by_side = st.toggle("Two runs side by side", key="geometry.pair")
     columns = st.columns(2) if side_by_side else [st.container()]
     picks = []
     for slot, column in enumerate(columns):
         with column:
-            default = (
-                options.index(wanted)
-                if wanted in labels and slot == 0
-                else min(slot, max(len(options) - 1, 0))
-            )
+            default = options.index(preferred[min(slot, len(preferred) - 1)]) if preferred else 0
             run_id = st.selectbox(
                 f"Run {slot + 1}" if side_by_side else "Run",
                 options,
@@ -64,12 +63,12 @@ def _panel(run_id: str, step: int | None, *, wide: bool) -> None:
         st.info(
             "This run has no embedding snapshot yet: snapshots are recorded at each "
             "evaluation (diagnostics.eval_every).",
-            icon="⏳",
+            icon=":material/hourglass_top:",
         )
         return
     snap = data.snapshot(run_id, step)
     if snap.empty:
-        st.info(f"No snapshot at step {step}.", icon="ℹ️")
+        st.info(f"No snapshot at step {step}.", icon=":material/info:")
         return
     coords = data.coordinate_columns(snap)
     st.caption(

@@ -50,7 +50,7 @@ def main() -> None:
     with st.expander("Config (JSON)"):
         st.code(launch_form.config_preview(config), language="json")
     if error:
-        st.error(f"Invalid config — {error}", icon="⛔")
+        st.error(f"Invalid config — {error}", icon=":material/block:")
     label = f"Launch sweep ({_sweep_size(grid, seeds)} runs)" if sweep else "Launch run"
     launch_clicked = st.button(label, key="launch.go", type="primary", disabled=bool(error))
     # -- data: launching -------------------------------------------------------------
@@ -110,16 +110,16 @@ def _show_launched(launched: dict) -> None:
         f"Launched {len(ids)} run{'s' if len(ids) != 1 else ''}"
         + (f" in sweep `{launched['sweep_id']}`" if launched.get("sweep_id") else "")
         + ". They appear on the Runs page; open one to watch it live.",
-        icon="✅",
+        icon=":material/check_circle:",
     )
     for run_id in ids:
         ui.run_link(run_id, label=f"Open run {run_id}")
-    st.page_link(ui.RUNS_PAGE, label="All runs", icon="📋")
+    st.page_link(ui.RUNS_PAGE, label="All runs", icon=":material/list:")
     if len(ids) > 1:
         st.page_link(
             ui.COMPARE_PAGE,
             label="Compare these runs",
-            icon="⚖️",
+            icon=":material/compare_arrows:",
             query_params={"runs": ",".join(ids)},
         )
 

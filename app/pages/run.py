@@ -30,8 +30,9 @@ def main() -> None:
     options = list(labels)
     wanted = ui.query_param("run_id")
     if wanted and wanted not in labels:
-        st.warning(f"No run with id `{wanted}`; pick one below.", icon="⚠️")
-    index = options.index(wanted) if wanted in labels else 0
+        st.warning(f"No run with id `{wanted}`; pick one below.", icon=":material/warning:")
+    default = wanted if wanted in labels else next(iter(data.preferred_runs(frame)), None)
+    index = options.index(default) if default in labels else 0
     run_id = st.selectbox(
         "Run",
         options,
@@ -83,7 +84,7 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
             st.info(
                 "No metrics recorded yet. A queued run starts when a worker is free; "
                 "the first points appear a few seconds after it starts.",
-                icon="⏳",
+                icon=":material/hourglass_top:",
             )
             return
         _charts(run_id, names, log_y=log_y, x=x)
@@ -110,7 +111,8 @@ def _header(record: Any) -> None:
     device_col.metric("Device", record.device or "–")
     if record.status in ("failed", "lost"):
         st.error(
-            f"The run {record.status}: {record.status_message or 'no message recorded'}", icon="🛑"
+            f"The run {record.status}: {record.status_message or 'no message recorded'}",
+            icon=":material/error:",
         )
     elif record.status_message:
         st.caption(record.status_message)

@@ -38,7 +38,7 @@ def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: b
     def table() -> None:
         frame = data.runs(status=status, search=search, tag=tag, kind=kind)
         if frame.empty:
-            st.info("No run matches these filters.", icon="ℹ️")
+            st.info("No run matches these filters.", icon=":material/info:")
             return
         shown = data.runs_table(frame)
         shown.insert(1, "open", [f"run?run_id={r}" for r in shown["run_id"]])
@@ -76,23 +76,29 @@ def _actions(frame: pd.DataFrame) -> None:
         st.caption("Select runs to cancel, clone, delete, tag, annotate, compare or open.")
         return
     cancel_col, clone_col, compare_col, delete_col = st.columns(4)
-    if cancel_col.button("Cancel", key="runs.cancel", icon="⏹️"):
+    if cancel_col.button("Cancel", key="runs.cancel", icon=":material/stop_circle:"):
         for run_id in selected:
             data.cancel_run(run_id)
         st.toast(f"Cancel requested for {len(selected)} run(s)")
         st.rerun()
-    if clone_col.button("Clone into the launch form", key="runs.clone", icon="📝"):
+    if clone_col.button(
+        "Clone into the launch form", key="runs.clone", icon=":material/content_copy:"
+    ):
         launch_form.load_into_form(data.run(selected[0]).config)
         st.switch_page(ui.LAUNCH_PAGE)
     compare_col.page_link(
-        ui.COMPARE_PAGE, label="Compare", icon="⚖️", query_params={"runs": ",".join(selected)}
+        ui.COMPARE_PAGE,
+        label="Compare",
+        icon=":material/compare_arrows:",
+        query_params={"runs": ",".join(selected)},
     )
-    if delete_col.button("Delete…", key="runs.delete", icon="🗑️"):
+    if delete_col.button("Delete…", key="runs.delete", icon=":material/delete:"):
         st.session_state[CONFIRM_DELETE] = list(selected)
     pending = st.session_state.get(CONFIRM_DELETE)
     if pending:
         st.warning(
-            f"Delete {len(pending)} run(s) and all their data? This cannot be undone.", icon="⚠️"
+            f"Delete {len(pending)} run(s) and all their data? This cannot be undone.",
+            icon=":material/warning:",
         )
         yes, no = st.columns(2)
         if yes.button("Yes, delete", key="runs.delete.confirm", type="primary"):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from streamlit.testing.v1 import AppTest
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -111,3 +113,31 @@ def fill_store(store: RunStore) -> Filled:
         tracker.track_snapshot(*snapshot(np.random.default_rng(5)), 0)
     store.set_status(analysis, "finished")
     return Filled(sec, plain, failed, analysis, sweep_id)
+
+
+# ----------------------------------------------------------------------------- AppTest
+
+APP_MAIN = Path(__file__).resolve().parents[2] / "app" / "main.py"
+
+
+def open_page(
+    page: str, query_params: dict[str, str] | None = None, timeout: float = 60
+) -> AppTest:
+    """Run the app, switch to ``page`` ("pages/run.py") and run it; returns the AppTest."""
+    app = AppTest.from_file(str(APP_MAIN), default_timeout=timeout)
+    app.run()
+    for key, value in (query_params or {}).items():
+        app.query_params[key] = value
+    app.switch_page(page).run()
+    return app
+
+
+def texts(elements) -> list[str]:  # noqa: ANN001
+    return [str(element.value) for element in elements]
+
+
+def charts_of(app: AppTest) -> list[dict]:
+    """The Vega-Lite specs of the page's Altair charts."""
+    import json
+
+    return [json.loads(element.proto.spec) for element in app.get("vega_lite_chart")]

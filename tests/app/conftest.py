@@ -1,4 +1,8 @@
-"""Fixtures for the dashboard's tests: a private store per test, fresh Streamlit caches."""
+"""Fixtures for the dashboard's tests: private stores, fresh Streamlit caches.
+
+``filled`` is a store with synthetic runs, written once per session (reading tests
+share it); ``filled_fresh`` writes a new one for tests that change runs.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +32,21 @@ def store(home) -> RunStore:
     return RunStore(home)
 
 
+@pytest.fixture(scope="session")
+def _shared_filled(tmp_path_factory) -> tuple[str, Filled]:
+    root = tmp_path_factory.mktemp("filled") / "home"
+    return str(root), fill_store(RunStore(root))
+
+
 @pytest.fixture
-def filled(store) -> Filled:
+def filled(_shared_filled, monkeypatch) -> Filled:
+    """Read-only: a store with synthetic runs shared by the session."""
+    root, runs = _shared_filled
+    monkeypatch.setenv("SPHERESCOPE_HOME", root)
+    return runs
+
+
+@pytest.fixture
+def filled_fresh(store) -> Filled:
+    """A store with synthetic runs of this test's own (for tests that change runs)."""
     return fill_store(store)

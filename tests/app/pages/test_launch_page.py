@@ -1,0 +1,139 @@
+"""app/pages/launch.py under AppTest: the form validates, launches, presets and sweeps."""
+
+from __future__ import annotations
+
+import pytest
+from app_fixtures import open_page, texts
+
+import worker
+from app.presets import PRESETS
+from sphere_engine.config import RunConfig
+
+
+@pytest.fixture
+def launched(monkeypatch, store):
+    """worker.launch / launch_sweep replaced by fakes that only record the run."""
+    calls: dict[str, list] = {"launch": [], "sweep": []}
+
+    def fake_launch(config, name=None, tags=(), sweep_id=None, *, store=None):
+        calls["launch"].append(
+            {"config": config, "name": name, "tags": tuple(tags), "sweep_id": sweep_id}
+        )
+        return store.create_run(config, name, tags=tags, sweep_id=sweep_id)
+
+    def fake_sweep(base, grid, seeds, *, name=None, tags=(), store=None):
+        calls["sweep"].append({"base": base, "grid": grid, "seeds": seeds})
+        count = len(seeds)
+        for values in grid.values():
+            count *= len(values)
+        return "sweep-fake", [
+            store.create_run(base, f"s{i}", sweep_id="sweep-fake") for i in range(count)
+        ]
+
+    monkeypatch.setattr(worker, "launch", fake_launch)
+    monkeypatch.setattr(worker, "launch_sweep", fake_sweep)
+    return calls
+
+
+def _form_key(app, dotted: str) -> str:
+    generation = (
+        app.session_state["launch.generation"] if ("launch.generation" in app.session_state) else 0
+    )
+    return f"lf{generation}.{dotted}"
+
+
+def test_form_has_a_field_with_help_for_every_setting(home):
+    app = open_page("pages/launch.py")
+    assert not app.exception
+    lr = app.number_input(key="lf0.optimizer.lr")
+    assert lr.value == pytest.approx(RunConfig().optimizer.lr)
+    assert "Learning rate" in lr.help
+    steps = app.number_input(key="lf0.training.steps")
+    assert "min 1" in steps.help
+    assert app.selectbox(key="lf0.optimizer.name").options == ["sgd", "adam", "adamw"]
+    assert "digits" in app.selectbox(key="lf0.data.name").options
+    # options of the chosen loss come from its registry entry, with help and default
+    margin = app.number_input(key="lf0.objective.options.loss.triplet.margin")
+    assert margin.value == pytest.approx(0.1)
+    assert "default 0.1" in margin.help
+
+
+def test_bad_value_shows_the_config_message_and_keeps_values(home, launched):
+    app = open_page("pages/launch.py")
+    app.number_input(key="lf0.data.samples_per_class").set_value(4)
+    app.number_input(key="lf0.data.batch_size").set_value(30).run()
+    errors = texts(app.error)
+    assert any(e.startswith("data.batch_size: 30 is not a multiple") for e in errors)
+    assert any(e.startswith("Invalid config") for e in errors)
+    assert app.button(key="launch.go").disabled
+    assert app.number_input(key="lf0.data.batch_size").value == 30  # the form keeps it
+    app.number_input(key="lf0.data.batch_size").set_value(20).run()
+    assert not app.error
+    assert not app.button(key="launch.go").disabled
+
+
+def test_out_of_range_value_is_reported_by_the_config(home):
+    app = open_page("pages/launch.py")
+    app.number_input(key="lf0.training.steps").set_value(0).run()
+    assert any("training.steps: 0 is below the minimum 1" in e for e in texts(app.error))
+
+
+def test_launch_sends_the_form_config_and_links_to_the_run(home, launched):
+    app = open_page("pages/launch.py")
+    app.number_input(key="lf0.training.steps").set_value(42)
+    app.text_input(key="launch.name").set_value("my run")
+    app.text_input(key="launch.tags").set_value("a, b")
+    app.button(key="launch.go").click().run()
+    assert not app.exception and not app.error
+    (call,) = launched["launch"]
+    assert call["config"]["training"]["steps"] == 42
+    assert (call["name"], call["tags"]) == ("my run", ("a", "b"))
+    assert any("Launched 1 run" in s for s in texts(app.success))
+    run_links = [link.proto for link in app.get("page_link") if link.proto.page.endswith("run")]
+    assert len(run_links) == 1
+    assert run_links[0].label.startswith("Open run ")
+    assert run_links[0].query_string == f"run_id={run_links[0].label.split()[-1]}"
+
+
+def test_preset_launches_all_its_runs_as_one_sweep(home, launched):
+    app = open_page("pages/launch.py")
+    app.selectbox(key="launch.preset").set_value("sec_ablation").run()
+    app.button(key="launch.preset.go").click().run()
+    calls = launched["launch"]
+    preset = PRESETS["sec_ablation"]
+    assert len(calls) == len(preset.configs) == 6
+    assert len({c["sweep_id"] for c in calls}) == 1 and calls[0]["sweep_id"]
+    assert [c["config"]["regularizer"]["name"] for c in calls] == [
+        "none",
+        "sec",
+        "l2",
+        "l2",
+        "l2",
+        "l2",
+    ]
+    assert all("sec_ablation" in c["tags"] for c in calls)
+
+
+def test_preset_run_loads_into_the_form(home):
+    app = open_page("pages/launch.py")
+    app.selectbox(key="launch.preset").set_value("polytope_heads").run()
+    app.selectbox(key="launch.preset.edit").set_value(1).run()
+    app.button(key="launch.preset.load").click().run()
+    assert app.selectbox(key=_form_key(app, "model.name")).value == "lenetpp"
+    assert app.selectbox(key=_form_key(app, "objective.name.head")).value == "orthoplex"
+    margin = app.text_input(key=_form_key(app, "objective.options.head.orthoplex.margin"))
+    assert margin.value == "auto"
+
+
+def test_sweep_mode_expands_grid_times_seeds(home, launched):
+    app = open_page("pages/launch.py")
+    app.toggle(key="launch.sweep").set_value(True).run()
+    app.selectbox(key="launch.grid.key0").set_value("optimizer.lr")
+    app.text_input(key="launch.grid.values0").set_value("0.01, 0.1")
+    app.text_input(key="launch.seeds").set_value("0, 1, 2").run()
+    assert app.button(key="launch.go").label == "Launch sweep (6 runs)"
+    app.button(key="launch.go").click().run()
+    (call,) = launched["sweep"]
+    assert call["grid"] == {"optimizer.lr": [0.01, 0.1]}
+    assert call["seeds"] == [0, 1, 2]
+    assert any("Launched 6 runs in sweep `sweep-fake`" in s for s in texts(app.success))

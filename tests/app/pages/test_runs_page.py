@@ -1,0 +1,83 @@
+"""app/pages/runs.py under AppTest: empty store, table, filters and actions."""
+
+from __future__ import annotations
+
+from app_fixtures import open_page, texts
+
+from db.store import RunStore
+
+
+def test_empty_store_explains_and_links_to_launch(home):
+    app = open_page("pages/runs.py")
+    assert not app.exception
+    assert any("No runs yet" in t for t in texts(app.info))
+    assert [link.proto.label for link in app.get("page_link")] == ["Launch a run"]
+    assert app.get("page_link")[0].proto.page.endswith("launch")
+
+
+def test_table_lists_runs_with_progress_and_metrics(filled):
+    app = open_page("pages/runs.py")
+    assert not app.exception and not app.error
+    table = app.dataframe[0].value.set_index("run_id")
+    assert set(table.index) == {filled.sec, filled.plain, filled.failed, filled.analysis}
+    assert table.loc[filled.sec, "progress"] == 1.0
+    assert table.loc[filled.sec, "status"] == "finished"
+    assert table.loc[filled.failed, "status"] == "failed"
+    assert table.loc[filled.sec, "open"] == f"run?run_id={filled.sec}"
+    assert "4 run(s)" in texts(app.caption)
+
+
+def test_search_and_status_filters(filled):
+    app = open_page("pages/runs.py")
+    app.text_input(key="runs.search").set_value("plain").run()
+    assert app.dataframe[0].value["run_id"].tolist() == [filled.plain]
+    app.text_input(key="runs.search").set_value("").run()
+    app.multiselect(key="runs.status").set_value(["failed"]).run()
+    assert app.dataframe[0].value["run_id"].tolist() == [filled.failed]
+
+
+def test_delete_asks_for_confirmation(filled_fresh, store: RunStore):
+    runs = filled_fresh
+    app = open_page("pages/runs.py")
+    app.multiselect(key="runs.selected").set_value([runs.failed]).run()
+    app.button(key="runs.delete").click().run()
+    assert any("cannot be undone" in t for t in texts(app.warning))
+    assert store.exists(runs.failed)  # nothing deleted before the confirmation
+    app.button(key="runs.delete.confirm").click().run()
+    assert not app.exception
+    assert not store.exists(runs.failed)
+    assert runs.failed not in set(app.dataframe[0].value["run_id"])
+
+
+def test_tags_and_notes_are_saved(filled_fresh, store: RunStore):
+    runs = filled_fresh
+    app = open_page("pages/runs.py")
+    app.multiselect(key="runs.selected").set_value([runs.plain]).run()
+    app.text_input[-1].set_value("baseline, seed0")
+    app.text_area[0].set_value("the η = 0 row")
+    app.button[-1].click().run()  # the form's submit button
+    record = store.get_run(runs.plain)
+    assert (record.tags, record.notes) == (["baseline", "seed0"], "the η = 0 row")
+
+
+def test_cancel_calls_the_worker(filled_fresh, monkeypatch):
+    import worker
+
+    cancelled = []
+    monkeypatch.setattr(worker, "cancel", lambda run_id, store=None: cancelled.append(run_id))
+    app = open_page("pages/runs.py")
+    app.multiselect(key="runs.selected").set_value([filled_fresh.sec]).run()
+    app.button(key="runs.cancel").click().run()
+    assert cancelled == [filled_fresh.sec]
+
+
+def test_clone_fills_the_launch_form(filled):
+    app = open_page("pages/runs.py")
+    app.multiselect(key="runs.selected").set_value([filled.plain]).run()
+    app.button(key="runs.clone").click().run()
+    assert not app.exception
+    assert app.title[0].value == "Launch runs"
+    draft = app.session_state["launch.draft"]
+    assert draft["regularizer"]["name"] == "none"
+    assert draft["objective"]["name"] == "simplex"
+    assert app.selectbox(key="lf1.objective.name.head").value == "simplex"

@@ -1,0 +1,142 @@
+"""app/charts.py: point caps, "N of M points", stable colours, geometry charts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from app import charts
+
+
+def _lines(runs: int, points: int) -> pd.DataFrame:
+    parts = []
+    for r in range(runs):
+        steps = np.arange(points)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "run_id": f"r{r}",
+                    "name": "norm/var",
+                    "step": steps,
+                    "value": np.sin(steps / 50.0) + r,
+                    "min": -1.0,
+                    "max": 2.0 + r,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_metric_lines_caps_points_and_says_n_of_m():
+    frame = _lines(3, 4000)
+    chart = charts.metric_lines(frame, color="run_id", band=True, title="norm/var")
+    shown = charts.chart_points(chart)
+    assert 0 < shown <= charts.MAX_POINTS
+    assert chart.usermeta["points_note"] == f"{shown:,} of 12,000 points"
+    assert chart.to_dict()["title"]["subtitle"] == f"{shown:,} of 12,000 points"
+
+
+def test_metric_lines_without_downsampling_has_no_note():
+    chart = charts.metric_lines(_lines(2, 50), color="run_id")
+    assert charts.chart_points(chart) == 100
+    assert chart.usermeta["points_note"] is None
+
+
+def test_note_counts_points_dropped_before_the_chart():
+    # the database already downsampled 1,000 recorded points to 100
+    chart = charts.metric_lines(_lines(1, 100), total=1000)
+    assert chart.usermeta["points_note"] == "100 of 1,000 points"
+
+
+def test_log_scale_drops_non_positive_values():
+    frame = pd.DataFrame({"step": [1, 2, 3], "value": [0.0, 1.0, 10.0], "name": "norm/var"})
+    chart = charts.metric_lines(frame, log_y=True)
+    spec = chart.to_dict()
+    assert spec["encoding"]["y"]["scale"]["type"] == "log"
+    assert charts.chart_points(chart) == 2
+
+
+def test_run_colours_are_stable_whatever_the_order():
+    first = charts.run_color_scale(["b", "c", "a"]).to_dict()
+    second = charts.run_color_scale(["c", "a", "b"]).to_dict()
+    assert first == second
+    assert first["domain"] == ["a", "b", "c"]
+    assert charts.run_colors(["c", "a"]) == {"a": charts.RUN_PALETTE[0], "c": charts.RUN_PALETTE[1]}
+    labelled = charts.run_color_scale(["b", "a"], {"a": "SEC · a", "b": "plain · b"})
+    assert labelled.to_dict()["domain"] == ["SEC · a", "plain · b"]
+
+
+def test_norm_band_chart_has_mean_std_and_min_max_layers():
+    wide = pd.DataFrame(
+        {
+            "step": [1, 2],
+            "mean": [2.0, 3.0],
+            "std": [0.5, 1.0],
+            "min": [1.0, 1.5],
+            "max": [3.0, 4.5],
+        }
+    )
+    chart = charts.norm_band_chart(wide)
+    spec = chart.to_dict()
+    assert len(spec["layer"]) == 3
+    rows = next(iter(spec["datasets"].values()))
+    assert [(r["lower"], r["upper"]) for r in rows] == [(1.5, 2.5), (2.0, 4.0)]
+
+
+def test_scatter_matrix_limits_coordinates_and_draws_vertices():
+    rng = np.random.default_rng(0)
+    points = pd.DataFrame(rng.normal(size=(6000, 10)), columns=[f"c{i}" for i in range(10)])
+    points["label"] = np.arange(6000) % 4
+    vertices = pd.DataFrame(np.eye(4, 10), columns=[f"c{i}" for i in range(10)])
+    chart = charts.scatter_matrix(points, list(points.columns[:10]), vertices=vertices, total=6000)
+    spec = chart.to_dict()
+    assert spec["repeat"]["row"] == [f"c{i}" for i in range(8)]
+    assert charts.chart_points(chart) <= charts.MAX_POINTS
+    rows = next(iter(spec["datasets"].values()))
+    assert sum(r["kind"] == "vertex" for r in rows) == 4
+    assert chart.usermeta["points_note"] == "4,996 of 6,000 points"
+
+
+def test_histogram_counts_every_sample():
+    chart = charts.norm_histogram(np.array([1.0, 1.1, 2.0, 2.0, 5.0]), bins=4)
+    rows = next(iter(chart.to_dict()["datasets"].values()))
+    assert sum(r["count"] for r in rows) == 5
+    assert len(rows) == 4
+
+
+def test_angle_heatmap_has_k_squared_cells():
+    angles = np.array([[0.0, 90.0], [90.0, 0.0]])
+    chart = charts.angle_heatmap(angles, [0, 1])
+    rows = next(iter(chart.to_dict()["datasets"].values()))
+    assert [(r["class_a"], r["class_b"], r["angle"]) for r in rows] == [
+        ("0", "0", 0.0),
+        ("0", "1", 90.0),
+        ("1", "0", 90.0),
+        ("1", "1", 0.0),
+    ]
+
+
+def test_group_band_and_pca_charts_embed_their_rows():
+    stats = pd.DataFrame(
+        {
+            "group": ["g"] * 3,
+            "step": [1, 2, 3],
+            "mean": [1.0, 2, 3],
+            "std": [0.0, 0.1, 0.2],
+            "lower": [1.0, 1.9, 2.8],
+            "upper": [1.0, 2.1, 3.2],
+            "runs": [2, 2, 2],
+        }
+    )
+    assert charts.chart_points(charts.group_band_chart(stats)) == 3
+    pca = pd.DataFrame({"pc1": [0.0, 1.0], "pc2": [1.0, 0.0], "label": [0, 1]})
+    spec = charts.pca_scatter(pca, explained=(0.75, 0.25)).to_dict()
+    assert spec["encoding"]["x"]["title"] == "PC1 (75% of variance)"
+
+
+def test_highlight_best_marks_one_cell_per_scored_column():
+    table = pd.DataFrame({"run": ["a", "b"], "R@1": [80.0, 85.0], "mean norm var": [7.6, 3.2]})
+    html = charts.highlight_best(table, {"R@1": True, "mean norm var": False}).to_html()
+    assert "row1_col1" in html and "row1_col2" in html
+    assert "row0_col1" not in html.split("</style>")[0]
+    assert "font-weight: bold" in html

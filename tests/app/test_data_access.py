@@ -1,0 +1,168 @@
+"""app/data.py over a real store filled through RunStore.tracker (no browser)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from app_fixtures import STEPS
+
+from app import data, transforms
+
+
+def test_runs_and_filters(filled):
+    frame = data.runs()
+    assert set(frame["run_id"]) == {filled.sec, filled.plain, filled.failed, filled.analysis}
+    finished = data.runs(status=("finished",))
+    assert set(finished["run_id"]) == {filled.sec, filled.plain, filled.analysis}
+    assert data.runs(search="plain")["run_id"].tolist() == [filled.plain]
+    assert data.runs(kind="analysis")["run_id"].tolist() == [filled.analysis]
+    assert data.sweeps() == [filled.sweep_id]
+    assert data.tags() == ["sec"]
+    assert data.preferred_runs(frame, 2) == [filled.plain, filled.sec]
+
+
+def test_runs_table_progress_elapsed_and_latest_metrics(filled):
+    table = data.runs_table(data.runs()).set_index("run_id")
+    assert table.loc[filled.sec, "progress"] == 1.0
+    assert table.loc[filled.failed, "progress"] == 0.0
+    assert table.loc[filled.sec, "elapsed"] >= 0.0
+    assert table.loc[filled.sec, "loss/total"] == pytest.approx(1.0 / (1 + STEPS))
+    assert table.loc[filled.plain, "norm/var"] == pytest.approx(0.3)
+    assert table.loc[filled.sec, "eval R@1"] == pytest.approx(0.6)
+    assert table.loc[filled.failed, "message"].startswith("RuntimeError")
+
+
+def test_metric_series_downsamples_and_reports_totals(filled):
+    frame, totals = data.metric_series([filled.sec, filled.plain], ["norm/var"], max_points=20)
+    assert totals == {(filled.sec, "norm/var"): STEPS, (filled.plain, "norm/var"): STEPS}
+    assert len(frame) <= 20
+    assert (frame["time"] >= 0).all()
+    assert data.points_total(totals, ["norm/var"]) == 2 * STEPS
+
+
+def test_smoothing_uses_the_full_resolution_series(filled):
+    frame, totals = data.metric_series([filled.sec], ["loss/total"], smoothing=0.9, max_points=6)
+    raw = [1.0 / (1 + step) for step in range(1, STEPS + 1)]
+    expected_last = transforms.ema_debiased(raw, 0.9)[-1]
+    assert len(frame) <= 6
+    assert frame["value"].iloc[-1] == pytest.approx(expected_last)
+    # smoothing the already-downsampled points would give another number
+    coarse, _ = data.metric_series([filled.sec], ["loss/total"], max_points=6)
+    assert transforms.ema_debiased(coarse["value"], 0.9)[-1] != pytest.approx(expected_last)
+    assert totals[(filled.sec, "loss/total")] == STEPS
+
+
+def test_to_wide_and_sample_norms(filled):
+    frame, _ = data.metric_series([filled.sec], ["norm/mean", "norm/std"])
+    wide = data.to_wide(frame)
+    assert {"step", "time", "norm/mean", "norm/std"} <= set(wide.columns)
+    assert wide["norm/mean"].iloc[-1] == pytest.approx(2.0 + 0.01 * STEPS)
+    norms, total = data.sample_norms(filled.sec, max_points=10)
+    assert set(norms["sample"]) == {0, 1, 2}
+    assert norms.groupby("sample").size().max() <= 10
+    assert total >= len(norms)
+
+
+def test_paper_table_in_percent(filled):
+    table = data.paper_table([filled.sec, filled.plain]).set_index("run_id")
+    assert list(table.columns) == ["run", "NMI", "F1", "R@1", "MAP@R", "mean norm var"]
+    assert table.loc[filled.sec, "R@1"] == pytest.approx(60.0)
+    assert table.loc[filled.plain, "R@1"] == pytest.approx(80.0)
+    assert table.loc[filled.sec, "mean norm var"] == pytest.approx(0.1)
+    assert data.paper_best()["mean norm var"] is False
+
+
+def test_config_diff_and_grouping(filled):
+    diff = data.config_diff([filled.sec, filled.plain])
+    assert set(diff["key"]) == {"regularizer.name", "regularizer.weight"}
+    assert data.config_values([filled.sec, filled.plain], "regularizer.name") == {
+        filled.sec: "sec",
+        filled.plain: "none",
+    }
+    stats, total = data.grouped_series([filled.sec, filled.plain], "norm/var", "regularizer.name")
+    assert set(stats["group"]) == {"regularizer.name=sec", "regularizer.name=none"}
+    assert total == 2 * STEPS
+    sec = stats[stats["group"] == "regularizer.name=sec"]
+    assert sec["mean"].to_numpy() == pytest.approx(0.1)
+    assert (sec["std"] == 0).all()
+
+
+def test_flatten_config():
+    assert data.flatten_config({"a": {"b": 1, "c": {"d": 2}, "e": {}}}) == {
+        "a.b": 1,
+        "a.c.d": 2,
+        "a.e": {},
+    }
+
+
+def test_snapshot_pca_and_centroid_angles(filled):
+    assert data.snapshot_steps(filled.sec) == [30, 60]
+    snap = data.snapshot(filled.sec, 60)
+    assert data.coordinate_columns(snap) == ["c0", "c1", "c2"]
+    projected, explained = data.pca(filled.sec, 60)
+    assert len(projected) == len(snap)
+    assert explained[0] >= explained[1] > 0
+    assert sum(explained) <= 1.0 + 1e-9
+    angles, classes = data.centroid_angles(filled.sec, 60)
+    assert classes == [0, 1, 2, 3]
+    assert angles[0, 1] == pytest.approx(90.0, abs=5)
+    assert angles[0, 3] == pytest.approx(math.degrees(math.acos(-1 / math.sqrt(3))), abs=5)
+
+
+def test_fixed_head_vertices_scaled_to_the_median_norm(filled):
+    record = data.run(filled.sec)
+    assert data.fixed_head(record.config) == "simplex"
+    snap = data.snapshot(filled.sec, 60)
+    vertices = data.head_vertices(record.config, snap)
+    assert len(vertices) == 4
+    norms = np.linalg.norm(vertices[["c0", "c1", "c2"]].to_numpy(), axis=1)
+    assert norms == pytest.approx(np.full(4, np.median(snap["norm"])), rel=1e-5)
+    assert data.fixed_head({"objective": {"kind": "loss", "name": "triplet"}}) is None
+
+
+def test_validate_config_names_the_field():
+    with pytest.raises(ValueError, match=r"^data\.batch_size"):
+        data.validate_config({"data": {"batch_size": 30, "samples_per_class": 4}})
+
+
+def test_launch_runs_validates_and_enqueues(store, monkeypatch):
+    import worker
+
+    calls = []
+
+    def fake_launch(config, name=None, tags=(), sweep_id=None, *, store=None):
+        calls.append((config, name, tags, sweep_id))
+        return store.create_run(config, name, tags=tags, sweep_id=sweep_id)
+
+    monkeypatch.setattr(worker, "launch", fake_launch)
+    assert data.runs().empty
+    ids = data.launch_runs([{"training": {"steps": 7}}], names=["mine"], tags=["t"])
+    assert len(ids) == 1
+    assert calls[0][0]["training"]["steps"] == 7  # the full validated config is sent
+    assert calls[0][1:] == ("mine", ("t",), None)
+    assert data.runs()["run_id"].tolist() == ids  # the cached listing was cleared
+    with pytest.raises(ValueError, match="regularizer.weight"):
+        data.launch_runs([{"regularizer": {"name": "none", "weight": 1.0}}])
+    assert len(calls) == 1
+
+
+def test_tags_notes_and_delete(filled_fresh):
+    runs = filled_fresh
+    data.set_tags(runs.plain, ["baseline", " ", "seed0"])
+    data.set_notes(runs.plain, "no regulariser")
+    record = data.run(runs.plain)
+    assert (record.tags, record.notes) == (["baseline", "seed0"], "no regulariser")
+    data.delete_run(runs.failed)
+    assert runs.failed not in set(data.runs()["run_id"])
+
+
+def test_progress_fraction_and_elapsed():
+    assert data.progress_fraction(5, 10) == 0.5
+    assert data.progress_fraction(None, 10) == 0.0
+    assert data.progress_fraction(3, 0) == 0.0
+    row = {"started_at": 100.0, "finished_at": 160.0}
+    assert data.elapsed_seconds(row) == 60.0
+    assert data.elapsed_seconds({"started_at": 100.0, "finished_at": None}, now=130.0) == 30.0
+    assert data.elapsed_seconds({"started_at": None}) is None
