@@ -132,12 +132,23 @@ def open_page(
     return app
 
 
-def texts(elements) -> list[str]:  # noqa: ANN001
+def texts(elements: object) -> list[str]:
     return [str(element.value) for element in elements]
 
 
 def charts_of(app: AppTest) -> list[dict]:
-    """The Vega-Lite specs of the page's Altair charts."""
+    """The Vega-Lite specs of the page's Altair charts, with their rows put back under
+    ``spec["datasets"]`` (Streamlit ships them separately, as Arrow)."""
     import json
 
-    return [json.loads(element.proto.spec) for element in app.get("vega_lite_chart")]
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    specs = []
+    for element in app.get("vega_lite_chart"):
+        spec = json.loads(element.proto.spec)
+        spec["datasets"] = {
+            named.name: convert_arrow_bytes_to_pandas_df(named.data.data).to_dict("records")
+            for named in element.proto.datasets
+        }
+        specs.append(spec)
+    return specs

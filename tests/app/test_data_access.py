@@ -143,7 +143,7 @@ def test_launch_runs_validates_and_enqueues(store, monkeypatch):
     assert calls[0][0]["training"]["steps"] == 7  # the full validated config is sent
     assert calls[0][1:] == ("mine", ("t",), None)
     assert data.runs()["run_id"].tolist() == ids  # the cached listing was cleared
-    with pytest.raises(ValueError, match="regularizer.weight"):
+    with pytest.raises(ValueError, match=r"regularizer\.weight"):
         data.launch_runs([{"regularizer": {"name": "none", "weight": 1.0}}])
     assert len(calls) == 1
 

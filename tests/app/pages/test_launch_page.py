@@ -36,9 +36,7 @@ def launched(monkeypatch, store):
 
 
 def _form_key(app, dotted: str) -> str:
-    generation = (
-        app.session_state["launch.generation"] if ("launch.generation" in app.session_state) else 0
-    )
+    generation = app.session_state.get("launch.generation", 0)
     return f"lf{generation}.{dotted}"
 
 

@@ -1,0 +1,59 @@
+"""app/pages/geometry.py under AppTest: snapshot charts, vertices, side by side, analyses."""
+
+from __future__ import annotations
+
+from app_fixtures import charts_of, open_page, texts
+
+
+def _titles(app) -> list[str]:
+    return [spec.get("title", {}).get("text") for spec in charts_of(app)]
+
+
+def test_empty_store_explains_and_links_to_launch(home):
+    app = open_page("pages/geometry.py")
+    assert not app.exception
+    assert any("No runs yet" in t for t in texts(app.info))
+
+
+def test_snapshot_charts_with_fixed_head_vertices(filled):
+    app = open_page("pages/geometry.py", {"run_id": filled.sec})
+    assert not app.exception and not app.error
+    titles = _titles(app)
+    assert titles == [
+        "Norm histogram",
+        "PCA projection",
+        "All 3 coordinates · fixed simplex vertices (×, scaled to median ‖f‖)",
+        "Angles between class centroids (degrees)",
+    ]
+    matrix = charts_of(app)[2]
+    rows = next(iter(matrix["datasets"].values()))
+    assert sum(r["kind"] == "vertex" for r in rows) == 4
+    assert sum(r["kind"] == "embedding" for r in rows) == 40
+    assert any("Step 60: 40 test embeddings, d = 3, 4 classes" in c for c in texts(app.caption))
+
+
+def test_two_runs_side_by_side(filled):
+    app = open_page("pages/geometry.py", {"run_id": filled.sec})
+    app.toggle(key="geometry.pair").set_value(True).run()
+    app.selectbox(key="geometry.run1").set_value(filled.plain).run()
+    assert not app.exception and not app.error
+    assert len(charts_of(app)) == 8
+
+
+def test_analysis_run_shows_its_metrics(filled):
+    app = open_page("pages/geometry.py", {"run_id": filled.analysis})
+    assert not app.exception and not app.error
+    metrics = app.dataframe[0].value
+    assert dict(zip(metrics["metric"], metrics["value"], strict=True)) == {
+        "recall@1": 0.9,
+        "nmi": 0.8,
+    }
+    recorded = app.dataframe[-1].value
+    assert recorded["run_id"].tolist() == [filled.analysis]
+    assert len(charts_of(app)) == 4
+
+
+def test_run_without_snapshot_explains(filled):
+    app = open_page("pages/geometry.py", {"run_id": filled.failed})
+    assert not app.exception
+    assert any("no embedding snapshot yet" in t for t in texts(app.info))

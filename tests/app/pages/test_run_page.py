@@ -1,0 +1,74 @@
+"""app/pages/run.py under AppTest: live diagnostics of one run."""
+
+from __future__ import annotations
+
+from app_fixtures import charts_of, open_page, texts
+
+
+def _titles(app) -> list[str]:
+    return [spec.get("title", {}).get("text") for spec in charts_of(app)]
+
+
+def test_empty_store_explains_and_links_to_launch(home):
+    app = open_page("pages/run.py")
+    assert not app.exception
+    assert any("No runs yet" in t for t in texts(app.info))
+    assert app.get("page_link")[0].proto.page.endswith("launch")
+
+
+def test_finished_run_shows_every_diagnostic(filled):
+    app = open_page("pages/run.py", {"run_id": filled.sec})
+    assert not app.exception and not app.error
+    assert app.selectbox(key="run.select").value == filled.sec
+    assert _titles(app) == [
+        "Loss terms",
+        "Embedding norm: mean, ± std, min–max",
+        "Norm variance",
+        "Coefficient of variation (std / mean)",
+        "Tracked-sample norm trajectories",
+        "SEC target μ against the mean norm",
+        "Positive / negative cosine",
+        "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
+        "Direction update: small-norm / large-norm",
+        "Evaluation on the test split",
+    ]
+    assert [m.value for m in app.metric][:1] == ["finished"]
+    variance = charts_of(app)[2]
+    assert variance["encoding"]["y"]["scale"]["type"] == "log"
+    rows = next(iter(variance["datasets"].values()))
+    assert len(rows) == 60 and {r["value"] for r in rows} == {0.1}
+
+
+def test_linear_scale_and_relative_time(filled):
+    app = open_page("pages/run.py", {"run_id": filled.sec})
+    app.toggle(key="run.log").set_value(False)
+    app.radio(key="run.x").set_value("time").run()
+    assert not app.exception and not app.error
+    variance = charts_of(app)[2]
+    assert variance["encoding"]["y"]["scale"].get("type") != "log"
+    assert variance["encoding"]["x"]["field"] == "time"
+
+
+def test_failed_run_shows_its_error(filled):
+    app = open_page("pages/run.py", {"run_id": filled.failed})
+    assert not app.exception
+    assert any("loss became NaN" in e for e in texts(app.error))
+    assert any("No metrics recorded yet" in t for t in texts(app.info))
+
+
+def test_unknown_run_id_is_a_readable_warning(filled):
+    app = open_page("pages/run.py", {"run_id": "nope"})
+    assert not app.exception
+    assert any("No run with id `nope`" in w for w in texts(app.warning))
+
+
+def test_page_errors_are_messages_not_tracebacks(filled, monkeypatch):
+    from app import data
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("database exploded")
+
+    monkeypatch.setattr(data, "metric_names", broken)
+    app = open_page("pages/run.py", {"run_id": filled.sec})
+    assert not app.exception
+    assert any("RuntimeError: database exploded" in e for e in texts(app.error))
