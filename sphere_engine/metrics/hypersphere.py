@@ -13,28 +13,34 @@ _BLOCK_ROWS = 1024
 _MIN_DISTANCE = 1e-6  # coincident points would give infinite energy
 
 
-def _upper_pair_values(points: np.ndarray, transform: Any) -> float:
-    """Σ over pairs i < j of transform(cos_ij), computed in row blocks (float64)."""
+def _mean_over_pairs(points: np.ndarray, transform: Any) -> float:
+    """Mean over pairs i ≠ j of transform(cos_ij) for M × d rows, in row blocks.
+
+    The full (ordered) matrix is summed with its diagonal zeroed: both orders of a
+    pair count, which halves nothing and avoids building index arrays of M² pairs.
+    """
     count, total = points.shape[0], 0.0
-    for start in range(0, count - 1, _BLOCK_ROWS):
-        block = points[start : start + _BLOCK_ROWS] @ points.T
-        rows, cols = np.triu_indices(block.shape[0], k=1 + start, m=count)
-        total += float(transform(block[rows, cols]).sum())
-    return total
+    for start in range(0, count, _BLOCK_ROWS):
+        values = transform(points[start : start + _BLOCK_ROWS] @ points.T)
+        rows = np.arange(values.shape[0])
+        values[rows, rows + start] = 0.0
+        total += float(values.sum(dtype=np.float64))
+    return total / (count * (count - 1))
 
 
 def uniformity_scores(unit: np.ndarray, *, t: float = 2.0) -> float:
-    """log mean over pairs i < j of exp(−t ||x_i − x_j||²), unit-length M × d rows."""
-    count = unit.shape[0]
-    unit = unit.astype(np.float64)
-    total = _upper_pair_values(unit, lambda cos: np.exp(-t * (2.0 - 2.0 * cos)))
-    return float(np.log(total / (count * (count - 1) / 2)))
+    """log mean over pairs i ≠ j of exp(−t ||x_i − x_j||²), unit-length M × d rows."""
+
+    def gaussian(cos: np.ndarray) -> np.ndarray:
+        return np.exp(-t * (2.0 - 2.0 * cos))
+
+    return float(np.log(_mean_over_pairs(unit.astype(np.float32), gaussian)))
 
 
 def uniformity(
     embeddings: Any, *, t: float = 2.0, max_points: int = UNIFORMITY_MAX_POINTS, seed: int = 0
 ) -> float:
-    """Uniformity log E[exp(−t ||f̂_i − f̂_j||²)] over distinct pairs of N × d embeddings.
+    """Uniformity log E[exp(−t ||f̂_i − f̂_j||²)] over pairs i ≠ j of N × d embeddings.
 
     Lower is more uniform (minimum ≈ −4 for t = 2 in high dimension). The pair count
     grows as N², so above ``max_points`` it is computed on a uniform random subsample
@@ -84,7 +90,7 @@ def alignment(embeddings: Any, labels: Any) -> float:
 
 
 def hyperspherical_energy(points: Any) -> float:
-    """Mean over pairs i < j of 1 / ||p̂_i − p̂_j|| for M × d points (s = 1 energy).
+    """Mean over pairs i ≠ j of 1 / ||p̂_i − p̂_j|| for M × d points (s = 1 energy).
 
     Meant for class centroids or classifier weights (M small). Distances below 1e-6
     are clamped so coincident points give a large finite value. Lower is more spread.
@@ -97,9 +103,8 @@ def hyperspherical_energy(points: Any) -> float:
 
 def hyperspherical_energy_scores(unit: np.ndarray) -> float:
     """``hyperspherical_energy`` of unit-length (or zero) M × d float64 rows."""
-    count = unit.shape[0]
 
     def inverse_distance(cos: np.ndarray) -> np.ndarray:
         return 1.0 / np.sqrt(np.maximum(2.0 - 2.0 * cos, _MIN_DISTANCE**2))
 
-    return _upper_pair_values(unit, inverse_distance) / (count * (count - 1) / 2)
+    return _mean_over_pairs(unit.astype(np.float64), inverse_distance)

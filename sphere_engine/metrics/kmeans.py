@@ -1,7 +1,8 @@
 """Seeded k-means on all points, the same with faiss or scikit-learn.
 
-Both backends start from the same k-means++ centres (``sklearn.cluster.kmeans_plusplus``
-with ``random_state=seed``) and run Lloyd iterations to convergence (at most
+Both backends start from the same greedy k-means++ centres (the algorithm of
+``sklearn.cluster.kmeans_plusplus``, here in float32 matrix products, seeded by
+``seed``) and run Lloyd iterations until the assignment stops changing (at most
 ``max_iter``), so for a given seed the clustering is reproducible and, up to float
 rounding and empty-cluster handling, identical between backends. faiss subsamples
 256 points per centroid by default; here ``max_points_per_centroid`` is set so that
@@ -11,9 +12,51 @@ every point is used.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.cluster import KMeans
+from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
 from sphere_engine.metrics import backend as backends
+
+_FAISS_BLOCK = 10  # Lloyd iterations per faiss call between convergence checks
+
+
+def _squared_distances(candidates: np.ndarray, points: np.ndarray, points_sq: np.ndarray):
+    """(t × N) float32 squared distances of t candidate centres to N points."""
+    candidates_sq = (candidates * candidates).sum(axis=1, keepdims=True)
+    distances = candidates_sq - 2.0 * (candidates @ points.T) + points_sq[None, :]
+    return np.maximum(distances, 0.0, out=distances)
+
+
+def kmeans_plus_plus(points: np.ndarray, num_clusters: int, seed: int = 0) -> np.ndarray:
+    """Greedy k-means++ initial centres (num_clusters × d float32) of N × d points.
+
+    Each new centre is the best (lowest potential) of 2 + ⌊ln k⌋ candidates drawn
+    with probability proportional to the squared distance to the nearest centre.
+    """
+    # k small sequential products (t × d by d × N): BLAS threads only add sync cost,
+    # several times the work itself on a busy machine, so run them single-threaded.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _greedy_kmeans_plus_plus(points, num_clusters, seed)
+
+
+def _greedy_kmeans_plus_plus(points: np.ndarray, num_clusters: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    count = points.shape[0]
+    trials = 2 + int(np.log(num_clusters))
+    points_sq = (points * points).sum(axis=1)
+    chosen = [int(rng.integers(count))]
+    closest = _squared_distances(points[chosen], points, points_sq)[0]
+    for _ in range(1, num_clusters):
+        cumulative = np.cumsum(closest, dtype=np.float64)
+        draws = rng.uniform(size=trials) * cumulative[-1]
+        candidates = np.minimum(np.searchsorted(cumulative, draws), count - 1)
+        distances = np.minimum(
+            closest[None, :], _squared_distances(points[candidates], points, points_sq)
+        )
+        best = int(np.argmin(distances.sum(axis=1, dtype=np.float64)))
+        chosen.append(int(candidates[best]))
+        closest = distances[best]
+    return np.ascontiguousarray(points[chosen], dtype=np.float32)
 
 
 def kmeans_labels(
@@ -32,26 +75,38 @@ def kmeans_labels(
             f"got {num_clusters}"
         )
     points = np.ascontiguousarray(points, dtype=np.float32)
-    centres, _ = kmeans_plusplus(points, num_clusters, random_state=seed)
+    centres = kmeans_plus_plus(points, num_clusters, seed)
     if backends.resolve_backend(backend) == "torch":
         model = KMeans(
             num_clusters, init=centres, n_init=1, max_iter=max_iter, tol=0.0, random_state=seed
         )
         return model.fit(points).labels_.astype(np.int64)
+    return _faiss_kmeans(points, centres, seed=seed, max_iter=max_iter)
 
+
+def _faiss_kmeans(points: np.ndarray, centres: np.ndarray, *, seed: int, max_iter: int):
+    """Lloyd iterations with ``faiss.Kmeans`` in blocks, stopping at a fixed point."""
     faiss = backends.faiss
-    kmeans = faiss.Kmeans(
-        points.shape[1],
-        num_clusters,
-        niter=max_iter,
-        seed=seed,
-        nredo=1,
-        # Use every point (faiss's default subsamples 256 per centroid) and do not warn
-        # about small clusters (it asks for 39 points per centroid by default).
-        max_points_per_centroid=num_points,
-        min_points_per_centroid=1,
-        verbose=False,
-    )
-    kmeans.train(points, init_centroids=np.ascontiguousarray(centres, dtype=np.float32))
+    done = 0
+    while done < max_iter:
+        block = min(_FAISS_BLOCK, max_iter - done)
+        kmeans = faiss.Kmeans(
+            points.shape[1],
+            centres.shape[0],
+            niter=block,
+            seed=seed + done,
+            nredo=1,
+            # Use every point (faiss's default subsamples 256 per centroid) and do not
+            # warn about small clusters (it asks for 39 points per centroid by default).
+            max_points_per_centroid=points.shape[0],
+            min_points_per_centroid=1,
+            verbose=False,
+        )
+        kmeans.train(points, init_centroids=centres)
+        centres, done = kmeans.centroids, done + block
+        # An unchanged assignment gives unchanged centres, hence an identical objective
+        # at the next iteration: two equal consecutive objectives mean convergence.
+        if (np.diff(kmeans.obj) == 0).any():
+            break
     _, assignment = kmeans.index.search(points, 1)
     return assignment[:, 0].astype(np.int64)

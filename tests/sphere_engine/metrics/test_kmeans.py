@@ -8,6 +8,7 @@ from sklearn.metrics import normalized_mutual_info_score
 
 from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics import kmeans_labels
+from sphere_engine.metrics.kmeans import kmeans_plus_plus
 
 
 @pytest.mark.parametrize("backend", ["faiss", "torch"])
@@ -46,3 +47,11 @@ def test_faiss_is_told_to_use_every_point(monkeypatch, make_clustered):
 def test_cluster_count_must_fit_the_points(blobs, clusters):
     with pytest.raises(ValueError, match="num_clusters must be between 1 and"):
         kmeans_labels(blobs[0], clusters)
+
+
+def test_kmeans_plus_plus_is_seeded_and_spreads_over_the_blobs(make_clustered):
+    x, y = make_clustered(5, 40, 8, spread=0.02, seed=6)
+    first = kmeans_plus_plus(x, 5, seed=1)
+    np.testing.assert_array_equal(first, kmeans_plus_plus(x, 5, seed=1))
+    rows = [int(np.flatnonzero((x == centre).all(axis=1))[0]) for centre in first]
+    assert sorted(y[rows]) == [0, 1, 2, 3, 4]  # one starting centre in each blob

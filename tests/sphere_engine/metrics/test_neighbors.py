@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sphere_engine.metrics import ranked_neighbors
+from sphere_engine.metrics import neighbors, ranked_neighbors
 
 BACKENDS = ("faiss", "torch")
 
@@ -91,3 +91,12 @@ def test_bad_arguments(kwargs, message):
     arguments = {"queries": x, "reference": x, "k": 1, "exclude_self": True} | kwargs
     with pytest.raises(ValueError, match=message):
         list(ranked_neighbors(**arguments))
+
+
+def test_long_lists_under_the_faiss_backend_give_the_same_ranking(monkeypatch, make_sparse_signs):
+    x = make_sparse_signs(150, 6, seed=4) / 2
+    short = collect(ranked_neighbors(x, x, 40, exclude_self=True, backend="faiss"), 150)
+    monkeypatch.setattr(neighbors, "FAISS_MAX_K", 8)  # k = 40 now goes through topk
+    long = collect(ranked_neighbors(x, x, 40, exclude_self=True, backend="faiss"), 150)
+    np.testing.assert_array_equal(short[0], long[0])
+    np.testing.assert_array_equal(short[0], brute_ranking(x, 40, True))
