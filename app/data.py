@@ -147,19 +147,19 @@ def runs_table(
 ) -> pd.DataFrame:
     """The Runs page's table: one row per run with progress, elapsed time, key metrics."""
     columns = [
-        "run_id",
         "name",
         "status",
         "progress",
         "elapsed",
         "device",
+        *metrics,
+        "eval R@1",
         "kind",
         "tags",
         "sweep_id",
         "created",
-        *metrics,
-        "eval R@1",
         "message",
+        "run_id",
     ]
     if frame.empty:
         return pd.DataFrame(columns=columns)

@@ -1,6 +1,9 @@
 """SphereScope dashboard entry point: ``streamlit run app/main.py`` (or ``spherescope up``).
 
-Wires the pages with ``st.navigation``; every page is a thin file under ``app/pages``.
+Wires the pages with ``st.navigation``; every page is a thin file under ``app/views``.
+(Not ``app/pages``: a ``pages/`` folder next to the entry file switches Streamlit to
+its file-based navigation for any deep link opened before some session has run
+``st.navigation``, e.g. ``/launch`` right after ``spherescope up``.)
 """
 
 from __future__ import annotations
@@ -22,25 +25,25 @@ def main() -> None:
     pages = {
         "Train": [
             st.Page(
-                "pages/runs.py", title="Runs", icon=":material/list:", url_path="runs", default=True
+                "views/runs.py", title="Runs", icon=":material/list:", url_path="runs", default=True
             ),
             st.Page(
-                "pages/launch.py",
+                "views/launch.py",
                 title="Launch",
                 icon=":material/rocket_launch:",
                 url_path="launch",
             ),
         ],
         "Analyse": [
-            st.Page("pages/run.py", title="Run", icon=":material/monitoring:", url_path="run"),
+            st.Page("views/run.py", title="Run", icon=":material/monitoring:", url_path="run"),
             st.Page(
-                "pages/compare.py",
+                "views/compare.py",
                 title="Compare",
                 icon=":material/compare_arrows:",
                 url_path="compare",
             ),
             st.Page(
-                "pages/geometry.py",
+                "views/geometry.py",
                 title="Geometry",
                 icon=":material/scatter_plot:",
                 url_path="geometry",

@@ -16,11 +16,11 @@ import streamlit as st
 
 log = logging.getLogger("spherescope.app")
 
-LAUNCH_PAGE = "pages/launch.py"
-RUNS_PAGE = "pages/runs.py"
-RUN_PAGE = "pages/run.py"
-COMPARE_PAGE = "pages/compare.py"
-GEOMETRY_PAGE = "pages/geometry.py"
+LAUNCH_PAGE = "views/launch.py"
+RUNS_PAGE = "views/runs.py"
+RUN_PAGE = "views/run.py"
+COMPARE_PAGE = "views/compare.py"
+GEOMETRY_PAGE = "views/geometry.py"
 
 #: Live parts re-render this often (seconds): new points are on screen within 3 s.
 LIVE_INTERVAL_S = 2.0

@@ -123,7 +123,7 @@ APP_MAIN = Path(__file__).resolve().parents[2] / "app" / "main.py"
 def open_page(
     page: str, query_params: dict[str, str] | None = None, timeout: float = 60
 ) -> AppTest:
-    """Run the app, switch to ``page`` ("pages/run.py") and run it; returns the AppTest."""
+    """Run the app, switch to ``page`` ("views/run.py") and run it; returns the AppTest."""
     app = AppTest.from_file(str(APP_MAIN), default_timeout=timeout)
     app.run()
     for key, value in (query_params or {}).items():

@@ -1,4 +1,4 @@
-"""app/pages/compare.py under AppTest: overlay, smoothing, table, diff, groups, CSV."""
+"""app/views/compare.py under AppTest: overlay, smoothing, table, diff, groups, CSV."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from app import charts
 
 
 def test_empty_store_explains_and_links_to_launch(home):
-    app = open_page("pages/compare.py")
+    app = open_page("views/compare.py")
     assert not app.exception
     assert any("No runs to compare yet" in t for t in texts(app.info))
 
 
 def test_two_runs_overlay_with_stable_colours(filled):
-    app = open_page("pages/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [filled.sec, filled.plain]
     assert app.selectbox(key="compare.metric").value == "norm/var"
@@ -28,7 +28,7 @@ def test_two_runs_overlay_with_stable_colours(filled):
 
 
 def test_final_metrics_table_diff_and_csv(filled):
-    app = open_page("pages/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
     table = app.dataframe[0].value
     assert list(table.columns) == ["run", "NMI", "F1", "R@1", "MAP@R", "mean norm var"]
     assert table["R@1"].tolist() == [60.0, 80.0]
@@ -39,7 +39,7 @@ def test_final_metrics_table_diff_and_csv(filled):
 
 
 def test_smoothing_group_by_and_eval_metrics(filled):
-    app = open_page("pages/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
     app.slider(key="compare.smoothing").set_value(0.5).run()
     assert not app.exception and not app.error
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
@@ -54,6 +54,6 @@ def test_smoothing_group_by_and_eval_metrics(filled):
 
 
 def test_sweep_selects_its_runs(filled):
-    app = open_page("pages/compare.py")
+    app = open_page("views/compare.py")
     app.selectbox(key="compare.sweep").set_value(filled.sweep_id).run()
     assert sorted(app.multiselect(key="compare.runs").value) == sorted(filled.trained)

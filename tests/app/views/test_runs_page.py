@@ -1,4 +1,4 @@
-"""app/pages/runs.py under AppTest: empty store, table, filters and actions."""
+"""app/views/runs.py under AppTest: empty store, table, filters and actions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from db.store import RunStore
 
 
 def test_empty_store_explains_and_links_to_launch(home):
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     assert not app.exception
     assert any("No runs yet" in t for t in texts(app.info))
     assert [link.proto.label for link in app.get("page_link")] == ["Launch a run"]
@@ -16,7 +16,7 @@ def test_empty_store_explains_and_links_to_launch(home):
 
 
 def test_table_lists_runs_with_progress_and_metrics(filled):
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     assert not app.exception and not app.error
     table = app.dataframe[0].value.set_index("run_id")
     assert set(table.index) == {filled.sec, filled.plain, filled.failed, filled.analysis}
@@ -28,7 +28,7 @@ def test_table_lists_runs_with_progress_and_metrics(filled):
 
 
 def test_search_and_status_filters(filled):
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     app.text_input(key="runs.search").set_value("plain").run()
     assert app.dataframe[0].value["run_id"].tolist() == [filled.plain]
     app.text_input(key="runs.search").set_value("").run()
@@ -38,7 +38,7 @@ def test_search_and_status_filters(filled):
 
 def test_delete_asks_for_confirmation(filled_fresh, store: RunStore):
     runs = filled_fresh
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     app.multiselect(key="runs.selected").set_value([runs.failed]).run()
     app.button(key="runs.delete").click().run()
     assert any("cannot be undone" in t for t in texts(app.warning))
@@ -51,7 +51,7 @@ def test_delete_asks_for_confirmation(filled_fresh, store: RunStore):
 
 def test_tags_and_notes_are_saved(filled_fresh, store: RunStore):
     runs = filled_fresh
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     app.multiselect(key="runs.selected").set_value([runs.plain]).run()
     app.text_input[-1].set_value("baseline, seed0")
     app.text_area[0].set_value("the η = 0 row")
@@ -65,14 +65,14 @@ def test_cancel_calls_the_worker(filled_fresh, monkeypatch):
 
     cancelled = []
     monkeypatch.setattr(worker, "cancel", lambda run_id, store=None: cancelled.append(run_id))
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     app.multiselect(key="runs.selected").set_value([filled_fresh.sec]).run()
     app.button(key="runs.cancel").click().run()
     assert cancelled == [filled_fresh.sec]
 
 
 def test_clone_fills_the_launch_form(filled):
-    app = open_page("pages/runs.py")
+    app = open_page("views/runs.py")
     app.multiselect(key="runs.selected").set_value([filled.plain]).run()
     app.button(key="runs.clone").click().run()
     assert not app.exception

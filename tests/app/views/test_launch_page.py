@@ -1,4 +1,4 @@
-"""app/pages/launch.py under AppTest: the form validates, launches, presets and sweeps."""
+"""app/views/launch.py under AppTest: the form validates, launches, presets and sweeps."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _form_key(app, dotted: str) -> str:
 
 
 def test_form_has_a_field_with_help_for_every_setting(home):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     assert not app.exception
     lr = app.number_input(key="lf0.optimizer.lr")
     assert lr.value == pytest.approx(RunConfig().optimizer.lr)
@@ -57,7 +57,7 @@ def test_form_has_a_field_with_help_for_every_setting(home):
 
 
 def test_bad_value_shows_the_config_message_and_keeps_values(home, launched):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     app.number_input(key="lf0.data.samples_per_class").set_value(4)
     app.number_input(key="lf0.data.batch_size").set_value(30).run()
     errors = texts(app.error)
@@ -71,13 +71,13 @@ def test_bad_value_shows_the_config_message_and_keeps_values(home, launched):
 
 
 def test_out_of_range_value_is_reported_by_the_config(home):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     app.number_input(key="lf0.training.steps").set_value(0).run()
     assert any("training.steps: 0 is below the minimum 1" in e for e in texts(app.error))
 
 
 def test_launch_sends_the_form_config_and_links_to_the_run(home, launched):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     app.number_input(key="lf0.training.steps").set_value(42)
     app.text_input(key="launch.name").set_value("my run")
     app.text_input(key="launch.tags").set_value("a, b")
@@ -94,7 +94,7 @@ def test_launch_sends_the_form_config_and_links_to_the_run(home, launched):
 
 
 def test_preset_launches_all_its_runs_as_one_sweep(home, launched):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     app.selectbox(key="launch.preset").set_value("sec_ablation").run()
     app.button(key="launch.preset.go").click().run()
     calls = launched["launch"]
@@ -113,7 +113,7 @@ def test_preset_launches_all_its_runs_as_one_sweep(home, launched):
 
 
 def test_preset_run_loads_into_the_form(home):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     app.selectbox(key="launch.preset").set_value("polytope_heads").run()
     app.selectbox(key="launch.preset.edit").set_value(1).run()
     app.button(key="launch.preset.load").click().run()
@@ -124,7 +124,7 @@ def test_preset_run_loads_into_the_form(home):
 
 
 def test_sweep_mode_expands_grid_times_seeds(home, launched):
-    app = open_page("pages/launch.py")
+    app = open_page("views/launch.py")
     app.toggle(key="launch.sweep").set_value(True).run()
     app.selectbox(key="launch.grid.key0").set_value("optimizer.lr")
     app.text_input(key="launch.grid.values0").set_value("0.01, 0.1")

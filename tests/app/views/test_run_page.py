@@ -1,4 +1,4 @@
-"""app/pages/run.py under AppTest: live diagnostics of one run."""
+"""app/views/run.py under AppTest: live diagnostics of one run."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ def _titles(app) -> list[str]:
 
 
 def test_empty_store_explains_and_links_to_launch(home):
-    app = open_page("pages/run.py")
+    app = open_page("views/run.py")
     assert not app.exception
     assert any("No runs yet" in t for t in texts(app.info))
     assert app.get("page_link")[0].proto.page.endswith("launch")
 
 
 def test_finished_run_shows_every_diagnostic(filled):
-    app = open_page("pages/run.py", {"run_id": filled.sec})
+    app = open_page("views/run.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
     assert app.selectbox(key="run.select").value == filled.sec
     assert _titles(app) == [
@@ -40,7 +40,7 @@ def test_finished_run_shows_every_diagnostic(filled):
 
 
 def test_linear_scale_and_relative_time(filled):
-    app = open_page("pages/run.py", {"run_id": filled.sec})
+    app = open_page("views/run.py", {"run_id": filled.sec})
     app.toggle(key="run.log").set_value(False)
     app.radio(key="run.x").set_value("time").run()
     assert not app.exception and not app.error
@@ -50,14 +50,14 @@ def test_linear_scale_and_relative_time(filled):
 
 
 def test_failed_run_shows_its_error(filled):
-    app = open_page("pages/run.py", {"run_id": filled.failed})
+    app = open_page("views/run.py", {"run_id": filled.failed})
     assert not app.exception
     assert any("loss became NaN" in e for e in texts(app.error))
     assert any("No metrics recorded yet" in t for t in texts(app.info))
 
 
 def test_unknown_run_id_is_a_readable_warning(filled):
-    app = open_page("pages/run.py", {"run_id": "nope"})
+    app = open_page("views/run.py", {"run_id": "nope"})
     assert not app.exception
     assert any("No run with id `nope`" in w for w in texts(app.warning))
 
@@ -69,6 +69,6 @@ def test_page_errors_are_messages_not_tracebacks(filled, monkeypatch):
         raise RuntimeError("database exploded")
 
     monkeypatch.setattr(data, "metric_names", broken)
-    app = open_page("pages/run.py", {"run_id": filled.sec})
+    app = open_page("views/run.py", {"run_id": filled.sec})
     assert not app.exception
     assert any("RuntimeError: database exploded" in e for e in texts(app.error))

@@ -1,4 +1,4 @@
-"""app/pages/geometry.py under AppTest: snapshot charts, vertices, side by side, analyses."""
+"""app/views/geometry.py under AppTest: snapshot charts, vertices, side by side, analyses."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ def _titles(app) -> list[str]:
 
 
 def test_empty_store_explains_and_links_to_launch(home):
-    app = open_page("pages/geometry.py")
+    app = open_page("views/geometry.py")
     assert not app.exception
     assert any("No runs yet" in t for t in texts(app.info))
 
 
 def test_snapshot_charts_with_fixed_head_vertices(filled):
-    app = open_page("pages/geometry.py", {"run_id": filled.sec})
+    app = open_page("views/geometry.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
     titles = _titles(app)
     assert titles == [
@@ -33,7 +33,7 @@ def test_snapshot_charts_with_fixed_head_vertices(filled):
 
 
 def test_two_runs_side_by_side(filled):
-    app = open_page("pages/geometry.py", {"run_id": filled.sec})
+    app = open_page("views/geometry.py", {"run_id": filled.sec})
     app.toggle(key="geometry.pair").set_value(True).run()
     app.selectbox(key="geometry.run1").set_value(filled.plain).run()
     assert not app.exception and not app.error
@@ -41,7 +41,7 @@ def test_two_runs_side_by_side(filled):
 
 
 def test_analysis_run_shows_its_metrics(filled):
-    app = open_page("pages/geometry.py", {"run_id": filled.analysis})
+    app = open_page("views/geometry.py", {"run_id": filled.analysis})
     assert not app.exception and not app.error
     metrics = app.dataframe[0].value
     assert dict(zip(metrics["metric"], metrics["value"], strict=True)) == {
@@ -54,6 +54,6 @@ def test_analysis_run_shows_its_metrics(filled):
 
 
 def test_run_without_snapshot_explains(filled):
-    app = open_page("pages/geometry.py", {"run_id": filled.failed})
+    app = open_page("views/geometry.py", {"run_id": filled.failed})
     assert not app.exception
     assert any("no embedding snapshot yet" in t for t in texts(app.info))
