@@ -1,0 +1,200 @@
+"""Speed and peak memory of ``evaluate_embeddings`` against a plain scikit-learn path.
+
+Usage::
+
+    .venv/bin/python bench/eval_speed.py [--cases 10k,60k] [--skip-baseline-60k]
+
+Cases: synthetic clustered embeddings (random unit class centres + Gaussian noise,
+random norms), 10,000 × 128 with 100 classes and 60,000 × 128 with 10 classes.
+Both implementations compute the same metrics (Recall@1/2/4/8, precision@1,
+R-precision, MAP@R, 10-NN accuracy, k-means NMI/AMI/pairwise F1, norm statistics,
+centroid angles, alignment, centroid energy, uniformity on 4,096 points):
+
+- ``spherescope``: ``sphere_engine.metrics.evaluate_embeddings`` (faiss backend);
+- ``sklearn``: ``NearestNeighbors(metric="cosine", algorithm="brute")`` asked for
+  R_max + 1 neighbours (queried in chunks of 2,000 so the 60k case fits in memory),
+  ``KMeans(n_init=1)``, ``pairwise_distances`` for the pair statistics.
+
+Each (case, implementation) runs in its own subprocess, so the peak resident memory
+(``getrusage`` maxrss, which includes the interpreter, libraries and data) is that
+run's alone; the time covers the metric computation only, as wall-clock and as
+process CPU time (all threads), the latter less sensitive to other load. Targets: 10k in ≤ 2 s and
+≥ 3× faster than scikit-learn; 60k with a peak ≤ 3 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = {"10k": (10_000, 100), "60k": (60_000, 10)}
+DIM = 128
+KS = (1, 2, 4, 8)
+COMPARED = ("recall@1", "map@r", "r_precision", "knn_accuracy", "nmi", "norm/var", "uniformity")
+
+
+def make_data(count: int, classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Clustered N × 128 float32 embeddings with norms spread over [0.5, 2]."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(classes, DIM))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    labels = np.repeat(np.arange(classes), count // classes)
+    points = centres[labels] + 0.12 * rng.normal(size=(count, DIM))
+    points *= rng.uniform(0.5, 2.0, size=(count, 1))
+    return points.astype(np.float32), labels
+
+
+def sklearn_metrics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The same metrics, written the straightforward scikit-learn way."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import (
+        adjusted_mutual_info_score,
+        normalized_mutual_info_score,
+        pairwise_distances,
+    )
+    from sklearn.metrics.cluster import contingency_matrix
+    from sklearn.neighbors import NearestNeighbors
+    from sklearn.preprocessing import normalize
+
+    unit = normalize(x)
+    classes, index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    r = counts[index] - 1
+    k_max = int(max(r.max(), max(KS), 10))
+    search = NearestNeighbors(n_neighbors=k_max + 1, metric="cosine", algorithm="brute").fit(unit)
+    hits, p1, rp, ap, knn = {k: 0 for k in KS}, 0.0, 0.0, 0.0, 0.0
+    for start in range(0, len(y), 2000):
+        rows = np.arange(start, min(start + 2000, len(y)))
+        _, neighbours = search.kneighbors(unit[rows])
+        own = neighbours == rows[:, None]  # drop the query itself, else the last column
+        own[~own.any(axis=1), -1] = True
+        neighbours = neighbours[~own].reshape(len(rows), k_max)
+        relevant = y[neighbours] == y[rows][:, None]
+        for k in KS:
+            hits[k] += relevant[:, :k].any(axis=1).sum()
+        p1 += relevant[:, 0].sum()
+        rr = r[rows]
+        rank = np.arange(1, k_max + 1)
+        in_r = relevant & (rank <= rr[:, None])
+        found = np.cumsum(in_r, axis=1)
+        rp += (found[np.arange(len(rows)), rr - 1] / rr).sum()
+        ap += ((found / rank * in_r).sum(axis=1) / rr).sum()
+        votes = y[neighbours[:, :10]]
+        knn += sum(np.bincount(v).argmax() == t for v, t in zip(votes, y[rows], strict=True))
+    n = len(y)
+    result = {f"recall@{k}": hits[k] / n for k in KS}
+    result |= {"precision@1": p1 / n, "r_precision": rp / n, "map@r": ap / n}
+    result["knn_accuracy"] = knn / n
+
+    clusters = KMeans(len(classes), n_init=1, random_state=0).fit_predict(unit)
+    table = contingency_matrix(y, clusters)
+    pairs = lambda c: (c * (c - 1) / 2).sum()  # noqa: E731
+    both, same_c, same_l = pairs(table), pairs(table.sum(0)), pairs(table.sum(1))
+    precision, recall = both / same_c, both / same_l
+    result |= {
+        "nmi": normalized_mutual_info_score(y, clusters),
+        "ami": adjusted_mutual_info_score(y, clusters),
+        "f1": 2 * precision * recall / (precision + recall),
+    }
+
+    norms = np.linalg.norm(x.astype(np.float64), axis=1)
+    result |= {"norm/mean": norms.mean(), "norm/var": norms.var(), "norm/min": norms.min()}
+    result |= {"norm/max": norms.max(), "norm/cv": norms.std() / norms.mean()}
+    centroids = normalize(np.stack([unit[y == c].mean(axis=0) for c in classes]))
+    angles = np.degrees(np.arccos(np.clip(centroids @ centroids.T, -1, 1)))
+    upper = angles[np.triu_indices(len(classes), 1)]
+    intra = np.degrees(np.arccos(np.clip((unit * centroids[index]).sum(1), -1, 1))).mean()
+    result |= {"angle/inter_min": upper.min(), "angle/inter_mean": upper.mean()}
+    result |= {"angle/intra_mean": intra}
+    distances = pairwise_distances(centroids)
+    result["hyperspherical_energy"] = (1 / distances[np.triu_indices(len(classes), 1)]).mean()
+    sums = np.stack([unit[y == c].sum(axis=0) for c in classes])
+    within = (2 * counts**2 - 2 * (sums**2).sum(1)).sum()
+    result["alignment"] = within / (counts * (counts - 1)).sum()
+    sample = np.sort(np.random.default_rng(0).choice(n, min(n, 4096), replace=False))
+    sq = pairwise_distances(unit[sample], metric="sqeuclidean")
+    result["uniformity"] = np.log(np.exp(-2 * sq[np.triu_indices(len(sample), 1)]).mean())
+    return {name: float(value) for name, value in result.items()}
+
+
+def worker(case: str, implementation: str) -> None:
+    """One measured run; prints a JSON line with seconds, peak MB and some metrics."""
+    sys.path.insert(0, str(ROOT))
+    x, y = make_data(*CASES[case])
+    if implementation == "spherescope":
+        from sphere_engine.metrics import evaluate_embeddings
+
+        compute = lambda: evaluate_embeddings(x, y)  # noqa: E731
+    else:
+        compute = lambda: sklearn_metrics(x, y)  # noqa: E731
+    cpu_start, start = _cpu_seconds(), time.perf_counter()
+    metrics = compute()
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    shown = {name: metrics[name] for name in COMPARED}
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb, "metrics": shown}))
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads): the work, whatever the load."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(case: str, implementation: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", case, implementation],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", default="10k,60k")
+    parser.add_argument("--skip-baseline-60k", action="store_true")
+    parser.add_argument("--worker", nargs=2, metavar=("CASE", "IMPLEMENTATION"))
+    arguments = parser.parse_args()
+    if arguments.worker:
+        worker(*arguments.worker)
+        return
+    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    print(f"load average at start: {load} (other processes share the cores)")
+    for case in arguments.cases.split(","):
+        ours = run(case, "spherescope")
+        line = (
+            f"{case}: spherescope {ours['seconds']:.2f} s (CPU {ours['cpu']:.2f} s), "
+            f"peak {ours['peak_mb']:.0f} MB"
+        )
+        if case == "60k":
+            verdict = "met" if ours["peak_mb"] <= 3 * 1024 else "NOT met"
+            line += f" (target peak ≤ 3 GB: {verdict})"
+        if case == "60k" and arguments.skip_baseline_60k:
+            print(line + "; scikit-learn skipped")
+            continue
+        theirs = run(case, "sklearn")
+        ratio = theirs["seconds"] / ours["seconds"]
+        print(
+            f"{line} | scikit-learn {theirs['seconds']:.2f} s (CPU {theirs['cpu']:.2f} s), "
+            f"peak {theirs['peak_mb']:.0f} MB | speed-up {ratio:.1f}x wall, "
+            f"{theirs['cpu'] / ours['cpu']:.1f}x CPU"
+        )
+        for name in COMPARED:
+            print(f"    {name:>14}: {ours['metrics'][name]:.5f} vs {theirs['metrics'][name]:.5f}")
+        if case == "10k":
+            verdict = ours["seconds"] <= 2.0 and ratio >= 3.0
+            print(f"    target ≤ 2 s and ≥ 3x: {'met' if verdict else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
