@@ -67,9 +67,10 @@ def downsample(
 ) -> pd.DataFrame:
     """At most ``max_points`` rows per group, on one ``x`` grid shared by all groups.
 
-    Each bucket keeps its last row (value, step, wall time) and the bucket's minimum
-    and maximum (of ``min``/``max`` when present, else of ``value``), so a min-max
-    band survives the reduction. Groups already short enough are returned whole.
+    Each bucket keeps its last row (value, step, wall time, ...); where the frame has
+    ``min``/``max`` columns (a metric series), the bucket keeps their minimum and
+    maximum, so a min-max band and its spikes survive the reduction. Groups already
+    short enough are returned whole.
     """
     if max_points < 1:
         raise ValueError(f"max_points must be at least 1, got {max_points}")
@@ -82,12 +83,10 @@ def downsample(
     lo, hi = float(df[x].min()), float(df[x].max())
     width = (hi - lo) / max_points if hi > lo else 1.0
     frame = df.copy()
-    if "min" not in frame:
-        frame["min"] = frame["value"]
-    if "max" not in frame:
-        frame["max"] = frame["value"]
-    frame["min"] = frame["min"].fillna(frame["value"])
-    frame["max"] = frame["max"].fillna(frame["value"])
+    band = [c for c in ("min", "max") if c in frame]
+    for column in band:
+        if "value" in frame:
+            frame[column] = frame[column].fillna(frame["value"])
     bucket = np.minimum(((frame[x].to_numpy(float) - lo) // width).astype(np.int64), max_points - 1)
     frame["_bucket"] = bucket
     frame = frame.sort_values([*by, x], kind="stable")
@@ -95,8 +94,8 @@ def downsample(
     short = frame[~long].drop(columns="_bucket")
     grouped = frame[long].groupby([*by, "_bucket"], sort=True)
     reduced = grouped.last().reset_index()
-    reduced["min"] = grouped["min"].min().to_numpy()
-    reduced["max"] = grouped["max"].max().to_numpy()
+    for column in band:
+        reduced[column] = getattr(grouped[column], column)().to_numpy()
     reduced = reduced.drop(columns="_bucket")
     result = pd.concat([short, reduced[short.columns]], ignore_index=True)
     return result.sort_values([*by, x], kind="stable").reset_index(drop=True)

@@ -97,6 +97,19 @@ def test_scatter_matrix_limits_coordinates_and_draws_vertices():
     assert chart.usermeta["points_note"] == "4,996 of 6,000 points"
 
 
+def test_sample_norm_chart_caps_many_tracked_samples():
+    frame = pd.DataFrame(
+        {
+            "sample": np.repeat(np.arange(16), 1000),
+            "step": np.tile(np.arange(1000), 16),
+            "norm": 1.0,
+        }
+    )
+    chart = charts.sample_norm_chart(frame, total=16000)
+    assert charts.chart_points(chart) <= charts.MAX_POINTS
+    assert chart.usermeta["points_note"] == f"{charts.chart_points(chart):,} of 16,000 points"
+
+
 def test_histogram_counts_every_sample():
     chart = charts.norm_histogram(np.array([1.0, 1.1, 2.0, 2.0, 5.0]), bins=4)
     rows = next(iter(chart.to_dict()["datasets"].values()))

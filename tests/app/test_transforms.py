@@ -57,6 +57,8 @@ def _series(run: str, steps: int, spike_at: int | None = None) -> pd.DataFrame:
             "name": "m",
             "step": np.arange(1, steps + 1),
             "value": values,
+            "min": values,
+            "max": values,
             "wall_time": np.arange(steps, dtype=float),
         }
     )
@@ -70,6 +72,20 @@ def test_downsample_keeps_last_value_and_the_spike_in_the_band():
     assert reduced["value"].iloc[-1] == 99.0  # the last bucket keeps the last value
     assert reduced["step"].iloc[-1] == 100
     assert reduced["min"].iloc[0] == 0.0
+
+
+def test_downsample_frames_without_band_columns():
+    frame = pd.DataFrame(
+        {
+            "sample": np.repeat([0, 1], 50),
+            "step": np.tile(np.arange(50), 2),
+            "norm": np.arange(100, dtype=float),
+        }
+    )
+    reduced = transforms.downsample(frame, 5, by=["sample"])
+    assert list(reduced.columns) == ["sample", "step", "norm"]
+    assert reduced.groupby("sample").size().tolist() == [5, 5]
+    assert reduced["norm"].iloc[4] == 49.0
 
 
 def test_downsample_uses_one_grid_for_all_runs():
