@@ -1,0 +1,79 @@
+"""The ``spherescope`` command: train, analyze, up, worker, status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spherescope", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="train one config in this process")
+    train.add_argument("config", help="TOML run config")
+    train.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a setting, e.g. optimizer.lr=0.01",
+    )
+
+    analyze = commands.add_parser("analyze", help="diagnostics of a saved embeddings file")
+    analyze.add_argument("path", help="embeddings file (.npz, .npy, .pt, .parquet)")
+    analyze.add_argument("--out", default=None, help="write the report here (JSON)")
+
+    up = commands.add_parser("up", help="start Redis (unless REDIS_URL), workers and the app")
+    up.add_argument("--port", type=int, default=8501, help="dashboard port (default 8501)")
+    up.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="dashboard address (default 127.0.0.1; 0.0.0.0 exposes it)",
+    )
+    up.add_argument("--concurrency", type=int, default=1, help="parallel runs of the CPU worker")
+    up.add_argument("--no-app", action="store_true", help="start no dashboard")
+
+    worker = commands.add_parser("worker", help="start workers against REDIS_URL")
+    worker.add_argument(
+        "--concurrency", type=int, default=1, help="parallel runs of the CPU worker"
+    )
+    worker.add_argument("--cpu-only", action="store_true", help="serve the cpu queue only")
+
+    status = commands.add_parser("status", help="queues, live workers; marks lost runs")
+    status.add_argument(
+        "--timeout", type=float, default=1.0, help="seconds to wait for workers to answer"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "train":
+        from worker.local_run import train_command
+
+        return train_command(args.config, args.overrides)
+    if args.command == "analyze":
+        from worker.local_run import analyze_command
+
+        return analyze_command(args.path, args.out)
+    if args.command == "up":
+        from worker.stack import up
+
+        return up(args.host, args.port, args.concurrency, with_app=not args.no_app)
+    if args.command == "worker":
+        from worker.stack import worker
+
+        return worker(args.concurrency, cpu_only=args.cpu_only)
+    from db.store import RunStore
+    from worker.status import collect_status, format_status
+
+    store = RunStore()
+    print(format_status(collect_status(store, args.timeout), store))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""How a failed task is written into the run store (status + a message a person can act on)."""
+
+from __future__ import annotations
+
+import logging
+
+from billiard.exceptions import TimeLimitExceeded, WorkerLostError
+from celery.exceptions import SoftTimeLimitExceeded
+
+from db.store import RunStore
+
+log = logging.getLogger(__name__)
+
+KEEP = frozenset({"finished", "cancelled", "failed"})  # outcomes a late failure must not hide
+
+
+def failure_message(exc: BaseException) -> str:
+    if isinstance(exc, WorkerLostError):
+        return (
+            f"the worker process died while training ({exc}); "
+            "killed by the system (out of memory?) or by hand"
+        )
+    if isinstance(exc, (SoftTimeLimitExceeded, TimeLimitExceeded)):
+        return f"the run exceeded the task time limit ({exc}); see SPHERESCOPE_TASK_TIME_LIMIT_S"
+    if type(exc).__name__ == "TrainingDivergedError" or isinstance(exc, ValueError):
+        return str(exc)  # already a complete sentence naming the cause
+    return f"{type(exc).__name__}: {exc}"
+
+
+def record_failure(store: RunStore, run_id: str, exc: BaseException) -> None:
+    """Mark ``run_id`` failed (``lost`` if its process died) unless it already ended."""
+    try:
+        record = store.get_run(run_id)
+        if record.status in KEEP:
+            return
+        status = "lost" if isinstance(exc, WorkerLostError) else "failed"
+        store.set_status(run_id, status, failure_message(exc))
+    except Exception:  # the failure handler must never raise over the original error
+        log.exception("could not record the failure of run %s", run_id)

@@ -1,0 +1,73 @@
+"""Worker process hooks (Celery signals).
+
+- main process, when ready: a reaper thread (lost runs) that also advertises the gpu
+  queue in Redis when this worker consumes it (for routing ``device = auto``);
+- each pool child, when forked: import torch and the engine before any task arrives
+  (importing torch does not initialise CUDA; the first CUDA call happens in the task);
+- main process: failures the child cannot report (its death, the hard time limit).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from billiard.exceptions import TimeLimitExceeded, WorkerLostError
+from celery import signals
+
+from db.store import RunStore
+from worker import routing, settings
+from worker.failures import record_failure
+from worker.reaper import ReaperThread
+
+log = logging.getLogger(__name__)
+_reaper: ReaperThread | None = None
+
+
+@signals.worker_process_init.connect
+def warm_imports(**_: Any) -> None:
+    try:
+        import sphere_engine.train  # noqa: F401
+    except Exception:  # the task will report the same error with its run
+        log.exception("warm import of sphere_engine.train failed")
+
+
+def _consumed_queues(consumer: Any) -> set[str]:
+    task_consumer = getattr(consumer, "task_consumer", None)
+    return {queue.name for queue in getattr(task_consumer, "queues", [])}
+
+
+@signals.worker_ready.connect
+def start_reaper(sender: Any = None, **_: Any) -> None:
+    global _reaper
+    node_name = getattr(sender, "hostname", "worker")
+    also = None
+    if settings.GPU_QUEUE in _consumed_queues(sender):
+        client = routing.redis_client(sender.app.conf.broker_url)
+        ttl = 3 * settings.reaper_interval()
+
+        def also() -> None:
+            routing.advertise_gpu_worker(client, node_name, ttl)
+
+    _reaper = ReaperThread(settings.reaper_interval(), also)
+    _reaper.start()
+
+
+@signals.worker_shutdown.connect
+def stop_reaper(**_: Any) -> None:
+    if _reaper is not None:
+        _reaper.stop()
+
+
+@signals.task_failure.connect
+def record_lost_child(
+    task_id: str | None = None,
+    exception: BaseException | None = None,
+    args: tuple | None = None,
+    **_: Any,
+) -> None:
+    # Exceptions raised inside the task are recorded by RunTask.on_failure in the child;
+    # these two only ever reach the main process.
+    if isinstance(exception, (WorkerLostError, TimeLimitExceeded)):
+        run_id = args[0] if args else task_id
+        record_failure(RunStore(), run_id, exception)

@@ -1,0 +1,113 @@
+"""Launching and cancelling runs: what the dashboard and the CLI call.
+
+A launch validates the config, records the run as ``queued`` in the store, then
+enqueues ``train_run`` with ``task_id = run_id`` on the queue its device asks for.
+Invalid configs raise ``ValueError`` before anything is recorded or enqueued.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from db.store import RunStore
+from sphere_engine.config import RunConfig
+from worker import routing
+from worker.celery_app import app
+from worker.sweep import expand_grid
+from worker.tasks import train_run
+
+log = logging.getLogger(__name__)
+
+
+def validate_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
+    """A validated ``RunConfig`` from a dict or a ``RunConfig`` (re-checked either way)."""
+    if isinstance(config, RunConfig):
+        return RunConfig.from_dict(config.to_dict())
+    if isinstance(config, Mapping):
+        return RunConfig.from_dict(dict(config))
+    raise ValueError(f"run config: expected a dict or a RunConfig, got {type(config).__name__}")
+
+
+def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:
+    try:
+        queue = routing.queue_for(config, routing.redis_client(app.conf.broker_url))
+        train_run.apply_async((run_id,), task_id=run_id, queue=queue)
+    except Exception as error:
+        store.set_status(run_id, "failed", f"could not enqueue the run: {error}")
+        raise
+    log.info("run %s queued on %s", run_id, queue)
+
+
+def launch(
+    config: RunConfig | Mapping[str, Any],
+    name: str | None = None,
+    tags: Iterable[str] = (),
+    sweep_id: str | None = None,
+    *,
+    store: RunStore | None = None,
+) -> str:
+    """Validate, record as queued and enqueue one run; return its id."""
+    validated = validate_config(config)
+    store = store or RunStore()
+    run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags), sweep_id=sweep_id)
+    _enqueue(store, run_id, validated)
+    return run_id
+
+
+def launch_sweep(
+    base_config: RunConfig | Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+    *,
+    name: str | None = None,
+    tags: Iterable[str] = (),
+    store: RunStore | None = None,
+) -> tuple[str, list[str]]:
+    """One run per grid combination × seed, all sharing a new sweep id.
+
+    Every expanded config is validated before any run is recorded; the first invalid
+    one raises ``ValueError`` naming the combination.
+    """
+    base = validate_config(base_config).to_dict()
+    validated = []
+    for data, label in expand_grid(base, grid, seeds):
+        try:
+            validated.append((validate_config(data), label))
+        except ValueError as error:
+            raise ValueError(f"sweep combination {label or '(base)'}: {error}") from None
+    store = store or RunStore()
+    sweep_id = f"sweep-{uuid.uuid4().hex[:10]}"
+    prefix = name or sweep_id
+    run_ids = []
+    for config, label in validated:
+        run_id = store.create_run(
+            config.to_dict(), f"{prefix} {label}".strip(), tags=tuple(tags), sweep_id=sweep_id
+        )
+        _enqueue(store, run_id, config)
+        run_ids.append(run_id)
+    return sweep_id, run_ids
+
+
+def cancel(run_id: str, *, store: RunStore | None = None) -> str:
+    """Ask a run to stop; return its status afterwards.
+
+    A running run stops cooperatively within seconds (status ``cancelled`` set by its
+    worker, metrics and last checkpoint kept). A queued run is revoked and marked
+    ``cancelled`` at once; if its message still reaches a worker, the status check
+    there skips it. A run that already ended is left as it is.
+    """
+    store = store or RunStore()
+    record = store.get_run(run_id)
+    if record.is_terminal:
+        return record.status
+    store.request_cancel(run_id)
+    if record.status == "queued":
+        app.control.revoke(run_id)
+        # ValueError: a worker took it in the meantime; it sees the cancel flag and stops
+        with contextlib.suppress(ValueError):
+            store.set_status(run_id, "cancelled", "cancelled before it started")
+    return store.get_run(run_id).status
