@@ -1,0 +1,70 @@
+"""Lost runs: the reaper's rule, and a worker killed with SIGKILL in the middle of a run."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from worker_fixtures import WorkerProcess, config, wait_for, wait_status
+
+from db import queries
+from worker import launch
+from worker.reaper import reap_lost
+from worker.settings import lost_after
+
+
+def test_only_running_runs_with_a_stale_heartbeat_are_marked_lost(store) -> None:
+    stale, fresh, queued = (store.create_run(config()) for _ in range(3))
+    for run_id in (stale, fresh):
+        store.set_status(run_id, "running")
+    store.heartbeat(stale, step=3, total=30)
+    time.sleep(1.0)
+    store.heartbeat(fresh, step=4, total=30)
+    now = store.get_run(fresh).heartbeat_at + timedelta(seconds=20)
+
+    assert reap_lost(store, max_age_s=10_000, now=now) == []
+    assert reap_lost(store, max_age_s=20.5, now=now) == [stale]  # stale: 21 s, fresh: 20 s
+
+    record = store.get_run(stale)
+    assert record.status == "lost"
+    assert record.status_message.startswith("no heartbeat for 21 s")
+    assert [store.get_run(r).status for r in (fresh, queued)] == ["running", "queued"]
+
+
+def test_a_killed_worker_leaves_a_lost_run_that_is_never_run_again(store, worker) -> None:
+    run_id = launch(config(steps=1_000_000))
+    wait_for(lambda: (store.get_run(run_id).progress_step or 0) >= 5, 120, "training steps")
+    time.sleep(1.5)  # at least one more flush of the store tracker
+
+    before_kill = len(queries.metric_series(store, [run_id], ["loss/total"], max_points=10**7))
+    worker.kill()
+    killed_at = time.monotonic()
+    running = store.get_run(run_id)
+    assert running.status == "running"
+
+    offset = len(worker.log.read_bytes())
+    restarted: WorkerProcess = worker.start()  # its reaper finds the silent run
+    record = wait_status(store, run_id, {"lost", "finished", "failed", "cancelled"}, 40)
+    elapsed = time.monotonic() - killed_at
+
+    assert record.status == "lost"
+    assert elapsed <= 30.0, f"marked lost after {elapsed:.1f} s"
+    assert lost_after() < elapsed  # not before the heartbeat limit
+    assert record.status_message.startswith("no heartbeat for")
+    kept = queries.metric_series(store, [run_id], ["loss/total"], max_points=10**7)
+    assert len(kept) >= before_kill >= 5
+    assert sorted(kept["step"]) == list(range(1, len(kept) + 1))
+
+    next_run = launch(config(steps=20))
+    assert wait_status(store, next_run, {"finished", "failed", "lost"}, 120).status == "finished"
+    after = store.get_run(run_id)
+    assert (after.status, after.started_at, after.progress_step) == (
+        "lost",
+        running.started_at,
+        record.progress_step,
+    )
+    assert len(queries.metric_series(store, [run_id], ["loss/total"], max_points=10**7)) == len(
+        kept
+    )
+    assert f"run {run_id} marked lost" in restarted.log_text(offset)
+    assert f"train_run[{run_id}] received" not in restarted.log_text(offset)
