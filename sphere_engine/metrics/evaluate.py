@@ -65,7 +65,8 @@ def evaluate_embeddings(
     ``False`` uses the raw vectors (Euclidean). ``backend``: ``"auto"``, ``"faiss"``
     or ``"torch"`` (see ``backend.py``). ``memory_budget_mb`` bounds the neighbour
     search's working memory. Norms, angles and energies use the embeddings only, not
-    the reference.
+    the reference. Zero vectors are an error (they have no direction), as are NaN/inf,
+    fewer than two classes, 1-D input and mismatched lengths (ValueError).
     """
     points, true = check_pair(embeddings, labels)
     ks = check_ks(ks)
