@@ -15,4 +15,8 @@ fi
 # Install torch first, on its own: with torch==2.13.0 in place, nothing else may pull
 # a different build (on a CPU-only machine that would mean gigabytes of CUDA wheels).
 .venv/bin/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${EXTRAS:-}]"
+target="."
+if [ -n "${EXTRAS:-}" ]; then
+    target=".[${EXTRAS}]"
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$target"
