@@ -8,6 +8,8 @@
     <home>/runs/<run_id>/CANCEL            cancel flag (existence is the signal)
     <home>/runs/<run_id>/tables/<table>/c-<seq>-<token>.parquet   immutable chunks
     <home>/runs/<run_id>/tables/<table>/compact-<seq>.parquet     all chunks with seq <= <seq>
+    <home>/runs/<run_id>/tables/scalar_levels/compact-<seq>.parquet  bucket summaries of
+                                           scalars/compact-<seq>.parquet (see db.levels)
     <home>/runs/<run_id>/checkpoints/      checkpoint files of the run
     <home>/trash/                          deleted runs on their way out
 

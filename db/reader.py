@@ -18,7 +18,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,13 +56,19 @@ Sources = Mapping[str, tuple[str, Sequence[str]]]
 
 
 def query_arrow(
-    store: RunStore, sources: Sources, sql: str, params: Mapping[str, Any] | None = None
+    store: RunStore,
+    sources: Sources,
+    sql: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    list_files: Callable[[], dict[str, list[Path]]] | None = None,
 ) -> pa.Table:
     """Run ``sql`` with each alias of ``sources`` defined over its runs' live files.
 
     The SQL refers to the aliases as tables and may start with its own ``WITH``;
     parameters are bound by name (``$name``); the file lists are bound as
-    ``$files_<alias>``.
+    ``$files_<alias>``. ``list_files`` replaces the default listing (each alias's
+    runs' live files) with the caller's; it is called again on every retry.
     """
     for alias, (table, _) in sources.items():
         if table not in TABLES:
@@ -71,9 +77,13 @@ def query_arrow(
             raise ValueError(f"source alias {alias!r} is not an identifier")
     last_error: Exception | None = None
     for attempt in range(ATTEMPTS):
-        files = {
-            alias: store.live_files(table, run_ids) for alias, (table, run_ids) in sources.items()
-        }
+        if list_files is not None:
+            files = list_files()
+        else:
+            files = {
+                alias: store.live_files(table, run_ids)
+                for alias, (table, run_ids) in sources.items()
+            }
         try:
             return _execute(sources, files, sql, params or {})
         except duckdb.Error as error:

@@ -9,6 +9,10 @@ NORMS = "norms"  # tracked-sample norms: run_id, step, sample, norm
 EVALS = "evals"  # evaluation results: run_id, step, name, value, wall_time
 SNAPSHOTS = "snapshots"  # embedding snapshots: run_id, step, point, label, norm, coords
 CHECKPOINTS = "checkpoints"  # checkpoint files: run_id, step, path, wall_time
+# Per-bucket summaries of the compacted scalars, written by compaction (never chunks):
+# one row per (level, name, step // level) with the bucket's count, last step and value,
+# finite min and max, and latest wall time; see ``db.levels``.
+SCALAR_LEVELS = "scalar_levels"
 
 SCHEMAS: dict[str, pa.Schema] = {
     SCALARS: pa.schema(
@@ -55,6 +59,20 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("wall_time", pa.float64()),
         ]
     ),
+    SCALAR_LEVELS: pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("level", pa.int64()),  # bucket width in steps
+            ("step", pa.int64()),  # the bucket's first step (a multiple of level)
+            ("name", pa.string()),
+            ("points", pa.int64()),  # raw values in the bucket
+            ("last_step", pa.int64()),
+            ("value", pa.float64()),  # the value at last_step
+            ("min", pa.float64()),  # of the finite values; null if none is finite
+            ("max", pa.float64()),
+            ("wall_time", pa.float64()),  # the latest
+        ]
+    ),
 }
 
 TABLES: tuple[str, ...] = tuple(SCHEMAS)
@@ -67,6 +85,7 @@ SORT_KEYS: dict[str, list[tuple[str, str]]] = {
     EVALS: [("name", "ascending"), ("step", "ascending"), ("wall_time", "ascending")],
     SNAPSHOTS: [("step", "ascending"), ("point", "ascending")],
     CHECKPOINTS: [("step", "ascending"), ("wall_time", "ascending")],
+    SCALAR_LEVELS: [("level", "ascending"), ("name", "ascending"), ("step", "ascending")],
 }
 
 

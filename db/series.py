@@ -1,9 +1,10 @@
 """Downsampled series for charts, computed in DuckDB.
 
 All selected runs share one grid: the bucket width comes from the largest step (or
-time) over the selected runs and names, so bucket ``k`` covers the same steps in every
-run and curves of runs of different lengths line up. Each bucket keeps its last value
-and the min and max of its finite values, so spikes survive downsampling.
+time) over the selected runs, so bucket ``k`` covers the same steps in every run and
+curves of runs of different lengths line up. Each bucket keeps its last value and the
+min and max of its finite values, so spikes survive downsampling. The step grid of
+long runs is read mostly from pre-aggregated levels (``db.step_grid``, ``db.levels``).
 """
 
 from __future__ import annotations
@@ -14,29 +15,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from db.reader import Sources, query_arrow
+from db.reader import query_arrow
 from db.schema import NORMS, SCALARS
 from db.selection import check_max_points, check_names, check_runs, in_list
+from db.step_grid import max_step, step_grid_series
 
 if TYPE_CHECKING:
     from db.store import RunStore
 
 SERIES_COLUMNS = ["run_id", "name", "step", "value", "min", "max", "wall_time"]
-
-# $width is computed first (one scan of the step column); the clamp keeps rows that
-# arrived between the two queries in the last bucket rather than in an extra one.
-_STEP_GRID = """
-SELECT run_id, name, least(step // $width, $max_points - 1) * $width AS step,
-       arg_max(value, step) AS value,
-       min(value) FILTER (WHERE isfinite(value)) AS min,
-       max(value) FILTER (WHERE isfinite(value)) AS max,
-       max(wall_time) AS wall_time,
-       count(*) AS points
-FROM scalars
-WHERE {where}
-GROUP BY run_id, name, least(step // $width, $max_points - 1)
-ORDER BY run_id, name, step
-"""
 
 _TIME_GRID = """
 WITH sel AS (SELECT run_id, name, step, value, wall_time FROM scalars WHERE {where})
@@ -64,7 +51,9 @@ def metric_series(
     max_points: int = 1000,
     x: str = "step",
 ) -> pd.DataFrame:
-    """Per-step scalars of several runs, at most ``max_points`` rows per (run, name).
+    """Per-step scalars of several runs, at most ``max_points`` rows per (run, name)
+    (for long runs at least 2/3 of it: the grid width is rounded up to a multiple of a
+    pre-aggregated level, see ``db.levels.step_grid``).
 
     Columns run_id, name, step (the bucket's grid step), value (the bucket's last
     value), min, max, wall_time (of the last value). ``x="time"`` buckets by seconds
@@ -80,14 +69,14 @@ def metric_series(
     columns = SERIES_COLUMNS + (["time"] if x == "time" else [])
     if not runs or not wanted:
         return _empty(columns)
-    where, params = in_list("name", "n", wanted)
-    params["max_points"] = max_points
-    sources = {"scalars": (SCALARS, runs)}
     if x == "step":
-        params["width"] = grid_width(store, sources, "scalars", max_points)
-    # The SQL text holds only fixed fragments and placeholders; values are bound.
-    sql = (_STEP_GRID if x == "step" else _TIME_GRID).format(where=where)
-    table = query_arrow(store, sources, sql, params)
+        table = step_grid_series(store, runs, wanted, max_points)
+    else:
+        where, params = in_list("name", "n", wanted)
+        params["max_points"] = max_points
+        # The SQL text holds only fixed fragments and placeholders; values are bound.
+        sql = _TIME_GRID.format(where=where)
+        table = query_arrow(store, {"scalars": (SCALARS, runs)}, sql, params)
     frame = table.to_pandas()
     totals = frame.groupby(["run_id", "name"], sort=False)["points"].sum()
     frame = frame.drop(columns="points")[columns]
@@ -108,16 +97,11 @@ def sample_norms(store: RunStore, run_id: str, *, max_points: int = 1000) -> pd.
     GROUP BY sample, least(step // $width, $max_points - 1)
     ORDER BY sample, step
     """
-    params = {"max_points": max_points, "width": grid_width(store, sources, "norms", max_points)}
+    top = max_step(store, NORMS, [run])
+    width = max(1, math.ceil((top + 1) / max_points)) if top is not None else 1
+    params = {"max_points": max_points, "width": width}
     table = query_arrow(store, sources, sql, params)
     return table.to_pandas()
-
-
-def grid_width(store: RunStore, sources: Sources, alias: str, max_points: int) -> int:
-    """Bucket width so that steps 0..max step of the selected runs fit in max_points."""
-    result = query_arrow(store, sources, f"SELECT max(step) AS top FROM {alias}")
-    top = result.column("top")[0].as_py()
-    return max(1, math.ceil((top + 1) / max_points)) if top is not None else 1
 
 
 def _empty(columns: list[str]) -> pd.DataFrame:

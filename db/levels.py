@@ -1,0 +1,113 @@
+"""Pre-aggregated scalar buckets ("levels"): what makes long-run comparisons fast.
+
+When compaction writes ``scalars/compact-<seq>.parquet`` it first writes
+``scalar_levels/compact-<seq>.parquet``: for each level ``L`` in ``LEVELS`` and each
+(name, step // L) bucket, the count, last step and value, finite min and max, and
+latest wall time of that compacted file's values. These combine exactly (min of mins,
+max of maxes, value at the largest last step, sum of counts), so a grid bucket whose
+width is a multiple of ``L`` is computed from about ``1 / L`` of the rows.
+
+A levels file is used only with the compacted scalars file of the same sequence
+number: it summarises exactly that file. Chunks written after it are read raw. A run
+without a matching levels file (being compacted right now, or compacted by an older
+version: ``store.compact`` backfills it) is read raw, which gives the same result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from db import layout
+from db.reader import cursor
+from db.schema import SCALAR_LEVELS, SCALARS, SCHEMAS
+
+if TYPE_CHECKING:
+    from db.store import RunStore
+
+LEVELS: tuple[int, ...] = (8, 64, 512, 4096)
+# A level is used only if rounding the grid width up to a multiple of it widens the
+# buckets by at most this fraction: a series keeps at least 2/3 of max_points buckets.
+MAX_WIDENING = 0.5
+
+# The finest level from the raw rows, the coarser ones from it (LEVELS[0] divides each).
+_BUILD = """
+WITH finest AS MATERIALIZED (
+    SELECT name, step // $finest * $finest AS step, count(*) AS points,
+           max(step) AS last_step, arg_max(value, step) AS value,
+           min(value) FILTER (WHERE isfinite(value)) AS min,
+           max(value) FILTER (WHERE isfinite(value)) AS max,
+           max(wall_time) AS wall_time
+    FROM data GROUP BY name, step // $finest
+)
+SELECT $run_id AS run_id, $finest AS level, step, name, points, last_step, value, min, max,
+       wall_time
+FROM finest
+UNION ALL
+SELECT $run_id, level, step // level * level, name, sum(points), max(last_step),
+       arg_max(value, last_step), min(min), max(max), max(wall_time)
+FROM finest CROSS JOIN (SELECT unnest($coarser) AS level) AS levels
+GROUP BY level, name, step // level
+ORDER BY level, name, step
+"""
+
+
+def build_levels(run_id: str, scalars: pa.Table) -> pa.Table:
+    """The ``scalar_levels`` rows summarising ``scalars`` (rows of run ``run_id``)."""
+    params = {"run_id": run_id, "finest": LEVELS[0], "coarser": list(LEVELS[1:])}
+    con = cursor()
+    try:
+        con.register("data", scalars)
+        result = con.sql(_BUILD, params=params).to_arrow_table()
+    finally:
+        con.close()
+    return result.cast(SCHEMAS[SCALAR_LEVELS])
+
+
+def step_grid(top: int | None, max_points: int) -> tuple[int, int]:
+    """(bucket width, level) of the step grid for steps 0..``top``.
+
+    The width is the smallest that fits ``max_points`` buckets, rounded up to a
+    multiple of the coarsest level that widens it by at most ``MAX_WIDENING``; level
+    1 (read raw values only) when no level qualifies (short runs). The grid depends
+    on ``top`` and ``max_points`` only, never on which runs are compacted.
+    """
+    if top is None:
+        return 1, 1
+    narrowest = max(1, math.ceil((top + 1) / max_points))
+    for level in sorted(LEVELS, reverse=True):
+        width = -(-narrowest // level) * level
+        if width <= narrowest * (1 + MAX_WIDENING):
+            return width, level
+    return narrowest, 1
+
+
+@dataclass(frozen=True)
+class SeriesFiles:
+    """What a step-grid query reads: levels files, and raw scalars files for the rest."""
+
+    levels: list[Path]
+    raw: list[Path]
+
+
+def series_files(store: RunStore, run_ids: Sequence[str], use_levels: bool) -> SeriesFiles:
+    """Per run: its levels file and the chunks after it if the levels file matches the
+    compacted scalars file, else every live scalars file. Known-bad files are left out."""
+    levels: list[Path] = []
+    raw: list[Path] = []
+    for run_id in run_ids:
+        live = store.live_files(SCALARS, [run_id])
+        first = live[0] if live else None
+        if use_levels and first is not None and layout.COMPACT_PATTERN.match(first.name):
+            summary = store.table_dir(run_id, SCALAR_LEVELS) / first.name
+            if not store.is_bad_file(summary) and summary.is_file():
+                levels.append(summary)
+                raw.extend(live[1:])
+                continue
+        raw.extend(live)
+    return SeriesFiles(levels, raw)
