@@ -84,7 +84,7 @@ def _limit(
 def _finish(chart: alt.TopLevelMixin, note: str | None, title: str | None) -> alt.TopLevelMixin:
     props: dict = {"usermeta": {"points_note": note}}
     if title:
-        props["title"] = alt.TitleParams(title, subtitle=note or "", anchor="start")
+        props["title"] = alt.TitleParams(title, anchor="start")
     return chart.properties(**props)
 
 

@@ -91,7 +91,13 @@ def _panel(run_id: str, step: int | None, *, wide: bool) -> None:
     if vertices is not None:
         title += f" · fixed {data.fixed_head(record.config)} vertices (×, scaled to median ‖f‖)"
     ui.show_chart(
-        charts.scatter_matrix(snap, shown, vertices=vertices, title=title, cell=110 if wide else 70)
+        charts.scatter_matrix(
+            snap,
+            shown,
+            vertices=vertices,
+            title=title,
+            cell=min(110, (720 if wide else 360) // max(len(shown), 1)),
+        )
     )
     angles, classes = data.centroid_angles(run_id, step)
     ui.show_chart(charts.angle_heatmap(angles, classes))

@@ -55,7 +55,7 @@ def main() -> None:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
     eval_choices = data.eval_names([run_id])
     evals = st.multiselect(
-        "Evaluation metrics",
+        "Evaluation metrics (empty: R@1, NMI, F1, MAP@R)",
         eval_choices,
         key="run.evals",
         default=[e for e in DEFAULT_EVALS if e in eval_choices],
@@ -126,6 +126,9 @@ def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
     series, totals = data.metric_series(
         [run_id], wanted, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
     )
+    logged = max(totals.values(), default=0)
+    last_step = int(series["step"].max()) if len(series) else 0
+    st.caption(f"{logged:,} points logged per metric, up to step {last_step:,}")
 
     def pick(selection: Sequence[str]) -> tuple[pd.DataFrame, int]:
         chosen = [n for n in selection if n in names]
@@ -208,7 +211,11 @@ def _band_frame(part: pd.DataFrame) -> pd.DataFrame:
 
 
 def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str) -> None:
+    if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
+        available = data.eval_names([run_id])
+        evals = tuple(e for e in DEFAULT_EVALS if e in available)
     if not evals:
+        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
         return
     frame = data.eval_series([run_id], list(evals))
     if frame.empty:

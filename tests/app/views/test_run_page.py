@@ -33,6 +33,7 @@ def test_finished_run_shows_every_diagnostic(filled):
         "Evaluation on the test split",
     ]
     assert [m.value for m in app.metric][:1] == ["finished"]
+    assert "60 points logged per metric, up to step 60" in texts(app.caption)
     variance = charts_of(app)[2]
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
     rows = next(iter(variance["datasets"].values()))

@@ -1,0 +1,247 @@
+"""End to end in a real headless Chromium against the stack `spherescope up` starts.
+
+One browser session walks the whole product: launch a small digits run from the form,
+find it in the runs table, watch its live chart gain points until it finishes, launch
+and cancel a second run, then open Compare for both and Geometry for the first.
+Screenshots of every page go to test-artifacts/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+STARTUP_S = 120  # Redis, a Celery worker and Streamlit on a busy machine
+RUN_S = 300  # the first run imports torch in the worker, then trains FIRST_STEPS steps
+FIRST_STEPS = 1500  # long enough to be watched while running on a fast, idle machine
+
+
+def _require_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(
+            f"{CHROMIUM} is missing; CI must run the browser tests (apt-get install -y chromium)"
+        )
+    pytest.skip(f"{CHROMIUM} is missing (install the chromium package to run e2e tests)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _spherescope() -> list[str]:
+    script = Path(sys.executable).parent / "spherescope"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("spherescope")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from worker.cli import main; sys.exit(main())"]
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """`spherescope up` on a free port with a private store; yields the base URL."""
+    _require_chromium()
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = _free_port()
+    env = {**os.environ, "SPHERESCOPE_HOME": str(tmp_path / "home"), "PYTHONUNBUFFERED": "1"}
+    env.pop("REDIS_URL", None)  # the stack starts its own private Redis
+    log = (ARTIFACTS / "e2e-stack.log").open("w")
+    process = subprocess.Popen(
+        [*_spherescope(), "up", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(
+                    f"spherescope up exited with {process.returncode}; "
+                    f"see {ARTIFACTS / 'e2e-stack.log'}"
+                )
+            try:
+                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the dashboard did not answer within {STARTUP_S} s")
+            time.sleep(0.5)
+        yield base
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # our own session: the stack we started
+            process.wait(timeout=10)
+        log.close()
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _settle(page) -> None:
+    """Wait until Streamlit has finished the rerun a widget change started."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+
+
+def _set_number(page, tab: str, label: str, value: int) -> None:
+    page.get_by_role("tab", name=tab, exact=True).click()
+    field = page.get_by_label(label, exact=True)
+    field.fill(str(value))
+    field.press("Enter")
+    _settle(page)
+    assert field.input_value() == str(value)
+
+
+def _set_text(page, label: str, value: str) -> None:
+    field = page.get_by_label(label, exact=True)
+    field.fill(value)
+    field.press("Enter")
+    _settle(page)
+
+
+def _launch_from_form(page, base: str, name: str, steps: int, eval_every: int) -> str:
+    page.goto(base + "/launch")
+    page.get_by_role("heading", name="Launch runs").wait_for(timeout=60_000)
+    _set_number(page, "Training", "steps", steps)
+    _set_number(page, "Diagnostics", "eval_every", eval_every)
+    _set_text(page, "Run name (optional)", name)
+    page.get_by_role("button", name="Launch run").click()
+    link = page.get_by_role("link", name=re.compile(r"^Open run "))
+    link.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / f"launch-{name}.png"), full_page=True)
+    return link.inner_text().strip().split()[-1]
+
+
+def _status(page) -> str:
+    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    return values[0].strip() if values else ""
+
+
+def _logged_points(page) -> int:
+    text = page.get_by_text(re.compile(r"points logged per metric")).all_inner_texts()
+    return int(text[0].split()[0].replace(",", "")) if text else 0
+
+
+def _watch(page, until: set[str], timeout: float) -> list[tuple[str, int]]:
+    """Poll the live Run page (no reloads) until its status is in ``until``."""
+    seen: list[tuple[str, int]] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        seen.append((_status(page), _logged_points(page)))
+        if seen[-1][0] in until:
+            return seen
+        page.wait_for_timeout(1000)
+    raise AssertionError(f"status never reached {until}; saw {seen[-5:]}")
+
+
+# ----------------------------------------------------------------------------- the flow
+
+
+def test_launch_watch_cancel_compare_geometry(stack):
+    from playwright.sync_api import sync_playwright
+
+    base = stack
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        try:
+            # 1. launch a small digits run from the form
+            first = _launch_from_form(page, base, "e2e-live", FIRST_STEPS, eval_every=500)
+
+            # 2. it is in the runs table
+            page.goto(base + "/")  # Runs is the default page, served at the root
+            page.get_by_role("heading", name="Runs", exact=True).wait_for()
+            # st.dataframe draws on a canvas; its accessible grid holds the cell texts
+            page.locator('[role="gridcell"]', has_text=re.compile(r"^e2e-live$")).first.wait_for(
+                state="attached", timeout=30_000
+            )
+
+            # 3. its Run page updates live: points appear without a reload, then finished
+            page.goto(f"{base}/run?run_id={first}")
+            page.get_by_role("heading", name="Run", exact=True).wait_for()
+            seen = _watch(page, {"finished", "failed", "cancelled", "lost"}, RUN_S)
+            page.screenshot(path=str(ARTIFACTS / "run.png"), full_page=True)
+            assert seen[-1][0] == "finished", seen
+            counts = [points for _, points in seen if points]
+            assert len(set(counts)) >= 2, f"the live chart never gained points: {seen}"
+            assert counts == sorted(counts)
+            assert counts[-1] == FIRST_STEPS
+            assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 8
+
+            # 4. launch a second, long run and cancel it from the runs table
+            second = _launch_from_form(page, base, "e2e-cancel", 100_000, eval_every=1000)
+            page.goto(f"{base}/run?run_id={second}")
+            _watch(page, {"running"}, RUN_S)
+            page.goto(base + "/")  # Runs is the default page, served at the root
+            page.get_by_role("heading", name="Runs", exact=True).wait_for()
+            picker = page.get_by_label("Runs to act on", exact=True)
+            picker.click()
+            picker.fill("e2e-cancel")
+            _settle(page)
+            page.get_by_role("option", name=re.compile(r"^e2e-cancel")).click()
+            _settle(page)
+            page.keyboard.press("Escape")  # close the drop-down (it makes the page inert)
+            _settle(page)
+            page.get_by_role("button", name="Clone into the launch form").wait_for()
+            page.get_by_role("button", name="Cancel", exact=True).click()
+            page.get_by_text(re.compile(r"^Cancel requested for 1 run")).wait_for(timeout=30_000)
+            page.screenshot(path=str(ARTIFACTS / "runs.png"), full_page=True)
+            page.goto(f"{base}/run?run_id={second}")
+            assert _watch(page, {"cancelled", "finished", "failed"}, 60)[-1][0] == "cancelled"
+
+            # 5. compare both runs
+            page.goto(f"{base}/compare?runs={first},{second}")
+            page.get_by_role("heading", name="Final metrics").wait_for(timeout=60_000)
+            page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
+            _settle(page)
+            page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+
+            # 6. the geometry of the first run's last snapshot
+            page.goto(f"{base}/geometry?run_id={first}")
+            page.get_by_role("heading", name="Recorded analyses").wait_for(timeout=60_000)
+            page.get_by_text(re.compile(rf"^Step {FIRST_STEPS}: ")).wait_for(timeout=30_000)
+            assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
+            _settle(page)
+            page.screenshot(path=str(ARTIFACTS / "geometry.png"), full_page=True)
+            assert not page.get_by_text("Something went wrong").count()
+        finally:
+            page.screenshot(path=str(ARTIFACTS / "last-page.png"), full_page=True)
+            browser.close()
