@@ -96,7 +96,7 @@ def _panel(run_id: str, step: int | None, *, wide: bool) -> None:
             shown,
             vertices=vertices,
             title=title,
-            cell=min(110, (720 if wide else 360) // max(len(shown), 1)),
+            cell=min(110, (480 if wide else 240) // max(len(shown), 1)),
         )
     )
     angles, classes = data.centroid_angles(run_id, step)
