@@ -9,7 +9,10 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
+import os
+import time
 from typing import Any
 
 from billiard.exceptions import TimeLimitExceeded, WorkerLostError
@@ -24,12 +27,30 @@ log = logging.getLogger(__name__)
 _reaper: ReaperThread | None = None
 
 
+WARM_MODULES = (
+    "sphere_engine.train",
+    "sphere_engine.data",
+    "sphere_engine.models",
+    "sphere_engine.metrics",
+    "sphere_engine.evaluation",
+    "db.tracker",
+)
+
+
 @signals.worker_process_init.connect
 def warm_imports(**_: Any) -> None:
+    started = time.perf_counter()
     try:
-        import sphere_engine.train  # noqa: F401
+        for module in WARM_MODULES:
+            importlib.import_module(module)
     except Exception:  # the task will report the same error with its run
-        log.exception("warm import of sphere_engine.train failed")
+        log.exception("warm import of the engine failed")
+        return
+    log.info(
+        "pool process %d warm (engine imported in %.1f s)",
+        os.getpid(),
+        time.perf_counter() - started,
+    )
 
 
 def _consumed_queues(consumer: Any) -> set[str]:
