@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 _EPS = 1e-12
+_STILL_DEGREES = 1e-6  # below this mean turn the tracked samples did not move
 _QUANTILES = (0.05, 0.5, 0.95)
 
 
@@ -125,7 +126,10 @@ def gradient_statistics(
         "grad/norm_mean": grad_norms.mean(),
         "grad/norm_inv_corr": correlation,
         "grad/radial_cos": radial_cos,
-        "grad/rotation_ratio": small / large.clamp_min(_EPS),
+        # zero gradient on the large-norm half (inactive loss): no ratio to report
+        "grad/rotation_ratio": torch.where(
+            large > _EPS, small / large.clamp_min(_EPS), torch.full_like(large, float("nan"))
+        ),
     }
 
 
@@ -149,15 +153,21 @@ class DirectionTracker:
         result = {"direction/angle_mean": nan, "direction/update_ratio": nan}
         if self.previous is not None:
             previous_norms, previous_directions = self.previous
-            cosine = (directions * previous_directions).sum(dim=1).clamp(-1.0, 1.0)
-            angles = torch.rad2deg(torch.acos(cosine))
+            # 2·atan2(|u − v|, |u + v|) is exact for tiny angles, where acos(u·v) in
+            # float32 cannot resolve anything below ~0.02°.
+            gap = (directions - previous_directions).norm(dim=1)
+            total = (directions + previous_directions).norm(dim=1)
+            angles = torch.rad2deg(2 * torch.atan2(gap, total))
             order = torch.argsort(previous_norms)
             half = len(order) // 2
             result["direction/angle_mean"] = angles.mean()
             if half:
                 small = angles[order[:half]].mean()
                 large = angles[order[len(order) - half :]].mean()
-                result["direction/update_ratio"] = small / large.clamp_min(_EPS)
+                # no movement at all (e.g. a step with zero loss): a ratio means nothing
+                result["direction/update_ratio"] = torch.where(
+                    large > _STILL_DEGREES, small / large.clamp_min(_EPS), nan
+                )
         self.previous = (norms, directions)
         result["_sample_norms"] = norms
         return result

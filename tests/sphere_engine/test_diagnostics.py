@@ -74,3 +74,23 @@ def test_step_statistics_one_transfer_keeps_names() -> None:
     values, norms = stats.to_host()
     assert values == {"a": 1.5, "b": 2.0}
     assert norms == [3.0, 4.0]
+
+
+def test_ratios_are_nan_when_nothing_moves() -> None:
+    tracker = DirectionTracker()
+    still = torch.tensor([[1.0, 0.0], [0.0, 4.0]])
+    tracker.update(still)
+    result = tracker.update(still.clone())
+    assert result["direction/angle_mean"].item() == 0.0
+    assert math.isnan(result["direction/update_ratio"].item())
+    embeddings = torch.randn(8, 3)
+    stats = gradient_statistics(embeddings, embeddings.norm(dim=1), torch.zeros(8, 3))
+    assert math.isnan(stats["grad/rotation_ratio"].item())
+
+
+def test_tiny_turns_are_resolved() -> None:
+    tracker = DirectionTracker()
+    tracker.update(torch.tensor([[1.0, 0.0]]))
+    angle = 1e-4  # radians: acos in float32 would report 0 or ~0.02°
+    result = tracker.update(torch.tensor([[math.cos(angle), math.sin(angle)]]))
+    assert math.isclose(result["direction/angle_mean"].item(), math.degrees(angle), rel_tol=1e-3)
