@@ -27,6 +27,7 @@ import streamlit as st
 
 from app import transforms
 from app.charts import MAX_POINTS
+from db.config_diff import flatten
 
 #: ``max_points`` that asks ``db.queries.metric_series`` for every logged point.
 FULL_RESOLUTION = 10**9
@@ -438,16 +439,10 @@ def config_diff(run_ids: Sequence[str]) -> pd.DataFrame:
     return _config_diff(home(), tuple(run_ids))
 
 
-def flatten_config(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """{"optimizer": {"lr": 0.1}} → {"optimizer.lr": 0.1} (dict options flatten too)."""
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten_config(value, dotted + "."))
-        else:
-            flat[dotted] = value
-    return flat
+def flatten_config(config: dict[str, Any]) -> dict[str, Any]:
+    """{"optimizer": {"lr": 0.1}} → {"optimizer.lr": 0.1}: the store's own flattening,
+    so the launch form, grouping and the config diff name keys the same way."""
+    return flatten(config)
 
 
 def config_values(run_ids: Sequence[str], key: str) -> dict[str, str]:

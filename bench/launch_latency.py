@@ -59,6 +59,7 @@ def main() -> int:
         from db.store import RunStore
         from worker import launch
         from worker.celery_app import app
+        from worker.processes import WorkerSpec
 
         app.conf.broker_url = server.url
         store = RunStore(home)
@@ -68,26 +69,7 @@ def main() -> int:
             CUDA_VISIBLE_DEVICES="",
             PYTHONPATH=str(REPO),
         )
-        argv = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "worker.celery_app",
-            "worker",
-            "--pool",
-            "prefork",
-            "--concurrency",
-            "1",
-            "--queues",
-            "cpu",
-            "--hostname",
-            "bench@%h",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+        argv = WorkerSpec("bench@%h", ("cpu",), 1, {}).argv()
         with log.open("wb") as out:
             worker = subprocess.Popen(
                 argv,

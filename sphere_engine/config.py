@@ -365,14 +365,20 @@ def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]
     result = json.loads(json.dumps(data))
     for text in overrides:
         path, value = parse_override(text)
-        target = result
-        for part in path[:-1]:
-            existing = target.setdefault(part, {})
-            if not isinstance(existing, dict):
-                raise ValueError(f"override {text!r}: {part!r} is not a table")
-            target = existing
-        target[path[-1]] = value
+        set_path(result, path, value, f"override {text!r}")
     return result
+
+
+def set_path(data: dict[str, Any], path: list[str], value: Any, what: str) -> None:
+    """``data[path[0]]...[path[-1]] = value`` in place, creating tables on the way;
+    ``ValueError`` (prefixed with ``what``) when a step on the path is not a table."""
+    target = data
+    for part in path[:-1]:
+        existing = target.setdefault(part, {})
+        if not isinstance(existing, dict):
+            raise ValueError(f"{what}: {part!r} is not a table")
+        target = existing
+    target[path[-1]] = value
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

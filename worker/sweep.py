@@ -7,19 +7,15 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sphere_engine.config import set_path
+
 
 def set_dotted(config: dict[str, Any], key: str, value: Any) -> None:
     """Set ``config["optimizer"]["lr"] = value`` for ``key = "optimizer.lr"`` (in place)."""
     parts = [part for part in key.split(".") if part]
     if len(parts) < 2:
         raise ValueError(f"sweep grid key {key!r}: expected section.setting (e.g. optimizer.lr)")
-    target = config
-    for part in parts[:-1]:
-        existing = target.setdefault(part, {})
-        if not isinstance(existing, dict):
-            raise ValueError(f"sweep grid key {key!r}: {part!r} is not a table")
-        target = existing
-    target[parts[-1]] = value
+    set_path(config, parts, value, f"sweep grid key {key!r}")
 
 
 def expand_grid(

@@ -6,7 +6,6 @@ import itertools
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any, TypeVar
 
 from db.records import RunRecord
 from db.store import RunStore
+from worker.processes import WorkerSpec
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -78,26 +78,7 @@ class WorkerProcess:
             CUDA_VISIBLE_DEVICES="",
             PYTHONPATH=str(REPO),
         )
-        argv = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "worker.celery_app",
-            "worker",
-            "--pool",
-            "prefork",
-            "--concurrency",
-            str(self.concurrency),
-            "--queues",
-            self.queues,
-            "--hostname",
-            self.node,
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+        argv = WorkerSpec(self.node, tuple(self.queues.split(",")), self.concurrency, {}).argv()
         offset = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
