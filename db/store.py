@@ -247,6 +247,16 @@ class RunStore:
                 extra[key] = value
         doc["extra"] = extra
         write_json_atomic(folder / layout.STATUS, doc)
+        if status in TERMINAL and old_status != status:
+            self._compact_ended_run(run_id)
+
+    def _compact_ended_run(self, run_id: str) -> None:
+        """A run that ended is compacted once, so readers open one file per table. A
+        failure here loses nothing (the chunks stay readable) and is reported."""
+        try:
+            self.compact(run_id)
+        except Exception as error:  # the status is written; a failed compaction loses nothing
+            self.report_problem(f"run {run_id}: compaction after it ended failed ({error})")
 
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
         """Record that the run is alive, with its progress (``None`` keeps the last value)."""

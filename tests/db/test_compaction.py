@@ -101,3 +101,15 @@ def test_readers_during_compaction_never_fail_or_double_count(store, config):
         reader.join()
     assert errors == []
     assert counts == {3 * 400}
+
+
+def test_a_run_that_ends_is_compacted_once(store, config):
+    run_id = _chunked_run(store, config)
+    store.set_status(run_id, "running")
+    before = _everything(store, run_id)
+    assert len(scan_table(store.table_dir(run_id, "scalars")).live) == 5
+    store.set_status(run_id, "finished")
+    assert len(scan_table(store.table_dir(run_id, "scalars")).live) == 1
+    after = _everything(store, run_id)
+    for key in before:
+        pd.testing.assert_frame_equal(before[key], after[key])
