@@ -247,12 +247,18 @@ class RunStore:
                 extra[key] = value
         doc["extra"] = extra
         write_json_atomic(folder / layout.STATUS, doc)
-        if status in TERMINAL and old_status != status:
-            self._compact_ended_run(run_id)
 
-    def _compact_ended_run(self, run_id: str) -> None:
-        """A run that ended is compacted once, so readers open one file per table. A
-        failure here loses nothing (the chunks stay readable) and is reported."""
+    def end_run(self, run_id: str, status: str, message: str = "", **fields: Any) -> None:
+        """Set a terminal status, then compact the run (one file per table for readers).
+
+        For the process that wrote the run, once its tracker has flushed. The reaper and
+        the Celery parent use ``set_status`` alone: DuckDB and Arrow thread pools must
+        not start in a process that later forks pool children. A failed compaction
+        loses nothing (the chunks stay readable) and is reported in ``problems()``.
+        """
+        if status not in TERMINAL:
+            raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
+        self.set_status(run_id, status, message, **fields)
         try:
             self.compact(run_id)
         except Exception as error:  # the status is written; a failed compaction loses nothing

@@ -64,9 +64,9 @@ def execute_run(store: RunStore, run_id: str) -> str:
         result = run_training(config, store.tracker(run_id), should_stop)
 
     if result.cancelled:
-        store.set_status(
+        store.end_run(
             run_id, "cancelled", f"cancelled at step {result.steps_completed}", device=result.device
         )
         return "cancelled"
-    store.set_status(run_id, "finished", device=result.device)
+    store.end_run(run_id, "finished", device=result.device)
     return "finished"

@@ -82,11 +82,11 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
         result = run_training(config, CompositeTracker(tracker, ProgressBar()))
     except KeyboardInterrupt:
         tracker.flush()
-        store.set_status(run_id, "cancelled", "interrupted from the keyboard")
+        store.end_run(run_id, "cancelled", "interrupted from the keyboard")
         print("\ncancelled", file=sys.stderr)
         return 130
     except (TrainingDivergedError, ValueError) as error:
-        store.set_status(run_id, "failed", str(error))
+        store.end_run(run_id, "failed", str(error))
         print(f"\nerror: {error}", file=sys.stderr)
         return 1
     except Exception as error:
@@ -94,7 +94,7 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
             run_id, "failed", f"{type(error).__name__}: {error}\n" + traceback.format_exc(limit=5)
         )
         raise
-    store.set_status(run_id, "finished", device=result.device)
+    store.end_run(run_id, "finished", device=result.device)
     print(format_metrics(result.final_metrics))
     return 0
 

@@ -103,13 +103,21 @@ def test_readers_during_compaction_never_fail_or_double_count(store, config):
     assert counts == {3 * 400}
 
 
-def test_a_run_that_ends_is_compacted_once(store, config):
+def test_end_run_sets_the_status_and_compacts(store, config):
     run_id = _chunked_run(store, config)
     store.set_status(run_id, "running")
     before = _everything(store, run_id)
     assert len(scan_table(store.table_dir(run_id, "scalars")).live) == 5
-    store.set_status(run_id, "finished")
+    store.end_run(run_id, "finished")
     assert len(scan_table(store.table_dir(run_id, "scalars")).live) == 1
     after = _everything(store, run_id)
     for key in before:
         pd.testing.assert_frame_equal(before[key], after[key])
+
+
+def test_set_status_alone_never_compacts(store, config):
+    """The reaper and the Celery parent must not start DuckDB/Arrow pools (fork safety)."""
+    run_id = _chunked_run(store, config)
+    store.set_status(run_id, "running")
+    store.set_status(run_id, "lost", "heartbeat stopped")
+    assert len(scan_table(store.table_dir(run_id, "scalars")).live) == 5
