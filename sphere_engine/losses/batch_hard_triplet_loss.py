@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 
-from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_range
+from sphere_engine.losses.cosine_margin_loss import CosineMarginLoss
 from sphere_engine.losses.pair_utils import cosine_matrix, pair_masks, zero_like_graph
 from sphere_engine.losses.registry import LOSSES
 
 
 @LOSSES.register("batch_hard_triplet")
-class BatchHardTripletLoss(BaseLoss):
+class BatchHardTripletLoss(CosineMarginLoss):
     """One triplet per anchor: its hardest positive and its hardest negative.
 
     Hardest positive = least similar same-class sample, hardest negative = most similar
@@ -25,11 +24,6 @@ class BatchHardTripletLoss(BaseLoss):
         "margin": "Margin between hardest positive and hardest negative cosine "
         "similarity (unitless)",
     }
-
-    def __init__(self, *, margin: float = 0.1, **base: Any) -> None:
-        super().__init__(**base)
-        require_range("margin", margin, 0.0, 2.0)
-        self.margin = margin
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         sim = cosine_matrix(embeddings)  # N × N

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 
-from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_range
+from sphere_engine.losses.cosine_margin_loss import CosineMarginLoss
 from sphere_engine.losses.pair_utils import cosine_matrix, pair_masks, zero_like_graph
 from sphere_engine.losses.registry import LOSSES
 
 
 @LOSSES.register("semihard_triplet")
-class SemiHardTripletLoss(BaseLoss):
+class SemiHardTripletLoss(CosineMarginLoss):
     """Triplet loss with one semi-hard negative per anchor-positive pair.
 
     Follows TensorFlow's ``triplet_semihard_loss`` with cosine similarity in place of
@@ -29,11 +28,6 @@ class SemiHardTripletLoss(BaseLoss):
         "margin": "Margin between positive and negative cosine similarity (unitless; "
         "FaceNet's α = 0.2 on squared distance = 0.1 here)",
     }
-
-    def __init__(self, *, margin: float = 0.1, **base: Any) -> None:
-        super().__init__(**base)
-        require_range("margin", margin, 0.0, 2.0)
-        self.margin = margin
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         sim = cosine_matrix(embeddings)  # N × N

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 
-from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_range
+from sphere_engine.losses.cosine_margin_loss import CosineMarginLoss
 from sphere_engine.losses.pair_utils import (
     cosine_matrix,
     mean_over_active,
@@ -18,7 +17,7 @@ from sphere_engine.losses.registry import LOSSES
 
 
 @LOSSES.register("triplet")
-class TripletMarginLoss(BaseLoss):
+class TripletMarginLoss(CosineMarginLoss):
     """Triplet loss [s_an − s_ap + margin]_+ on cosine similarities.
 
     Every valid triplet (a, p, n) with y_a = y_p, a ≠ p, y_n ≠ y_a is used; the loss is
@@ -31,11 +30,6 @@ class TripletMarginLoss(BaseLoss):
         "margin": "Margin between positive and negative cosine similarity (unitless; "
         "0.1 cosine = 0.2 in squared Euclidean distance on the unit sphere)",
     }
-
-    def __init__(self, *, margin: float = 0.1, **base: Any) -> None:
-        super().__init__(**base)
-        require_range("margin", margin, 0.0, 2.0)
-        self.margin = margin
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         sim = cosine_matrix(embeddings)  # N × N

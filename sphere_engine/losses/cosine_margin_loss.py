@@ -1,0 +1,20 @@
+"""``CosineMarginLoss``: the base of the triplet family, which share one option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphere_engine.losses.base_loss import BaseLoss
+from sphere_engine.losses.option_checks import require_range
+
+
+class CosineMarginLoss(BaseLoss):
+    """A loss with a ``margin`` between cosine similarities (unitless, in [0, 2]).
+
+    Subclasses write ``compute_loss`` and their own ``param_help``.
+    """
+
+    def __init__(self, *, margin: float = 0.1, **base: Any) -> None:
+        super().__init__(**base)
+        require_range("margin", margin, 0.0, 2.0)
+        self.margin = margin
