@@ -7,6 +7,7 @@ the CPU once per logged step (one device sync, not one per statistic).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -18,7 +19,8 @@ _STILL_DEGREES = 1e-6  # below this mean turn the tracked samples did not move
 _QUANTILES = (0.05, 0.5, 0.95)
 
 
-def _quantile_positions(count: int) -> tuple[list[int], list[int], list[float]]:
+@functools.lru_cache(maxsize=16)  # one batch size per run: computed once, not every step
+def _quantile_positions(count: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]:
     """Indices and weights that interpolate the 5/50/95th percentiles of ``count``
     sorted values (linear interpolation, as ``torch.quantile``)."""
     low, high, weight = [], [], []
@@ -28,7 +30,7 @@ def _quantile_positions(count: int) -> tuple[list[int], list[int], list[float]]:
         low.append(below)
         high.append(min(below + 1, count - 1))
         weight.append(position - below)
-    return low, high, weight
+    return tuple(low), tuple(high), tuple(weight)
 
 
 @torch.no_grad()
@@ -47,7 +49,8 @@ def norm_statistics(
     std = var.sqrt()
     low, high, weight = _quantile_positions(len(norms))
     w = torch.tensor(weight, dtype=norms.dtype, device=norms.device)
-    quantiles = sorted_norms[low] * (1 - w) + sorted_norms[high] * w
+    # lists, not tuples: a tuple index would address several dimensions
+    quantiles = sorted_norms[list(low)] * (1 - w) + sorted_norms[list(high)] * w
     return {
         "norm/mean": mean,
         "norm/var": var,
@@ -169,8 +172,14 @@ class DirectionTracker:
                     large > _STILL_DEGREES, small / large.clamp_min(_EPS), nan
                 )
         self.previous = (norms, directions)
-        result["_sample_norms"] = norms
         return result
+
+    @property
+    def norms(self) -> torch.Tensor:
+        """The norms (M) of the tracked samples at the last ``update``."""
+        if self.previous is None:
+            raise ValueError("DirectionTracker.norms: update() has not been called yet")
+        return self.previous[0]
 
 
 @dataclass
@@ -182,10 +191,7 @@ class StepStatistics:
 
     def add(self, values: dict[str, torch.Tensor]) -> None:
         for name, value in values.items():
-            if name == "_sample_norms":
-                self.sample_norms = value
-            else:
-                self.scalars[name] = value.detach().reshape(())
+            self.scalars[name] = value.detach().reshape(())
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
         """One device → host transfer for everything (this is the step's sync point)."""

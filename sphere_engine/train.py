@@ -207,6 +207,7 @@ def run_training(
                 stats.add(objective.regularizer_diagnostics())
                 if len(tracked_ids):
                     stats.add(directions.update(_embed(model, tracked_inputs)))
+                    stats.sample_norms = directions.norms
                 values, sample_norms = stats.to_host()  # the step's one sync point
                 loss_value = values["loss/total"]
             else:

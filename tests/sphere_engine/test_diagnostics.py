@@ -64,13 +64,13 @@ def test_direction_tracker_angles_and_ratio() -> None:
     result = tracker.update(turned)
     assert math.isclose(result["direction/angle_mean"].item(), math.degrees(0.15), rel_tol=1e-5)
     assert math.isclose(result["direction/update_ratio"].item(), 2.0, rel_tol=1e-5)
-    assert torch.allclose(result["_sample_norms"], torch.tensor([1.0, 4.0]))
+    assert torch.allclose(tracker.norms, torch.tensor([1.0, 4.0]))
 
 
 def test_step_statistics_one_transfer_keeps_names() -> None:
     stats = StepStatistics()
     stats.add({"a": torch.tensor(1.5), "b": torch.tensor(2)})
-    stats.add({"_sample_norms": torch.tensor([3.0, 4.0])})
+    stats.sample_norms = torch.tensor([3.0, 4.0])
     values, norms = stats.to_host()
     assert values == {"a": 1.5, "b": 2.0}
     assert norms == [3.0, 4.0]
