@@ -28,6 +28,7 @@ from sphere_engine.objective import build_objective
 from sphere_engine.optim import build_optimizer
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
+from sphere_engine.validation import validate
 
 
 def bare_step_time(config: RunConfig, steps: int) -> float:
@@ -115,6 +116,7 @@ def main() -> None:
             "diagnostics": diagnostics,
         }
     )
+    validate(digits)
     measure("digits MLP, batch 40", digits, args.rounds, 1.25)
 
     mnist_root = Path(args.data_root)
@@ -133,6 +135,7 @@ def main() -> None:
             "diagnostics": diagnostics,
         }
     )
+    validate(lenet)
     measure("LeNet++ batch 256 on 28×28", lenet, args.rounds, 1.05)
 
 

@@ -16,6 +16,7 @@ import statistics
 from sphere_engine.config import RunConfig
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
+from sphere_engine.validation import validate
 
 VARIANTS = {
     "no regulariser": {"name": "none", "weight": 0.0},
@@ -38,6 +39,7 @@ def run(regularizer: dict, seed: int, steps: int, optimizer: str) -> dict[str, f
             "diagnostics": {"eval_every": steps, "tracked_samples": 0},
         }
     )
+    validate(config)
     tracker = InMemoryTracker()
     result = run_training(config, tracker)
     train_var = [v for s, v in tracker.series("norm/var") if s > 0.75 * steps]

@@ -2,16 +2,21 @@
 
 ``RunConfig`` has one section per concern. Every field carries its help text (shown
 in the dashboard's launch form) and, where it has one, its allowed range or choices.
-``RunConfig.from_dict`` is the single validation path: unknown keys, wrong types,
-out-of-range values and incompatible combinations fail with a ``ValueError`` that
-names the field, the bad value and what is allowed, before any training starts.
 
-This module imports no torch at module level, so the dashboard can build forms from
-it cheaply; checks that need the registries import them on demand.
+``RunConfig.from_dict`` checks the schema and the cross-field rules that need nothing
+else: unknown keys, wrong types, out-of-range values and incompatible settings fail
+with a ``ValueError`` that names the field, the bad value and what is allowed. It is
+cheap and pure: it never imports torch or the component registries, never reads
+``data.root`` and never changes its input. ``sphere_engine.validation.validate`` adds
+the checks that ask the registries and the dataset; every launch runs both.
+
+Fields that hold a registry name carry ``registry=<kind>`` in their metadata instead
+of a hard-coded list of names; ``sphere_engine.validation.name_choices`` lists them.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import tomllib
@@ -77,7 +82,7 @@ def coerce_value(value: Any, annotation: Any, field_name: str) -> Any:
     if origin is dict or annotation is dict:
         if not isinstance(value, dict):
             raise bad
-        return dict(value)
+        return copy.deepcopy(value)  # the config never shares nested lists with its input
     if annotation is bool:
         if not isinstance(value, bool):
             raise bad
@@ -133,13 +138,10 @@ def _section_from_dict(cls: type, data: Any, section: str) -> Any:
 
 # ----------------------------------------------------------------------------- sections
 
-PAIR_LOSS_WITHOUT_PK = ("ntxent",)  # losses that make their own positives (augmented views)
-FIXED_HEADS = ("simplex", "orthoplex", "cube", "hadamard")
-
 
 @dataclass
 class DataConfig:
-    name: str = option("digits", "Dataset (registry name): digits, synthetic, mnist, ...")
+    name: str = option("digits", "Dataset (a registered dataset name)", registry="dataset")
     root: str = option("", "Folder holding the dataset files (torchvision datasets, image_folder)")
     download: bool = option(False, "Download the dataset into `root` if it is missing")
     split: str = option(
@@ -148,7 +150,7 @@ class DataConfig:
         "standard: the dataset's own train/test split with the same classes",
         choices=("class_disjoint", "standard"),
     )
-    options: dict[str, Any] = option({}, "Dataset-specific options (e.g. synthetic: num_classes)")
+    options: dict[str, Any] = option({}, "Options of the chosen dataset (see its option list)")
     batch_size: int = option(40, "Samples per training batch", min=2, max=65536)
     samples_per_class: int = option(
         8, "K of the class-balanced P×K sampler (0 = plain shuffled batches)", min=0, max=4096
@@ -160,11 +162,11 @@ class DataConfig:
 
 @dataclass
 class ModelConfig:
-    name: str = option("mlp", "Backbone (registry name): mlp, lenetpp, resnet18")
+    name: str = option("mlp", "Backbone (a registered model name)", registry="model")
     embedding_dim: int = option(64, "Dimension d of the embedding", min=1, max=65536)
     embedding_bn: bool = option(False, "BatchNorm on the embedding (before any normalisation)")
     weight_norm: bool = option(False, "Weight normalisation on the last (embedding) layer")
-    options: dict[str, Any] = option({}, "Backbone-specific options (e.g. mlp: hidden_dims)")
+    options: dict[str, Any] = option({}, "Options of the chosen backbone (see its option list)")
 
 
 @dataclass
@@ -172,15 +174,19 @@ class ObjectiveConfig:
     kind: Literal["loss", "head"] = option(
         "loss", "loss: a pair loss on normalised embeddings; head: a classifier head + softmax"
     )
-    name: str = option("triplet", "Loss or head (registry name)")
+    name: str = option(
+        "triplet", "Loss or head (a registered name of the chosen kind)", registry="objective"
+    )
     options: dict[str, Any] = option({}, "Options of the loss or head (margin, scale, ...)")
 
 
 @dataclass
 class RegularizerConfig:
-    name: str = option("none", "Norm regulariser: none, sec, l2, isotropic, center")
+    name: str = option(
+        "none", "Norm regulariser (a registered name, or none)", registry="regularizer"
+    )
     weight: float = option(0.0, "Weight η of the regulariser term", min=0.0)
-    options: dict[str, Any] = option({}, "Regulariser options (e.g. sec: momentum)")
+    options: dict[str, Any] = option({}, "Options of the chosen regulariser (see its list)")
 
 
 @dataclass
@@ -256,8 +262,9 @@ class RunConfig:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, check_components: bool = True) -> RunConfig:
-        """Build and validate. ``check_components=False`` skips the registry checks."""
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """Build and check schema and cross-field rules (no registries, no torch, no
+        files; ``data`` is left unchanged). ``validation.validate`` does the rest."""
         if not isinstance(data, dict):
             raise ValueError(f"run config: expected a table of sections, got {data!r}")
         for key in data:
@@ -269,10 +276,6 @@ class RunConfig:
         }
         config = cls(**sections)
         config.check_combinations()
-        if check_components:
-            from sphere_engine.validation import check_components as _check
-
-            _check(config)
         return config
 
     @classmethod
@@ -306,7 +309,7 @@ class RunConfig:
     # -- validation -----------------------------------------------------------------
     def check_combinations(self) -> None:
         """Cross-field rules that need no registry (pure, cheap)."""
-        data, objective = self.data, self.objective
+        data = self.data
         if data.samples_per_class:
             if data.samples_per_class > data.batch_size:
                 raise ValueError(
@@ -318,17 +321,10 @@ class RunConfig:
                     f"data.batch_size: {data.batch_size} is not a multiple of "
                     f"data.samples_per_class {data.samples_per_class} (P×K batches)"
                 )
-        needs_positives = objective.kind == "loss" and objective.name not in PAIR_LOSS_WITHOUT_PK
-        if needs_positives and data.samples_per_class < 2:
-            raise ValueError(
-                f"data.samples_per_class: {data.samples_per_class} gives batches without "
-                f"guaranteed positive pairs; pair loss {objective.name!r} needs at least 2 "
-                "samples per class (a P×K batch with K ≥ 2)"
-            )
         if self.regularizer.name == "none" and self.regularizer.weight > 0:
             raise ValueError(
                 f"regularizer.weight: {self.regularizer.weight} is set but regularizer.name is "
-                "'none'; choose a regulariser (sec, l2, isotropic, center) or set weight 0"
+                "'none'; choose a regulariser or set weight 0"
             )
         for milestone in self.schedule.milestones:
             if not 0 < milestone <= self.training.steps:

@@ -25,7 +25,8 @@ class Objective(nn.Module):
         self.loss = loss
         self.head = head
         self.regularizer = regularizer
-        self.requires_views = bool(getattr(loss, "requires_views", False))
+        # Read from the loss class's declared traits (the one source of this fact).
+        self.requires_views = loss.traits.requires_views
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         return self.loss(embeddings, labels)

@@ -1,9 +1,15 @@
-"""Name → constructor registries (timm style).
+"""Name → constructor registries (timm style), and the traits components declare.
 
-A module registers a class or factory with ``@LOSSES.register("triplet")``; callers
-build with ``create(name, **kwargs)`` and list with ``names()``. The UI's dropdowns and
-form fields, the config validation and the tests' parametrisation all come from here,
-so adding one file makes a new loss appear everywhere.
+Every kind of component (dataset, model, loss, head, regulariser) has one wrapper
+module ``sphere_engine/<package>/registry.py`` of the same shape: the registry
+(``DATASETS``, ``MODELS``, ``LOSSES``, ``HEADS``, ``REGULARIZERS``), ``create_x(name,
+...)`` that builds through ``Registry.create`` and ``list_x()``. A module registers a
+class with ``@LOSSES.register("triplet")``; the class declares its ``traits`` (what it
+needs from the batch and the config) and its option help texts once. The launch form,
+the config validation and the tests' parametrisation all ask the registry, so adding
+one file makes a new component appear everywhere.
+
+Torch-free: this module only knows names, signatures and traits.
 """
 
 from __future__ import annotations
@@ -14,9 +20,31 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from sphere_engine.option_checks import OptionError
+
 T = TypeVar("T")
 
 _MISSING = inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class ComponentTraits:
+    """What a component needs, declared once on its class as ``traits``."""
+
+    #: Batches must be P×K with K ≥ 2, so every sample has a positive (pair losses).
+    needs_positives: bool = False
+    #: Labels are instance ids of two augmented views of each sample (NT-Xent).
+    requires_views: bool = False
+    #: The class weights are fixed buffers, never trained (polytope heads).
+    is_fixed: bool = False
+    #: The constructor uses the number of training classes (heads, centre loss).
+    needs_num_classes: bool = False
+    #: The constructor uses the embedding dimension d (backbones, heads, centre loss).
+    needs_embedding_dim: bool = False
+
+
+#: The traits of a component that declares none.
+NO_TRAITS = ComponentTraits()
 
 
 @dataclass(frozen=True)
@@ -34,12 +62,17 @@ class Param:
 
 
 class Registry(Generic[T]):
-    """A named collection of constructors of one kind (``loss``, ``head``, ...)."""
+    """A named collection of constructors of one kind (``loss``, ``head``, ...).
 
-    def __init__(self, kind: str, fixed_args: tuple[str, ...] = ()) -> None:
+    ``options_field`` is the config path the user options of this kind come from
+    (``objective.options``); option errors of ``create`` are reported under it.
+    ``fixed_args`` are the arguments every constructor of this kind takes that are not
+    user options (``embedding_dim`` and ``num_classes`` for heads).
+    """
+
+    def __init__(self, kind: str, options_field: str, fixed_args: tuple[str, ...] = ()) -> None:
         self.kind = kind
-        # Positional arguments every constructor of this kind takes and that are not
-        # user options (e.g. ``embedding_dim`` and ``num_classes`` for heads).
+        self.options_field = options_field
         self.fixed_args = fixed_args
         self._entries: dict[str, Callable[..., T]] = {}
 
@@ -47,6 +80,9 @@ class Registry(Generic[T]):
         def decorator(constructor: Callable[..., T]) -> Callable[..., T]:
             if name in self._entries:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
+            traits = getattr(constructor, "traits", NO_TRAITS)
+            if not isinstance(traits, ComponentTraits):
+                raise TypeError(f"{self.kind} {name!r}: traits must be a ComponentTraits")
             self._entries[name] = constructor
             return constructor
 
@@ -64,6 +100,10 @@ class Registry(Generic[T]):
         except KeyError:
             known = ", ".join(self.names()) or "(none registered)"
             raise ValueError(f"unknown {self.kind} {name!r}; known: {known}") from None
+
+    def traits(self, name: str) -> ComponentTraits:
+        """What ``name`` needs (P×K batches, two views, ...); unknown names raise."""
+        return getattr(self.get(name), "traits", NO_TRAITS)
 
     def params(self, name: str) -> dict[str, Param]:
         """The user-settable keyword arguments of ``name``, with defaults and types."""
@@ -89,8 +129,10 @@ class Registry(Generic[T]):
             )
         return result
 
-    def check_kwargs(self, name: str, kwargs: dict[str, Any], field: str) -> None:
-        """Raise ``ValueError`` naming ``field`` for an unknown or missing option."""
+    def check_kwargs(self, name: str, kwargs: dict[str, Any], field: str | None = None) -> None:
+        """Raise ``ValueError`` naming ``field`` (default: ``options_field``) for an
+        unknown or missing option."""
+        field = field or self.options_field
         params = self.params(name)
         for key in kwargs:
             if key not in params:
@@ -104,6 +146,17 @@ class Registry(Generic[T]):
                 raise ValueError(f"{field}.{param.name}: required by {self.kind} {name!r}")
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> T:
+        """Build ``name``: fixed arguments (positional or by keyword) plus user options.
+
+        An option the component rejects is reported under ``options_field``
+        (``objective.options.margin: -1 is out of range; must be >= 0``).
+        """
         constructor = self.get(name)
-        self.check_kwargs(name, kwargs, field=self.kind)
-        return constructor(*args, **kwargs)
+        options = {k: v for k, v in kwargs.items() if k not in self.fixed_args}
+        self.check_kwargs(name, options)
+        try:
+            return constructor(*args, **kwargs)
+        except OptionError as error:
+            if error.path in options:
+                raise error.under(self.options_field) from None
+            raise

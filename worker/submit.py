@@ -15,6 +15,7 @@ from typing import Any
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
+from sphere_engine.validation import validate
 from worker import routing
 from worker.celery_app import app
 from worker.sweep import expand_grid
@@ -24,12 +25,15 @@ log = logging.getLogger(__name__)
 
 
 def validate_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
-    """A validated ``RunConfig`` from a dict or a ``RunConfig`` (re-checked either way)."""
+    """A validated ``RunConfig`` from a dict or a ``RunConfig`` (re-checked either way):
+    schema and cross-field rules (``from_dict``), then registries and data (``validate``)."""
     if isinstance(config, RunConfig):
-        return RunConfig.from_dict(config.to_dict())
-    if isinstance(config, Mapping):
-        return RunConfig.from_dict(dict(config))
-    raise ValueError(f"run config: expected a dict or a RunConfig, got {type(config).__name__}")
+        config = config.to_dict()
+    if not isinstance(config, Mapping):
+        raise ValueError(f"run config: expected a dict or a RunConfig, got {type(config).__name__}")
+    validated = RunConfig.from_dict(dict(config))
+    validate(validated)
+    return validated
 
 
 def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_splits import DatasetSplits
+from sphere_engine.registry import ComponentTraits
 
 
 class DatasetSpec(ABC):
@@ -13,7 +15,9 @@ class DatasetSpec(ABC):
     by ``DATASETS.params(name)``, with help text in ``param_help``); ``build`` loads the
     splits and ``info`` answers cheaply (no image decoding) for validation."""
 
-    param_help: dict[str, str] = {}  # noqa: RUF012 - read-only class-level help texts
+    param_help: ClassVar[dict[str, str]] = {}
+    # Datasets need nothing from other components; a spec may override this.
+    traits: ClassVar[ComponentTraits] = ComponentTraits()
 
     @abstractmethod
     def build(self, root: str, split: str, download: bool, seed: int) -> DatasetSplits:

@@ -7,11 +7,11 @@ import torch
 from sklearn.datasets import load_digits
 
 from sphere_engine.data.dataset_info import DatasetInfo
-from sphere_engine.data.dataset_registry import DATASETS
 from sphere_engine.data.dataset_spec import DatasetSpec
 from sphere_engine.data.dataset_splits import DatasetSplits
 from sphere_engine.data.image_augment import ImageAugment
 from sphere_engine.data.memory_splits import split_pool
+from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.splitting import split_class_counts, split_indices
 from sphere_engine.data.vector_augment import VectorAugment
 

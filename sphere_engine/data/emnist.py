@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from torch import Tensor
 
-from sphere_engine.data.dataset_registry import DATASETS
+from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.torchvision_dataset import TorchvisionDataset
 from sphere_engine.tv_compat import torchvision
 

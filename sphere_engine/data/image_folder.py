@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 
 from sphere_engine.data.dataset_info import DatasetInfo
-from sphere_engine.data.dataset_registry import DATASETS
 from sphere_engine.data.dataset_spec import DatasetSpec
 from sphere_engine.data.dataset_splits import DatasetSplits
 from sphere_engine.data.image_augment import ImageAugment
 from sphere_engine.data.image_folder_data import ImageFolderData
+from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.splitting import class_disjoint_counts, split_indices
+from sphere_engine.option_checks import check_option
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
 
@@ -49,9 +50,7 @@ class ImageFolder(DatasetSpec):
     }
 
     def __init__(self, image_size: int = 64) -> None:
-        if image_size < 8:
-            raise ValueError(f"data.options.image_size: {image_size} must be >= 8")
-        self.image_size = image_size
+        self.image_size = check_option("image_size", image_size, low=8, integer=True)
 
     def _root(self, root: str) -> Path:
         folder = Path(root)

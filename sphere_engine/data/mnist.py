@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sphere_engine.data.dataset_registry import DATASETS
+from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.torchvision_dataset import TorchvisionDataset
 from sphere_engine.tv_compat import torchvision
 

@@ -6,12 +6,13 @@ import numpy as np
 import torch
 
 from sphere_engine.data.dataset_info import DatasetInfo
-from sphere_engine.data.dataset_registry import DATASETS
 from sphere_engine.data.dataset_spec import DatasetSpec
 from sphere_engine.data.dataset_splits import DatasetSplits
 from sphere_engine.data.memory_splits import split_pool
+from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.splitting import split_class_counts
 from sphere_engine.data.vector_augment import VectorAugment
+from sphere_engine.option_checks import check_option
 
 
 @DATASETS.register("synthetic")
@@ -36,18 +37,12 @@ class Synthetic(DatasetSpec):
         samples_per_class: int = 100,
         noise: float = 0.5,
     ) -> None:
-        if num_classes < 2:
-            raise ValueError(f"data.options.num_classes: {num_classes} must be >= 2")
-        if dim < 1:
-            raise ValueError(f"data.options.dim: {dim} must be >= 1")
-        if samples_per_class < 2:
-            raise ValueError(f"data.options.samples_per_class: {samples_per_class} must be >= 2")
-        if noise < 0:
-            raise ValueError(f"data.options.noise: {noise} must be >= 0")
-        self.num_classes = num_classes
-        self.dim = dim
-        self.samples_per_class = samples_per_class
-        self.noise = noise
+        self.num_classes = check_option("num_classes", num_classes, low=2, integer=True)
+        self.dim = check_option("dim", dim, low=1, integer=True)
+        self.samples_per_class = check_option(
+            "samples_per_class", samples_per_class, low=2, integer=True
+        )
+        self.noise = check_option("noise", noise, low=0)
 
     def info(self, root: str, split: str) -> DatasetInfo:
         return DatasetInfo(*split_class_counts(self.num_classes, split), (self.dim,))

@@ -9,8 +9,8 @@ import torch
 
 from sphere_engine.heads.cosine_classifier_head import CosineClassifierHead
 from sphere_engine.heads.margins import additive_angular_margin, replace_target, target_cosine
-from sphere_engine.heads.options import check_non_negative, check_positive
 from sphere_engine.heads.registry import HEADS
+from sphere_engine.option_checks import check_option
 
 
 @HEADS.register("arcface")
@@ -31,10 +31,8 @@ class ArcFaceHead(CosineClassifierHead):
         self, embedding_dim: int, num_classes: int, scale: float = 64.0, margin: float = 0.5
     ) -> None:
         super().__init__(embedding_dim, num_classes)
-        self.scale = check_positive("scale", scale)
-        self.margin = check_non_negative("margin", margin)
-        if self.margin >= math.pi:
-            raise ValueError(f"margin={margin!r} is invalid; allowed: radians in [0, π)")
+        self.scale = check_option("scale", scale, low=0, low_open=True)
+        self.margin = check_option("margin", margin, low=0, high=math.pi, high_open=True)
 
     def compute_logits(self, embeddings: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
         cosine = self.cosine(embeddings)

@@ -7,7 +7,8 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from sphere_engine.heads.options import check_int_at_least
+from sphere_engine.option_checks import check_option
+from sphere_engine.registry import ComponentTraits
 
 
 class ClassifierHead(nn.Module):
@@ -17,15 +18,23 @@ class ClassifierHead(nn.Module):
     given, so evaluation logits (``labels=None``) are margin-free.
     """
 
-    #: True when the class weights are fixed buffers, never trained.
-    is_fixed: ClassVar[bool] = False
+    #: Every head is built for d-dimensional embeddings and K classes; fixed heads
+    #: (class weights that are buffers, never trained) say ``is_fixed=True``.
+    traits: ClassVar[ComponentTraits] = ComponentTraits(
+        needs_num_classes=True, needs_embedding_dim=True
+    )
     #: Option name → help text (with units) for the launch form.
     param_help: ClassVar[dict[str, str]] = {}
 
     def __init__(self, embedding_dim: int, num_classes: int) -> None:
         super().__init__()
-        self.embedding_dim = check_int_at_least("embedding_dim", embedding_dim, 1)
-        self.num_classes = check_int_at_least("num_classes", num_classes, 1)
+        self.embedding_dim = check_option("embedding_dim", embedding_dim, low=1, integer=True)
+        self.num_classes = check_option("num_classes", num_classes, low=1, integer=True)
+
+    @property
+    def is_fixed(self) -> bool:
+        """True when the class weights are fixed buffers (from ``traits``)."""
+        return self.traits.is_fixed
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (N × K) from raw embeddings (N × d) and optional integer labels (N)."""

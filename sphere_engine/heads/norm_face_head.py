@@ -7,8 +7,8 @@ from typing import ClassVar
 import torch
 
 from sphere_engine.heads.cosine_classifier_head import CosineClassifierHead
-from sphere_engine.heads.options import check_positive
 from sphere_engine.heads.registry import HEADS
+from sphere_engine.option_checks import check_option
 
 
 @HEADS.register("normface")
@@ -21,7 +21,7 @@ class NormFaceHead(CosineClassifierHead):
 
     def __init__(self, embedding_dim: int, num_classes: int, scale: float = 16.0) -> None:
         super().__init__(embedding_dim, num_classes)
-        self.scale = check_positive("scale", scale)
+        self.scale = check_option("scale", scale, low=0, low_open=True)
 
     def compute_logits(self, embeddings: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
         return self.scale * self.cosine(embeddings)

@@ -1,4 +1,4 @@
-"""The ``head`` registry: build classifier heads by name.
+"""The ``HEADS`` registry: classifier heads, built by name.
 
 Every head takes the fixed arguments ``embedding_dim`` and ``num_classes`` (not user
 options) and returns logits of shape (N, K) from raw embeddings of shape (N, d).
@@ -12,14 +12,16 @@ from torch import nn
 
 from sphere_engine.registry import Registry
 
-HEADS: Registry[nn.Module] = Registry("head", fixed_args=("embedding_dim", "num_classes"))
+HEADS: Registry[nn.Module] = Registry(
+    "head", "objective.options", fixed_args=("embedding_dim", "num_classes")
+)
 
 
-def create_head(name: str, embedding_dim: int, num_classes: int, **kwargs: Any) -> nn.Module:
-    """Build the head registered as ``name``; unknown names or options raise ``ValueError``."""
-    return HEADS.create(name, embedding_dim, num_classes, **kwargs)
+def create_head(name: str, embedding_dim: int, num_classes: int, **options: Any) -> nn.Module:
+    """Build the head ``name``; ``ValueError`` for an unknown name, option or value."""
+    return HEADS.create(name, embedding_dim, num_classes, **options)
 
 
 def list_heads() -> list[str]:
-    """Names of all registered heads, sorted."""
+    """Registered head names, sorted."""
     return HEADS.names()

@@ -10,8 +10,9 @@ import torch.nn.functional as F
 
 from sphere_engine.heads.classifier_head import ClassifierHead
 from sphere_engine.heads.margins import additive_angular_margin, replace_target, target_cosine
-from sphere_engine.heads.options import check_non_negative, check_positive
 from sphere_engine.heads.polytopes import polytope_angle, polytope_dim, polytope_vertices
+from sphere_engine.option_checks import OptionError, check_option
+from sphere_engine.registry import ComponentTraits
 
 
 class RegularPolytopeHead(ClassifierHead):
@@ -25,7 +26,9 @@ class RegularPolytopeHead(ClassifierHead):
     Subclasses set ``kind``.
     """
 
-    is_fixed: ClassVar[bool] = True
+    traits: ClassVar[ComponentTraits] = ComponentTraits(
+        is_fixed=True, needs_num_classes=True, needs_embedding_dim=True
+    )
     kind: ClassVar[str] = ""
     param_help: ClassVar[dict[str, str]] = {
         "scale": "κ: logit scale applied to cos θ (the paper uses 30)",
@@ -43,7 +46,7 @@ class RegularPolytopeHead(ClassifierHead):
         margin: float | Literal["auto"] = 0.0,
     ) -> None:
         super().__init__(embedding_dim, num_classes)
-        self.scale = check_positive("scale", scale)
+        self.scale = check_option("scale", scale, low=0, low_open=True)
         #: The polytope's own dimension (≤ embedding_dim; the rest is zero padding).
         self.polytope_dim = polytope_dim(self.kind, self.num_classes)
         if self.embedding_dim < self.polytope_dim:
@@ -76,12 +79,10 @@ class RegularPolytopeHead(ClassifierHead):
     def _resolve_margin(self, margin: float | str) -> float:
         if margin == "auto":
             return self.vertex_angle
-        if isinstance(margin, str):
-            raise ValueError(f"margin={margin!r} is invalid; allowed: 'auto' or radians in [0, π]")
-        value = check_non_negative("margin", margin)
-        if value > math.pi:
-            raise ValueError(f"margin={margin!r} is invalid; allowed: 'auto' or radians in [0, π]")
-        return value
+        try:
+            return check_option("margin", margin, low=0, high=math.pi)
+        except OptionError:
+            raise OptionError("margin", margin, "'auto' or radians in [0, π]") from None
 
     def extra_repr(self) -> str:
         return (

@@ -12,8 +12,8 @@ from sphere_engine.heads.margins import (
     replace_target,
     target_cosine,
 )
-from sphere_engine.heads.options import check_int_at_least, check_non_negative, check_positive
 from sphere_engine.heads.registry import HEADS
+from sphere_engine.option_checks import check_option
 
 
 @HEADS.register("sphereface")
@@ -45,9 +45,9 @@ class SphereFaceHead(CosineClassifierHead):
         softmax_blend: float = 0.0,
     ) -> None:
         super().__init__(embedding_dim, num_classes)
-        self.margin = check_int_at_least("margin", margin, 1)
-        self.scale = None if scale is None else check_positive("scale", scale)
-        self.softmax_blend = check_non_negative("softmax_blend", softmax_blend)
+        self.margin = check_option("margin", margin, low=1, integer=True)
+        self.scale = None if scale is None else check_option("scale", scale, low=0, low_open=True)
+        self.softmax_blend = check_option("softmax_blend", softmax_blend, low=0)
 
     def compute_logits(self, embeddings: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
         cosine = self.cosine(embeddings)

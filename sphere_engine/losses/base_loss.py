@@ -12,7 +12,8 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from sphere_engine.losses.option_checks import require_non_negative
+from sphere_engine.option_checks import check_option
+from sphere_engine.registry import ComponentTraits
 
 
 class BaseLoss(nn.Module):
@@ -22,8 +23,8 @@ class BaseLoss(nn.Module):
     their definition requires it; the regulariser always sees the raw embeddings.
     """
 
-    # True when labels are instance ids of two augmented views (NT-Xent), not classes.
-    requires_views: ClassVar[bool] = False
+    # A pair loss mines positives: batches must be P×K with K ≥ 2.
+    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_positives=True)
     # Help text of each user option, shown in the launch form.
     param_help: ClassVar[dict[str, str]] = {}
 
@@ -34,7 +35,7 @@ class BaseLoss(nn.Module):
         embedding_reg_weight: float = 0.0,
     ) -> None:
         super().__init__()
-        require_non_negative("embedding_reg_weight", embedding_reg_weight)
+        check_option("embedding_reg_weight", embedding_reg_weight, low=0)
         # A submodule, so learned regulariser state (center loss centres) is part of
         # ``loss.parameters()`` and of the state dict.
         self.embedding_regularizer = embedding_regularizer
@@ -45,7 +46,7 @@ class BaseLoss(nn.Module):
         """Loss of a batch.
 
         ``embeddings``: N × d raw (un-normalised) embeddings, floating point.
-        ``labels``: N integer labels (class ids, or instance ids for ``requires_views``).
+        ``labels``: N integer labels (class ids, or instance ids when ``traits.requires_views``).
         Returns a 0-dim tensor. The term is computed (and logged in ``last_terms``) even
         with weight 0, so a baseline run still reports its regulariser value.
         """

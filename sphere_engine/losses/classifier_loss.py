@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from sphere_engine.losses.base_loss import BaseLoss
+from sphere_engine.registry import ComponentTraits
 
 
 class ClassifierLoss(BaseLoss):
@@ -17,6 +18,9 @@ class ClassifierLoss(BaseLoss):
     The head receives the labels, so margin heads (CosFace, ArcFace, ...) apply their
     margins. Not registered: heads are configured separately (``HEADS``).
     """
+
+    # Cross-entropy needs labels only, no pairs: any batch will do.
+    traits: ClassVar[ComponentTraits] = ComponentTraits()
 
     def __init__(self, head: nn.Module, **base: Any) -> None:
         super().__init__(**base)

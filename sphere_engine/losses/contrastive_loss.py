@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 import torch
 
 from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_range
 from sphere_engine.losses.pair_utils import cosine_matrix, mean_over_active, pair_masks
 from sphere_engine.losses.registry import LOSSES
+from sphere_engine.option_checks import check_option
 
 
 @LOSSES.register("contrastive")
@@ -31,8 +31,8 @@ class ContrastiveLoss(BaseLoss):
 
     def __init__(self, *, pos_margin: float = 1.0, neg_margin: float = 0.5, **base: Any) -> None:
         super().__init__(**base)
-        require_range("pos_margin", pos_margin, -1.0, 1.0)
-        require_range("neg_margin", neg_margin, -1.0, 1.0)
+        check_option("pos_margin", pos_margin, low=-1.0, high=1.0)
+        check_option("neg_margin", neg_margin, low=-1.0, high=1.0)
         self.pos_margin = pos_margin
         self.neg_margin = neg_margin
 

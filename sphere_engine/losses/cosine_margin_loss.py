@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_range
+from sphere_engine.option_checks import check_option
 
 
 class CosineMarginLoss(BaseLoss):
@@ -16,5 +16,5 @@ class CosineMarginLoss(BaseLoss):
 
     def __init__(self, *, margin: float = 0.1, **base: Any) -> None:
         super().__init__(**base)
-        require_range("margin", margin, 0.0, 2.0)
+        check_option("margin", margin, low=0.0, high=2.0)
         self.margin = margin

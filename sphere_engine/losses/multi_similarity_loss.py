@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 import torch
 
 from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_positive, require_range
 from sphere_engine.losses.pair_utils import cosine_matrix, pair_masks
 from sphere_engine.losses.registry import LOSSES
+from sphere_engine.option_checks import check_option
 
 
 @LOSSES.register("multi_similarity")
@@ -42,10 +42,10 @@ class MultiSimilarityLoss(BaseLoss):
         **base: Any,
     ) -> None:
         super().__init__(**base)
-        require_positive("alpha", alpha)
-        require_positive("beta", beta)
-        require_range("thresh", thresh, -1.0, 1.0)
-        require_range("margin", margin, 0.0, 2.0)
+        check_option("alpha", alpha, low=0, low_open=True)
+        check_option("beta", beta, low=0, low_open=True)
+        check_option("thresh", thresh, low=-1.0, high=1.0)
+        check_option("margin", margin, low=0.0, high=2.0)
         self.alpha, self.beta, self.thresh, self.margin = alpha, beta, thresh, margin
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

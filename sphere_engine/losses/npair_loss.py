@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 
 from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import require_positive
 from sphere_engine.losses.pair_utils import cosine_matrix, zero_like_graph
 from sphere_engine.losses.registry import LOSSES
+from sphere_engine.option_checks import check_option
 
 
 @LOSSES.register("npair")
@@ -33,7 +33,7 @@ class NPairLoss(BaseLoss):
 
     def __init__(self, *, scale: float = 25.0, **base: Any) -> None:
         super().__init__(**base)
-        require_positive("scale", scale)
+        check_option("scale", scale, low=0, low_open=True)
         self.scale = scale
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -8,8 +8,9 @@ import torch
 
 from sphere_engine.losses.base_loss import BaseLoss
 from sphere_engine.losses.contrastive_softmax import supervised_contrastive
-from sphere_engine.losses.option_checks import require_positive
 from sphere_engine.losses.registry import LOSSES
+from sphere_engine.option_checks import check_option
+from sphere_engine.registry import ComponentTraits
 
 
 @LOSSES.register("ntxent")
@@ -20,14 +21,15 @@ class NTXentLoss(BaseLoss):
     passes ``torch.cat([view1, view2])`` with ``labels = arange(N).repeat(2)``.
     """
 
-    requires_views: ClassVar[bool] = True
+    # Its positives are the two views of each sample, so it needs no P×K batches.
+    traits: ClassVar[ComponentTraits] = ComponentTraits(requires_views=True)
     param_help: ClassVar[dict[str, str]] = {
         "temperature": "τ, divides the cosine similarities (unitless, > 0)",
     }
 
     def __init__(self, *, temperature: float = 0.5, **base: Any) -> None:
         super().__init__(**base)
-        require_positive("temperature", temperature)
+        check_option("temperature", temperature, low=0, low_open=True)
         self.temperature = temperature
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

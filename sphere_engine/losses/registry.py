@@ -14,7 +14,7 @@ from torch import nn
 from sphere_engine.registry import Registry
 
 LOSSES: Registry[nn.Module] = Registry(
-    "loss", fixed_args=("embedding_regularizer", "embedding_reg_weight")
+    "loss", "objective.options", fixed_args=("embedding_regularizer", "embedding_reg_weight")
 )
 
 
@@ -30,9 +30,8 @@ def create_loss(
     Raises ``ValueError`` for an unknown name (listing the known ones), an unknown
     option (listing the allowed ones) or an out-of-range option value.
     """
-    constructor = LOSSES.get(name)
-    LOSSES.check_kwargs(name, options, field="loss")
-    return constructor(
+    return LOSSES.create(
+        name,
         embedding_regularizer=embedding_regularizer,
         embedding_reg_weight=embedding_reg_weight,
         **options,

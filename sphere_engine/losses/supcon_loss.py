@@ -8,8 +8,8 @@ import torch
 
 from sphere_engine.losses.base_loss import BaseLoss
 from sphere_engine.losses.contrastive_softmax import supervised_contrastive
-from sphere_engine.losses.option_checks import require_positive
 from sphere_engine.losses.registry import LOSSES
+from sphere_engine.option_checks import check_option
 
 
 @LOSSES.register("supcon")
@@ -26,7 +26,7 @@ class SupConLoss(BaseLoss):
 
     def __init__(self, *, temperature: float = 0.1, **base: Any) -> None:
         super().__init__(**base)
-        require_positive("temperature", temperature)
+        check_option("temperature", temperature, low=0, low_open=True)
         self.temperature = temperature
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -7,13 +7,9 @@ from typing import Any, ClassVar
 import torch
 
 from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.losses.option_checks import (
-    require_non_negative,
-    require_positive,
-    require_range,
-)
 from sphere_engine.losses.pair_utils import cosine_matrix, pair_masks
 from sphere_engine.losses.registry import LOSSES
+from sphere_engine.option_checks import check_option
 
 # Keeps acos differentiable for coincident points (its slope is infinite at ±1).
 _COS_CLAMP = 1e-6
@@ -49,10 +45,10 @@ class TupletMarginLoss(BaseLoss):
         **base: Any,
     ) -> None:
         super().__init__(**base)
-        require_range("margin", margin, 0.0, torch.pi)
-        require_positive("scale", scale)
-        require_non_negative("lambda_ipv", lambda_ipv)
-        require_range("eps", eps, 0.0, 1.0)
+        check_option("margin", margin, low=0.0, high=torch.pi)
+        check_option("scale", scale, low=0, low_open=True)
+        check_option("lambda_ipv", lambda_ipv, low=0)
+        check_option("eps", eps, low=0.0, high=1.0)
         self.margin, self.scale, self.lambda_ipv, self.eps = margin, scale, lambda_ipv, eps
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torch import Tensor, nn
 
 from sphere_engine.models.embedding_layer import EmbeddingLayer
-from sphere_engine.models.model_registry import MODELS
+from sphere_engine.models.registry import MODELS
+from sphere_engine.registry import ComponentTraits
 
 
 def _stage(in_channels: int, out_channels: int) -> nn.Sequential:
@@ -25,7 +28,8 @@ class LeNetPP(nn.Module):
     layer. Images (C, H, W) with H, W ≥ 8: 1×28×28 gives 128×3×3 features, 3×32×32
     gives 128×4×4."""
 
-    param_help: dict[str, str] = {}  # noqa: RUF012
+    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
+    param_help: ClassVar[dict[str, str]] = {}
 
     def __init__(
         self,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import ClassVar, Literal
 
 from torch import Tensor, nn
 
 from sphere_engine.models.embedding_layer import EmbeddingLayer
-from sphere_engine.models.model_registry import MODELS
+from sphere_engine.models.registry import MODELS
+from sphere_engine.option_checks import OptionError, check_choice
+from sphere_engine.registry import ComponentTraits
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "relu": nn.ReLU,
@@ -23,7 +25,8 @@ class MLP(nn.Module):
     """Flattens the input, then Linear + activation per hidden layer, then the
     embedding layer. Any input shape works (images are flattened)."""
 
-    param_help = {  # noqa: RUF012
+    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
+    param_help: ClassVar[dict[str, str]] = {
         "hidden_dims": "Widths of the hidden layers (empty: a single linear map)",
         "activation": "Activation after each hidden layer",
     }
@@ -38,13 +41,9 @@ class MLP(nn.Module):
         activation: Literal["relu", "prelu", "gelu", "tanh"] = "relu",
     ) -> None:
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(
-                f"model.options.activation: {activation!r} is not allowed; choose one of "
-                + ", ".join(ACTIVATIONS)
-            )
-        if any(int(width) < 1 for width in hidden_dims):
-            raise ValueError(f"model.options.hidden_dims: {list(hidden_dims)} must be >= 1 each")
+        check_choice("activation", activation, ACTIVATIONS)
+        if any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in hidden_dims):
+            raise OptionError("hidden_dims", list(hidden_dims), "integers >= 1")
         layers: list[nn.Module] = [nn.Flatten()]
         width = math.prod(input_shape)
         for hidden in hidden_dims:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
 
 from sphere_engine.models.embedding_layer import EmbeddingLayer
-from sphere_engine.models.model_registry import MODELS
+from sphere_engine.models.registry import MODELS
+from sphere_engine.registry import ComponentTraits
 from sphere_engine.tv_compat import torchvision
 
 
@@ -39,7 +41,8 @@ class ResNet18(nn.Module):
     new stem is freshly initialised even with loaded weights. Inputs with other than 3
     channels get a new first convolution (from loaded weights: their channel mean)."""
 
-    param_help = {  # noqa: RUF012
+    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
+    param_help: ClassVar[dict[str, str]] = {
         "weights_path": "Local ImageNet state dict of torchvision resnet18 (empty: random init)",
         "small_input": "3×3 stride-1 stem without max-pool, for small images (≤ 64 px)",
     }

@@ -7,6 +7,9 @@ from typing import ClassVar
 import torch
 from torch import nn
 
+from sphere_engine.option_checks import check_option
+from sphere_engine.registry import ComponentTraits
+
 
 class BaseRegularizer(nn.Module):
     """``reg(embeddings, labels) -> scalar`` on raw embeddings, plus ``diagnostics()``.
@@ -15,15 +18,14 @@ class BaseRegularizer(nn.Module):
     """
 
     name: ClassVar[str] = ""
+    # Most regularisers take d and K only for a uniform signature and ignore them.
+    traits: ClassVar[ComponentTraits] = ComponentTraits()
     param_help: ClassVar[dict[str, str]] = {}
 
     def __init__(self, embedding_dim: int, num_classes: int) -> None:
         super().__init__()
-        for field, value in (("embedding_dim", embedding_dim), ("num_classes", num_classes)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{field}: {value!r} is not allowed; it must be an int >= 1")
-        self.embedding_dim = embedding_dim
-        self.num_classes = num_classes
+        self.embedding_dim = check_option("embedding_dim", embedding_dim, low=1, integer=True)
+        self.num_classes = check_option("num_classes", num_classes, low=1, integer=True)
         self._diagnostics: dict[str, torch.Tensor] = {}
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

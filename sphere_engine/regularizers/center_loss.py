@@ -7,6 +7,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
+from sphere_engine.registry import ComponentTraits
 from sphere_engine.regularizers.base_regularizer import BaseRegularizer
 from sphere_engine.regularizers.registry import REGULARIZERS
 
@@ -21,6 +22,9 @@ class CenterLoss(BaseRegularizer):
     """
 
     name: ClassVar[str] = "center"
+    traits: ClassVar[ComponentTraits] = ComponentTraits(
+        needs_num_classes=True, needs_embedding_dim=True
+    )
 
     def __init__(self, embedding_dim: int, num_classes: int) -> None:
         super().__init__(embedding_dim, num_classes)

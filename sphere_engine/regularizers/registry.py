@@ -13,14 +13,14 @@ from torch import nn
 from sphere_engine.registry import Registry
 
 REGULARIZERS: Registry[nn.Module] = Registry(
-    "regularizer", fixed_args=("embedding_dim", "num_classes")
+    "regularizer", "regularizer.options", fixed_args=("embedding_dim", "num_classes")
 )
 
 
 def create_regularizer(
     name: str, embedding_dim: int, num_classes: int, **options: Any
 ) -> nn.Module:
-    """Build the regulariser ``name``; ``ValueError`` for an unknown name or option."""
+    """Build the regulariser ``name``; ``ValueError`` for an unknown name, option or value."""
     return REGULARIZERS.create(name, embedding_dim, num_classes, **options)
 
 

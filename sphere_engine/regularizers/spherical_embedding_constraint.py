@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import torch
 
+from sphere_engine.option_checks import check_option
 from sphere_engine.regularizers.base_regularizer import BaseRegularizer
 from sphere_engine.regularizers.norm_deviation import radii, squared_deviation
 from sphere_engine.regularizers.registry import REGULARIZERS
@@ -31,9 +32,7 @@ class SphericalEmbeddingConstraint(BaseRegularizer):
 
     def __init__(self, embedding_dim: int, num_classes: int, *, momentum: float = 1.0) -> None:
         super().__init__(embedding_dim, num_classes)
-        if not 0 < momentum <= 1:
-            raise ValueError(f"momentum: {momentum!r} is not allowed; it must be in (0, 1]")
-        self.momentum = momentum
+        self.momentum = check_option("momentum", momentum, low=0, high=1, low_open=True)
         self.register_buffer("mu_ema", torch.zeros(()))
         self.register_buffer("ema_initialised", torch.zeros((), dtype=torch.bool))
 

@@ -1,4 +1,8 @@
-"""The dataset registry and the functions that build datasets by name."""
+"""The ``DATASETS`` registry: dataset specs, built by name and then loaded.
+
+A registered class (a ``DatasetSpec``) takes only the user options; ``create_dataset``
+builds it through ``DATASETS.create`` and then loads and splits the data.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,7 @@ from sphere_engine.data.dataset_splits import DatasetSplits
 from sphere_engine.data.splitting import check_split
 from sphere_engine.registry import Registry
 
-DATASETS: Registry[DatasetSpec] = Registry("dataset")
-
-
-def _spec(name: str, options: dict[str, Any]) -> DatasetSpec:
-    DATASETS.check_kwargs(name, options, field="data.options")
-    return DATASETS.get(name)(**options)
+DATASETS: Registry[DatasetSpec] = Registry("dataset", "data.options")
 
 
 def create_dataset(
@@ -32,7 +31,7 @@ def create_dataset(
     Unknown names, splits or options raise ``ValueError``; so do missing files.
     """
     check_split(split)
-    return _spec(name, options).build(root, split, download, seed)
+    return DATASETS.create(name, **options).build(root, split, download, seed)
 
 
 def dataset_info(
@@ -40,8 +39,9 @@ def dataset_info(
 ) -> DatasetInfo:
     """Class counts and input shape of ``name`` under ``split``, without loading images."""
     check_split(split)
-    return _spec(name, options).info(root, split)
+    return DATASETS.create(name, **options).info(root, split)
 
 
 def list_datasets() -> list[str]:
+    """Registered dataset names, sorted."""
     return DATASETS.names()

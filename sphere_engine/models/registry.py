@@ -1,4 +1,8 @@
-"""The backbone registry and ``create_model``."""
+"""The ``MODELS`` registry: backbones that map inputs to raw embeddings, built by name.
+
+Every constructor takes ``input_shape``, ``embedding_dim``, ``embedding_bn`` and
+``weight_norm`` first (fixed arguments from the data and ``model.*``, not user options).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ from torch import nn
 from sphere_engine.registry import Registry
 
 MODELS: Registry[nn.Module] = Registry(
-    "model", fixed_args=("input_shape", "embedding_dim", "embedding_bn", "weight_norm")
+    "model",
+    "model.options",
+    fixed_args=("input_shape", "embedding_dim", "embedding_bn", "weight_norm"),
 )
 
 
@@ -27,12 +33,12 @@ def create_model(
     The model maps a batch (N, *input_shape) to raw embeddings (N, embedding_dim).
     Unknown names or options raise ``ValueError``.
     """
-    MODELS.check_kwargs(name, options, field="model.options")
     shape = tuple(int(s) for s in input_shape)
     if not shape or any(s < 1 for s in shape):
         raise ValueError(f"input_shape: {tuple(input_shape)!r} must be non-empty and positive")
-    return MODELS.get(name)(shape, embedding_dim, embedding_bn, weight_norm, **options)
+    return MODELS.create(name, shape, embedding_dim, embedding_bn, weight_norm, **options)
 
 
 def list_models() -> list[str]:
+    """Registered backbone names, sorted."""
     return MODELS.names()
