@@ -142,7 +142,7 @@ def _section_from_dict(cls: type, data: Any, section: str) -> Any:
 @dataclass
 class DataConfig:
     name: str = option("digits", "Dataset (a registered dataset name)", registry="dataset")
-    root: str = option("", "Folder holding the dataset files (torchvision datasets, image_folder)")
+    root: str = option("", "Folder holding the dataset's files (for datasets read from disk)")
     download: bool = option(False, "Download the dataset into `root` if it is missing")
     split: str = option(
         "class_disjoint",

@@ -45,7 +45,7 @@ def config(regularizer: str = "sec", weight: float = 0.5, head: str = "simplex")
         "training": {"steps": STEPS, "seed": 0},
         "diagnostics": {"eval_every": 30},
     }
-    return RunConfig.from_dict(data, check_components=False).to_dict()
+    return RunConfig.from_dict(data).to_dict()
 
 
 def scalars(step: int, variance: float) -> dict[str, float]:

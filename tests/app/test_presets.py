@@ -6,6 +6,7 @@ import pytest
 
 from app.presets import PRESETS
 from sphere_engine.config import RunConfig
+from sphere_engine.validation import validate
 
 
 @pytest.mark.parametrize("key", sorted(PRESETS))
@@ -14,14 +15,14 @@ def test_every_preset_run_validates(key):
     assert len(preset.configs) == len(preset.names) >= 1
     assert len(set(preset.names)) == len(preset.names)
     for name, config in preset.runs():
-        RunConfig.from_dict(config)  # raises ValueError naming the field if not
+        validate(RunConfig.from_dict(config))  # raises ValueError naming the field if not
         assert name
 
 
 def _settings(key, *paths):
     result = []
     for config in PRESETS[key].configs:
-        full = RunConfig.from_dict(config, check_components=False).to_dict()
+        full = RunConfig.from_dict(config).to_dict()
         result.append(tuple(_get(full, p) for p in paths))
     return result
 
@@ -65,10 +66,7 @@ def test_bn_and_weight_norm_with_and_without_sec():
 
 
 def test_sgd_and_adam_are_otherwise_the_same_run():
-    configs = [
-        RunConfig.from_dict(c, check_components=False).to_dict()
-        for c in PRESETS["sgd_vs_adam"].configs
-    ]
+    configs = [RunConfig.from_dict(c).to_dict() for c in PRESETS["sgd_vs_adam"].configs]
     assert [(c["optimizer"]["name"], c["regularizer"]["name"]) for c in configs] == [
         ("sgd", "none"),
         ("sgd", "sec"),

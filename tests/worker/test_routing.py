@@ -19,7 +19,7 @@ def client(redis_server):
 
 
 def run_config(device: str) -> RunConfig:
-    return RunConfig.from_dict({"training": {"device": device}}, check_components=False)
+    return RunConfig.from_dict({"training": {"device": device}})
 
 
 def test_explicit_devices_choose_their_queue(client) -> None:

@@ -114,6 +114,17 @@ def spy_enqueue(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
         (config(steps=0), r"training\.steps: 0 is below the minimum 1"),
         (config(optimizer={"name": "rmsprop"}), r"optimizer\.name: 'rmsprop' is not allowed"),
         (config(objective={"name": "no-such-loss"}), r"no-such-loss"),
+        # Registry, option and data checks (validate(), not from_dict) also run at launch.
+        (
+            config(objective={"options": {"margin": -1}}),
+            r"^objective\.options\.margin: -1\.0 is out of range; must be in \[0, 2\]$",
+        ),
+        (config(data={"samples_per_class": 1}), r"pair loss 'triplet' needs at least 2"),
+        # A RunConfig that passed from_dict is still validated.
+        (
+            RunConfig.from_dict(config(regularizer={"name": "secc", "weight": 1.0})),
+            r"^regularizer\.name: unknown regularizer 'secc'",
+        ),
         ({"trainin": {}}, r"trainin: unknown config section"),
         ("not a dict", r"expected a dict or a RunConfig"),
     ],
@@ -136,6 +147,11 @@ def test_a_sweep_with_one_bad_combination_records_nothing(store, spy_enqueue) ->
         launch_sweep(config(), {"training.steps": [10, 0]}, seeds=[0, 1])
     with pytest.raises(ValueError, match=r"expected a non-empty list"):
         launch_sweep(config(), {"optimizer.lr": []}, seeds=[0])
+    with pytest.raises(
+        ValueError,
+        match=r"sweep combination objective\.options\.margin=-1: objective\.options\.margin: ",
+    ):
+        launch_sweep(config(), {"objective.options.margin": [0.1, -1]}, seeds=[])
     assert store.run_ids() == before
     assert spy_enqueue == []
 

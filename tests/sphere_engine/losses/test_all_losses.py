@@ -10,7 +10,7 @@ def pk_batch(loss, classes=4, per_class=4, dim=8, seed=0):
     generator = torch.Generator().manual_seed(seed)
     size = classes * per_class
     embeddings = torch.randn(size, dim, generator=generator, dtype=torch.float64)
-    if loss.requires_views:
+    if loss.traits.requires_views:
         labels = torch.arange(size // 2).repeat(2)
     else:
         labels = torch.arange(classes).repeat_interleave(per_class)

@@ -26,7 +26,9 @@ def test_unknown_name_lists_known_ones():
 
 
 def test_unknown_option_lists_allowed_ones():
-    with pytest.raises(ValueError, match=r"loss\.temp: unknown option.*allowed: temperature"):
+    with pytest.raises(
+        ValueError, match=r"objective\.options\.temp: unknown option.*allowed: temperature"
+    ):
         create_loss("supcon", temp=0.2)
 
 
@@ -41,7 +43,8 @@ def test_unknown_option_lists_allowed_ones():
     ],
 )
 def test_bad_values_raise_naming_the_option(name, options, field):
-    with pytest.raises(ValueError, match=field):
+    message = rf"^objective\.options\.{field}: .* is out of range; must be "
+    with pytest.raises(ValueError, match=message):
         create_loss(name, **options)
 
 

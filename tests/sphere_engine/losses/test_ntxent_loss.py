@@ -23,8 +23,9 @@ def test_matches_hand_computation(circle, cosines):
     assert value.item() == pytest.approx(expected, rel=1e-9)
 
 
-def test_requires_views():
-    assert NTXentLoss.requires_views is True
+def test_traits_say_two_views_and_no_pk_batches():
+    assert NTXentLoss.traits.requires_views is True
+    assert NTXentLoss.traits.needs_positives is False
 
 
 @pytest.mark.parametrize("labels", [[0, 0, 0, 1, 1, 1], [0, 1, 2, 3, 4, 5], [0, 0, 1, 1, 1, 2]])

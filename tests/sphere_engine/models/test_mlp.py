@@ -27,5 +27,8 @@ def test_no_hidden_layers_is_one_linear_map():
 
 
 def test_bad_activation():
-    with pytest.raises(ValueError, match="activation: 'swish' is not allowed"):
+    with pytest.raises(
+        ValueError,
+        match=r"^model\.options\.activation: 'swish' is out of range; must be one of 'relu'",
+    ):
         create_model("mlp", (3,), 2, activation="swish")

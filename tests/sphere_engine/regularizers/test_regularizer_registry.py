@@ -14,7 +14,9 @@ def test_unknown_name_lists_known_ones():
 
 
 def test_unknown_option_raises():
-    with pytest.raises(ValueError, match=r"regularizer\.rho: unknown option.*allowed: momentum"):
+    with pytest.raises(
+        ValueError, match=r"regularizer\.options\.rho: unknown option.*allowed: momentum"
+    ):
         create_regularizer("sec", 4, 3, rho=0.5)
 
 

@@ -1,0 +1,135 @@
+"""validate(): the registry, option and data checks that RunConfig.from_dict leaves out."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from sphere_engine.config import RunConfig
+from sphere_engine.validation import name_choices, registry_for, validate
+
+
+def small(**sections: dict) -> dict:
+    base = {
+        "data": {"name": "digits", "batch_size": 20, "samples_per_class": 4},
+        "model": {"name": "mlp", "embedding_dim": 16},
+        "objective": {"kind": "loss", "name": "triplet"},
+        "training": {"steps": 10},
+    }
+    for name, values in sections.items():
+        base.setdefault(name, {}).update(values)
+    return base
+
+
+def test_a_good_config_passes_and_is_left_unchanged() -> None:
+    config = RunConfig.from_dict(
+        small(
+            objective={"options": {"margin": 1}},
+            regularizer={"name": "sec", "weight": 1.0, "options": {"momentum": 1}},
+        )
+    )
+    before = copy.deepcopy(config)
+    validate(config)
+    assert config == before
+    assert config.objective.options == {"margin": 1}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            small(data={"samples_per_class": 1}),
+            r"^data.samples_per_class: 1 .* needs at least 2 samples per class",
+        ),
+        (
+            small(data={"batch_size": 64, "samples_per_class": 4}),
+            r"16 classes per batch, but the class_disjoint training split of 'digits' has only 5",
+        ),
+        (
+            small(data={"name": "imagenet"}),
+            r"^data.name: unknown dataset 'imagenet'; known: .*digits",
+        ),
+        (small(model={"name": "vgg"}), r"^model.name: unknown model 'vgg'; known: .*mlp"),
+        (
+            small(objective={"name": "tripplet"}),
+            r"^objective.name: unknown loss 'tripplet'; known: .*triplet",
+        ),
+        (
+            small(objective={"kind": "head", "name": "triplet"}),
+            r"^objective.name: unknown head 'triplet'; known: .*arcface",
+        ),
+        (
+            small(objective={"options": {"marginn": 0.2}}),
+            r"^objective.options.marginn: unknown option 'marginn' for loss 'triplet'",
+        ),
+        (
+            small(objective={"options": {"margin": "wide"}}),
+            r"^objective.options.margin: 'wide' is not a valid",
+        ),
+        (
+            small(objective={"options": {"margin": -1}}),
+            r"^objective.options.margin: -1.0 is out of range; must be in \[0, 2\]$",
+        ),
+        (
+            small(objective={"kind": "head", "name": "arcface", "options": {"scale": -1.0}}),
+            r"^objective.options.scale: -1.0 is out of range; must be > 0$",
+        ),
+        (
+            small(model={"options": {"activation": "swish"}}),
+            r"^model.options.activation: 'swish' is not allowed",
+        ),
+        (
+            small(data={"name": "synthetic", "options": {"num_classes": 1}}),
+            r"^data.options.num_classes: 1 is out of range; must be an integer >= 2$",
+        ),
+        (
+            small(data={"name": "image_folder", "root": "/nonexistent"}),
+            r"^data.root: '/nonexistent' is not a folder",
+        ),
+        (small(regularizer={"name": "secc", "weight": 1.0}), r"^regularizer.name: unknown"),
+        (
+            small(regularizer={"name": "sec", "weight": 1.0, "options": {"momentum": 0}}),
+            r"^regularizer.options.momentum: 0.0 is out of range; must be in \(0, 1\]$",
+        ),
+        (
+            small(
+                data={"split": "standard", "batch_size": 40, "samples_per_class": 4},
+                model={"embedding_dim": 3},
+                objective={"kind": "head", "name": "cube"},
+            ),
+            r"model.embedding_dim: 3 is too small for a cube head with 10 classes; .*at least 4",
+        ),
+        (
+            small(
+                model={"embedding_dim": 8},
+                data={"split": "standard", "batch_size": 40, "samples_per_class": 4},
+                objective={"kind": "head", "name": "simplex"},
+            ),
+            r"model.embedding_dim: 8 is too small for a simplex head with 10 classes; .*at least 9",
+        ),
+    ],
+)
+def test_validate_catches_what_from_dict_does_not(data: dict, message: str) -> None:
+    config = RunConfig.from_dict(data)  # schema and cross-field rules: fine
+    with pytest.raises(ValueError, match=message):
+        validate(config)
+
+
+def test_traits_decide_which_objectives_need_pk_batches() -> None:
+    plain_batches = {"samples_per_class": 0, "batch_size": 20}
+    validate(RunConfig.from_dict(small(data=plain_batches, objective={"name": "ntxent"})))
+    validate(
+        RunConfig.from_dict(small(data=plain_batches, objective={"kind": "head", "name": "linear"}))
+    )
+    with pytest.raises(ValueError, match="pair loss 'supcon' needs at least 2"):
+        validate(RunConfig.from_dict(small(data=plain_batches, objective={"name": "supcon"})))
+
+
+def test_name_choices_come_from_the_registries() -> None:
+    assert name_choices("regularizer")[0] == "none"
+    assert name_choices("regularizer")[1:] == registry_for("regularizer").names()
+    assert "simplex" in name_choices("objective", "head")
+    assert "simplex" not in name_choices("objective", "loss")
+    with pytest.raises(ValueError, match="training: has no registry"):
+        registry_for("training")
