@@ -33,9 +33,12 @@ def test_traits_are_frozen() -> None:
 @pytest.mark.parametrize("name", LOSSES.names())
 def test_loss_traits(name: str) -> None:
     traits = LOSSES.traits(name)
-    # NT-Xent makes its positives from two views; every other pair loss mines them.
-    assert traits.requires_views == (name == "ntxent")
-    assert traits.needs_positives == (name != "ntxent")
+    # A two-view loss (NT-Xent) makes its positives; every other pair loss mines them.
+    assert traits.needs_positives == (not traits.requires_views)
+    if name == "ntxent":
+        assert traits.requires_views
+    if name in {"triplet", "supcon", "contrastive"}:
+        assert traits.needs_positives
     assert not traits.is_fixed and not traits.needs_num_classes
 
 
