@@ -74,6 +74,11 @@ def _typed_options(registry: Registry[Any], name: str, options: dict[str, Any]) 
 
 def validate(config: RunConfig) -> None:
     """Raise ``ValueError`` naming the field for anything the components reject."""
+    if not isinstance(config, RunConfig):
+        raise ValueError(
+            "run config: validate() takes a RunConfig (build it with RunConfig.from_dict), "
+            f"got {type(config).__name__}"
+        )
     from sphere_engine.data import dataset_info
     from sphere_engine.heads import create_head, polytope_dim
     from sphere_engine.losses import create_loss

@@ -133,3 +133,8 @@ def test_name_choices_come_from_the_registries() -> None:
     assert "simplex" not in name_choices("objective", "loss")
     with pytest.raises(ValueError, match="training: has no registry"):
         registry_for("training")
+
+
+def test_validate_takes_only_a_run_config() -> None:
+    with pytest.raises(ValueError, match="validate\\(\\) takes a RunConfig"):
+        validate(small())  # type: ignore[arg-type]
