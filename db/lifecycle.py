@@ -132,7 +132,8 @@ class RunLifecycle:
         self.heartbeat.__enter__()
         try:
             self._tracker = self.store.tracker(self.run_id, flush_interval=self.flush_interval)
-        except BaseException:
+        except BaseException as error:  # claimed but cannot log: it must not stay running
+            self._end_after(error)
             self.heartbeat.__exit__(None, None, None)
             raise
         return self
@@ -158,10 +159,11 @@ class RunLifecycle:
             self.heartbeat.__exit__(None, None, None)
 
     def _end_after(self, error: BaseException) -> None:
-        try:
-            self.tracker.flush()  # keep what was logged before the error
-        except Exception as flush_error:
-            log.warning("run %s: final flush failed: %s", self.run_id, flush_error)
+        if self._tracker is not None:
+            try:
+                self._tracker.flush()  # keep what was logged before the error
+            except Exception as flush_error:
+                log.warning("run %s: final flush failed: %s", self.run_id, flush_error)
         interrupted = isinstance(error, KeyboardInterrupt)
         status = "cancelled" if interrupted else "failed"
         message = "interrupted from the keyboard" if interrupted else self.describe_failure(error)

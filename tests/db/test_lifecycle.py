@@ -157,3 +157,16 @@ def test_the_lifecycle_and_the_errors_module_import_no_torch():
     code = "import db.lifecycle, db.store, sys; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_a_claimed_run_whose_tracker_cannot_open_is_recorded_failed(store, config, monkeypatch):
+    run_id = store.create_run(config)
+
+    def broken_tracker(*args: object, **kwargs: object) -> None:
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(store, "tracker", broken_tracker)
+    with pytest.raises(OSError), RunLifecycle(store, run_id):
+        pytest.fail("the body must not run")
+    record = store.get_run(run_id)
+    assert (record.status, record.status_message) == ("failed", "OSError: read-only file system")
