@@ -19,16 +19,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from db import layout
+from db.catalogue import FileCatalogue
 from db.reader import cursor
 from db.schema import SCALAR_LEVELS, SCALARS, SCHEMAS
-
-if TYPE_CHECKING:
-    from db.store import RunStore
 
 LEVELS: tuple[int, ...] = (8, 64, 512, 4096)
 # A level is used only if rounding the grid width up to a multiple of it widens the
@@ -95,17 +92,17 @@ class SeriesFiles:
     raw: list[Path]
 
 
-def series_files(store: RunStore, run_ids: Sequence[str], use_levels: bool) -> SeriesFiles:
+def series_files(catalogue: FileCatalogue, run_ids: Sequence[str], use_levels: bool) -> SeriesFiles:
     """Per run: its levels file and the chunks after it if the levels file matches the
     compacted scalars file, else every live scalars file. Known-bad files are left out."""
     levels: list[Path] = []
     raw: list[Path] = []
     for run_id in run_ids:
-        live = store.live_files(SCALARS, [run_id])
+        live = catalogue.live_files(SCALARS, [run_id])
         first = live[0] if live else None
         if use_levels and first is not None and layout.COMPACT_PATTERN.match(first.name):
-            summary = store.table_dir(run_id, SCALAR_LEVELS) / first.name
-            if not store.is_bad_file(summary) and summary.is_file():
+            summary = catalogue.table_dir(run_id, SCALAR_LEVELS) / first.name
+            if not catalogue.is_bad_file(summary) and summary.is_file():
                 levels.append(summary)
                 raw.extend(live[1:])
                 continue

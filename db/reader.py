@@ -8,7 +8,10 @@ things can go wrong while runs are writing, and both are handled here:
 * a listed file vanished (compaction replaced chunks, or the run was deleted): list
   again and retry;
 * a file is corrupt or foreign (garbage bytes, another schema): it is checked, skipped
-  from then on, and reported through ``store.problems()``.
+  from then on (quarantined in the ``db.catalogue.FileCatalogue``), and reported
+  through its ``problems()``.
+
+Readers depend on the catalogue only; passing a ``RunStore`` reads its catalogue.
 """
 
 from __future__ import annotations
@@ -20,17 +23,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from db.catalogue import FileCatalogue, FileSource, catalogue_of
 from db.schema import TABLES, empty_table, has_schema
-
-if TYPE_CHECKING:
-    from db.store import RunStore
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ Sources = Mapping[str, tuple[str, Sequence[str]]]
 
 
 def query_arrow(
-    store: RunStore,
+    source: FileSource,
     sources: Sources,
     sql: str,
     params: Mapping[str, Any] | None = None,
@@ -75,13 +76,14 @@ def query_arrow(
             raise ValueError(f"unknown table {table!r}; known: {', '.join(TABLES)}")
         if not alias.isidentifier():
             raise ValueError(f"source alias {alias!r} is not an identifier")
+    catalogue = catalogue_of(source)
     last_error: Exception | None = None
     for attempt in range(ATTEMPTS):
         if list_files is not None:
             files = list_files()
         else:
             files = {
-                alias: store.live_files(table, run_ids)
+                alias: catalogue.live_files(table, run_ids)
                 for alias, (table, run_ids) in sources.items()
             }
         try:
@@ -92,31 +94,32 @@ def query_arrow(
             if any(not path.exists() for path in listed):
                 time.sleep(0.005 * attempt)  # a compaction or delete is in progress
                 continue
-            if _quarantine_bad_files(store, sources, files):
+            if _quarantine_bad_files(catalogue, sources, files):
                 continue
             raise
     assert last_error is not None
     raise last_error
 
 
-def read_files(store: RunStore, table: str, paths: Sequence[Path]) -> pa.Table:
+def read_files(source: FileSource, table: str, paths: Sequence[Path]) -> pa.Table:
     """All rows of exactly ``paths`` (one table), skipping and reporting corrupt files."""
+    catalogue = catalogue_of(source)
     sources = {"t": (table, ())}
-    files = {"t": [p for p in paths if not store.is_bad_file(p)]}
+    files = {"t": [p for p in paths if not catalogue.is_bad_file(p)]}
     for _ in range(ATTEMPTS):
         try:
             return _execute(sources, files, "SELECT * FROM t", {})
         except duckdb.Error:
-            if not _quarantine_bad_files(store, sources, files):
+            if not _quarantine_bad_files(catalogue, sources, files):
                 raise
-            files = {"t": [p for p in files["t"] if not store.is_bad_file(p)]}
+            files = {"t": [p for p in files["t"] if not catalogue.is_bad_file(p)]}
     raise RuntimeError(f"too many corrupt files among {len(paths)} {table} files")
 
 
 def query_df(
-    store: RunStore, sources: Sources, sql: str, params: Mapping[str, Any] | None = None
+    source: FileSource, sources: Sources, sql: str, params: Mapping[str, Any] | None = None
 ) -> pd.DataFrame:
-    return query_arrow(store, sources, sql, params).to_pandas()
+    return query_arrow(source, sources, sql, params).to_pandas()
 
 
 def _execute(
@@ -142,22 +145,24 @@ def _execute(
         con.close()
 
 
-def _quarantine_bad_files(store: RunStore, sources: Sources, files: dict[str, list[Path]]) -> bool:
+def _quarantine_bad_files(
+    catalogue: FileCatalogue, sources: Sources, files: dict[str, list[Path]]
+) -> bool:
     """Check every listed file not yet known good; mark the bad ones. Any found?"""
     found = False
     for alias, (table, _) in sources.items():
         for path in files[alias]:
-            reason = check_file(store, path, table)
+            reason = check_file(catalogue, path, table)
             if reason is not None:
-                store.mark_bad_file(path, reason)
+                catalogue.mark_bad_file(path, reason)
                 found = True
     return found
 
 
-def check_file(store: RunStore, path: Path, table: str) -> str | None:
+def check_file(catalogue: FileCatalogue, path: Path, table: str) -> str | None:
     """Why ``path`` cannot be read as ``table`` (``None`` if it can). Results are cached:
     store files are immutable, so a file once read in full stays good."""
-    if store.is_known_good(path):
+    if catalogue.is_known_good(path):
         return None
     try:
         schema = pq.read_schema(path)
@@ -168,5 +173,5 @@ def check_file(store: RunStore, path: Path, table: str) -> str | None:
         return None  # vanished: not a corruption, the caller lists again
     except (OSError, pa.ArrowException, ValueError) as error:
         return f"unreadable Parquet ({error})"
-    store.mark_known_good(path)
+    catalogue.mark_known_good(path)
     return None

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from db.store import RunStore
+from db.catalogue import FileSource, catalogue_of
 
 
-def check_runs(store: RunStore, run_ids: str | Iterable[str]) -> list[str]:
+def check_runs(source: FileSource, run_ids: str | Iterable[str]) -> list[str]:
     """Distinct run ids in the given order; ``ValueError`` for a malformed or unknown id."""
+    catalogue = catalogue_of(source)
     if isinstance(run_ids, str):
         run_ids = [run_ids]
     result: list[str] = []
     for run_id in run_ids:
-        if not store.exists(run_id):  # exists() also rejects malformed ids
-            raise ValueError(f"unknown run id {run_id!r} (no such run in {store.runs_dir})")
+        if not catalogue.exists(run_id):  # exists() also rejects malformed ids
+            raise ValueError(f"unknown run id {run_id!r} (no such run in {catalogue.runs_dir})")
         if run_id not in result:
             result.append(run_id)
     return result

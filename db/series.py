@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from db.catalogue import FileSource, catalogue_of
 from db.reader import query_arrow
 from db.schema import NORMS, SCALARS
 from db.selection import check_max_points, check_names, check_runs, in_list
 from db.step_grid import max_step, step_grid_series
-
-if TYPE_CHECKING:
-    from db.store import RunStore
 
 SERIES_COLUMNS = ["run_id", "name", "step", "value", "min", "max", "wall_time"]
 
@@ -44,7 +41,7 @@ ORDER BY run_id, name, time
 
 
 def metric_series(
-    store: RunStore,
+    source: FileSource,
     run_ids: str | Iterable[str],
     names: str | Iterable[str],
     *,
@@ -61,7 +58,8 @@ def metric_series(
     start) and reports the bucket's last step. ``df.attrs["total_points"]`` maps
     (run_id, name) to the number of raw values. Unknown names give no rows.
     """
-    runs = check_runs(store, run_ids)
+    catalogue = catalogue_of(source)
+    runs = check_runs(catalogue, run_ids)
     wanted = check_names(names) or []
     max_points = check_max_points(max_points)
     if x not in ("step", "time"):
@@ -70,13 +68,13 @@ def metric_series(
     if not runs or not wanted:
         return _empty(columns)
     if x == "step":
-        table = step_grid_series(store, runs, wanted, max_points)
+        table = step_grid_series(catalogue, runs, wanted, max_points)
     else:
         where, params = in_list("name", "n", wanted)
         params["max_points"] = max_points
         # The SQL text holds only fixed fragments and placeholders; values are bound.
         sql = _TIME_GRID.format(where=where)
-        table = query_arrow(store, {"scalars": (SCALARS, runs)}, sql, params)
+        table = query_arrow(catalogue, {"scalars": (SCALARS, runs)}, sql, params)
     frame = table.to_pandas()
     totals = frame.groupby(["run_id", "name"], sort=False)["points"].sum()
     frame = frame.drop(columns="points")[columns]
@@ -84,10 +82,11 @@ def metric_series(
     return frame
 
 
-def sample_norms(store: RunStore, run_id: str, *, max_points: int = 1000) -> pd.DataFrame:
+def sample_norms(source: FileSource, run_id: str, *, max_points: int = 1000) -> pd.DataFrame:
     """Norms of the tracked training samples: columns step, sample, norm, at most
     ``max_points`` steps per sample (each bucket's last value, at the grid step)."""
-    (run,) = check_runs(store, [run_id])
+    catalogue = catalogue_of(source)
+    (run,) = check_runs(catalogue, [run_id])
     max_points = check_max_points(max_points)
     sources = {"norms": (NORMS, [run])}
     sql = """
@@ -97,10 +96,10 @@ def sample_norms(store: RunStore, run_id: str, *, max_points: int = 1000) -> pd.
     GROUP BY sample, least(step // $width, $max_points - 1)
     ORDER BY sample, step
     """
-    top = max_step(store, NORMS, [run])
+    top = max_step(catalogue, NORMS, [run])
     width = max(1, math.ceil((top + 1) / max_points)) if top is not None else 1
     params = {"max_points": max_points, "width": width}
-    table = query_arrow(store, sources, sql, params)
+    table = query_arrow(catalogue, sources, sql, params)
     return table.to_pandas()
 
 

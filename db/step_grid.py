@@ -10,18 +10,15 @@ multiple of the level. ``use_levels=False`` reads raw rows only (same result).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from db.catalogue import FileCatalogue
 from db.file_stats import column_max
 from db.levels import series_files, step_grid
 from db.reader import query_arrow
 from db.schema import SCALAR_LEVELS, SCALARS
 from db.selection import in_list
-
-if TYPE_CHECKING:
-    from db.store import RunStore
 
 # The clamp keeps rows that arrived after the width was chosen in the last bucket.
 _STEP_GRID = """
@@ -46,7 +43,7 @@ ORDER BY run_id, name, step
 
 
 def step_grid_series(
-    store: RunStore,
+    catalogue: FileCatalogue,
     run_ids: Sequence[str],
     names: list[str],
     max_points: int,
@@ -55,11 +52,11 @@ def step_grid_series(
 ) -> pa.Table:
     """Columns run_id, name, step, value, min, max, wall_time, points (raw values per
     bucket), sorted by run, name and step; ``names`` must not be empty."""
-    width, level = step_grid(max_step(store, SCALARS, run_ids), max_points)
+    width, level = step_grid(max_step(catalogue, SCALARS, run_ids), max_points)
     use_levels = use_levels and level > 1
 
     def list_files() -> dict[str, list]:
-        files = series_files(store, run_ids, use_levels)
+        files = series_files(catalogue, run_ids, use_levels)
         return {"scalars": files.raw, "levels": files.levels}
 
     where, params = in_list("name", "n", names)
@@ -67,15 +64,15 @@ def step_grid_series(
     sources = {"scalars": (SCALARS, run_ids), "levels": (SCALAR_LEVELS, run_ids)}
     # The SQL text holds only fixed fragments and placeholders; values are bound.
     sql = _STEP_GRID.format(where=where)
-    return query_arrow(store, sources, sql, params, list_files=list_files)
+    return query_arrow(catalogue, sources, sql, params, list_files=list_files)
 
 
-def max_step(store: RunStore, table: str, run_ids: Sequence[str]) -> int | None:
+def max_step(catalogue: FileCatalogue, table: str, run_ids: Sequence[str]) -> int | None:
     """The largest step of ``table`` over the runs: from the files' footers, or by a
     scan when a footer lacks statistics or a file vanished meanwhile."""
     try:
-        return column_max(store.live_files(table, run_ids), "step")
+        return column_max(catalogue.live_files(table, run_ids), "step")
     except (LookupError, OSError):
         pass
-    result = query_arrow(store, {"t": (table, run_ids)}, "SELECT max(step) AS top FROM t")
+    result = query_arrow(catalogue, {"t": (table, run_ids)}, "SELECT max(step) AS top FROM t")
     return result.column("top")[0].as_py()

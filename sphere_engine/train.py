@@ -19,14 +19,11 @@ import torch
 
 from sphere_engine.config import RunConfig
 from sphere_engine.diagnostics import DirectionTracker, StepStatistics, batch_statistics
+from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
 from sphere_engine.tracking import Tracker
-
-
-class TrainingDivergedError(RuntimeError):
-    """The loss became NaN or infinite."""
 
 
 @dataclass

@@ -1,4 +1,9 @@
-"""How a failed task is written into the run store (status + a message a person can act on)."""
+"""How a failed task is written into the run store (status + a message a person can act on).
+
+Errors raised inside a run are recorded by ``db.lifecycle.RunLifecycle`` (the same for
+the worker and the CLI); this module adds what only Celery knows: a pool process that
+died, and the task time limits.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import logging
 from billiard.exceptions import TimeLimitExceeded, WorkerLostError
 from celery.exceptions import SoftTimeLimitExceeded
 
+from db import lifecycle
 from db.store import RunStore
 
 log = logging.getLogger(__name__)
@@ -22,9 +28,7 @@ def failure_message(exc: BaseException) -> str:
         )
     if isinstance(exc, (SoftTimeLimitExceeded, TimeLimitExceeded)):
         return f"the run exceeded the task time limit ({exc}); see SPHERESCOPE_TASK_TIME_LIMIT_S"
-    if type(exc).__name__ == "TrainingDivergedError" or isinstance(exc, ValueError):
-        return str(exc)  # already a complete sentence naming the cause
-    return f"{type(exc).__name__}: {exc}"
+    return lifecycle.failure_message(exc)
 
 
 def record_failure(store: RunStore, run_id: str, exc: BaseException) -> None:

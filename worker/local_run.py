@@ -1,25 +1,28 @@
 """In-process commands of the CLI: ``spherescope train`` and ``spherescope analyze``.
 
 Both record into the run store like any other run, so the dashboard shows them
-next to runs executed by the workers.
+next to runs executed by the workers, and both live through ``db.lifecycle.RunLifecycle``
+like a worker's run: heartbeat thread (a long evaluation is never marked lost), cancel
+flag from the dashboard, end of run with compaction, failures recorded the same way.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import time
-import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
+from db.lifecycle import RunLifecycle
 from db.store import RunStore
 from sphere_engine.config import RunConfig
+from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import BaseTracker, CompositeTracker
+from worker import settings
 
 KEY_METRICS = ("recall@1", "map@r", "nmi", "f1", "norm/var", "classifier_accuracy")
 
@@ -61,40 +64,56 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
     return "\n".join(f"{name:<{width}}  {metrics[name]:.6g}" for name in ordered)
 
 
+def validate(config: RunConfig) -> None:
+    """Registry and data checks beyond ``RunConfig.from_dict``'s (``ValueError`` naming
+    the field). The same checks ``worker.launch`` applies before recording a run."""
+    from sphere_engine.validation import check_components  # registries: only when training
+
+    check_components(config)
+
+
+def _lifecycle(store: RunStore, run_id: str) -> RunLifecycle:
+    """The CLI's runs live like a worker's: heartbeat thread, end of run, failures."""
+    return RunLifecycle(
+        store, run_id, heartbeat_s=settings.heartbeat_interval(), accept_running=True
+    )
+
+
 def train_command(config_path: str, overrides: list[str], name: str | None = None) -> int:
     """Train in this process, recording into the store; returns the exit code."""
-    from sphere_engine.train import TrainingDivergedError, run_training
+    from sphere_engine.train import run_training
 
     try:
         config = RunConfig.from_toml(config_path, overrides)
+        validate(config)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     store = RunStore()
     run_name = name or Path(config_path).stem
+    # Recorded as running at once: a queued run that no broker holds could be picked up.
     run_id = store.create_run(config.to_dict(), run_name, kind="train", status="running")
-    if not config.training.checkpoint_dir:
-        config.training.checkpoint_dir = str(store.checkpoint_dir(run_id))
-    store.set_status(run_id, "running", host=socket.gethostname())
     print(f"run {run_id} ({run_name}) recorded in {store.home}", file=sys.stderr)
-    tracker = store.tracker(run_id)
     try:
-        result = run_training(config, CompositeTracker(tracker, ProgressBar()))
+        with _lifecycle(store, run_id) as run:
+            if not config.training.checkpoint_dir:
+                config.training.checkpoint_dir = str(run.checkpoint_dir)
+            tracker = CompositeTracker(run.tracker, ProgressBar())
+            result = run_training(config, tracker, run.should_stop)
+            if result.cancelled:
+                message = f"cancelled at step {result.steps_completed}"
+                run.end("cancelled", message, device=result.device)
+            else:
+                run.end("finished", device=result.device)
     except KeyboardInterrupt:
-        tracker.flush()
-        store.end_run(run_id, "cancelled", "interrupted from the keyboard")
         print("\ncancelled", file=sys.stderr)
         return 130
-    except (TrainingDivergedError, ValueError) as error:
-        store.end_run(run_id, "failed", str(error))
+    except (TrainingDivergedError, ValueError) as error:  # recorded as the worker does
         print(f"\nerror: {error}", file=sys.stderr)
         return 1
-    except Exception as error:
-        store.set_status(
-            run_id, "failed", f"{type(error).__name__}: {error}\n" + traceback.format_exc(limit=5)
-        )
-        raise
-    store.end_run(run_id, "finished", device=result.device)
+    if result.cancelled:
+        print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
+        return 130
     print(format_metrics(result.final_metrics))
     return 0
 
@@ -124,10 +143,8 @@ def analyze_command(path: str, out: str | None = None, name: str | None = None) 
         }
     }
     run_id = store.create_run(config, name or Path(path).name, kind="analysis", status="running")
-    tracker = store.tracker(run_id)
-    tracker.track_eval(metrics, 0)
-    tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # a seeded sample of ≤ 2000
-    tracker.flush()
-    store.set_status(run_id, "finished")
+    with _lifecycle(store, run_id) as run:  # ends finished, compacted
+        run.tracker.track_eval(metrics, 0)
+        run.tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # seeded sample of ≤ 2000
     print(f"analysis recorded as run {run_id} in {store.home}", file=sys.stderr)
     return 0

@@ -2,7 +2,8 @@
 
 Tasks are acknowledged when they start, so Redis never re-runs a run whose worker
 died; this check is what turns such a run into a visible outcome. It runs in every
-worker's main process (``ReaperThread``) and once per ``spherescope status``.
+worker's main process (``ReaperThread``) and once per ``spherescope status``. The rule,
+with its race guard, is ``db.lost_runs.mark_lost_runs`` (also ``RunStore.mark_lost_runs``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
+from db.lost_runs import mark_lost_runs
 from db.store import RunStore
 from worker import settings
 
@@ -21,27 +23,10 @@ log = logging.getLogger(__name__)
 def reap_lost(
     store: RunStore, max_age_s: float | None = None, now: datetime | None = None
 ) -> list[str]:
-    """Mark running runs without a heartbeat for ``max_age_s`` seconds as lost; their ids."""
+    """Mark running runs without a heartbeat for ``max_age_s`` seconds (default
+    ``SPHERESCOPE_LOST_AFTER_S``) as lost; their ids. The rule is ``db.lost_runs``'s."""
     max_age_s = settings.lost_after() if max_age_s is None else max_age_s
-    now = now or datetime.now(UTC)
-    reaped = []
-    for record in store.list_runs(status="running"):
-        last = record.heartbeat_at or record.started_at or record.created_at
-        age = (now - last).total_seconds() if last else float("inf")
-        if age <= max_age_s:
-            continue
-        try:
-            store.set_status(
-                record.run_id,
-                "lost",
-                f"no heartbeat for {age:.0f} s: the worker running it stopped "
-                f"(host {record.host or 'unknown'}); its data up to then is kept",
-            )
-        except ValueError:  # it ended between the listing and now (finished → lost is refused)
-            continue
-        log.warning("run %s marked lost (no heartbeat for %.0f s)", record.run_id, age)
-        reaped.append(record.run_id)
-    return reaped
+    return mark_lost_runs(store, max_age_s, now)
 
 
 class ReaperThread(threading.Thread):

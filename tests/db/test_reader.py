@@ -18,7 +18,7 @@ def _run(store, config, steps=5):
 
 def test_a_vanished_file_is_listed_again(store, config, monkeypatch):
     run_id = _run(store, config)
-    real = store.live_files
+    real = store.files.live_files
     calls = []
 
     def stale_listing(table, run_ids):
@@ -28,7 +28,7 @@ def test_a_vanished_file_is_listed_again(store, config, monkeypatch):
             return [*files, store.table_dir(run_id, table) / "c-0000000099-gone.parquet"]
         return files
 
-    monkeypatch.setattr(store, "live_files", stale_listing)
+    monkeypatch.setattr(store.files, "live_files", stale_listing)
     result = reader.query_arrow(store, {"s": ("scalars", [run_id])}, "SELECT count(*) AS n FROM s")
     assert result.column("n")[0].as_py() == 5
     assert len(calls) == 2

@@ -63,14 +63,14 @@ def runs(store, config):
 
 
 def _fast_and_raw(store, run_ids, max_points):
-    fast = step_grid_series(store, run_ids, NAMES, max_points).to_pandas()
-    raw = step_grid_series(store, run_ids, NAMES, max_points, use_levels=False).to_pandas()
+    fast = step_grid_series(store.files, run_ids, NAMES, max_points).to_pandas()
+    raw = step_grid_series(store.files, run_ids, NAMES, max_points, use_levels=False).to_pandas()
     return fast, raw
 
 
 def test_levels_give_the_raw_frame_exactly(store, runs):
     run_ids = [run_id for run_id, _ in runs.values()]
-    files = series_files(store, run_ids, use_levels=True)
+    files = series_files(store.files, run_ids, use_levels=True)
     assert len(files.levels) == 3  # every run but the uncompacted one has levels
     for max_points in (1000, 100, 37, 7):
         width, level = step_grid(13_336, max_points)
@@ -119,12 +119,12 @@ def test_runs_without_matching_levels_are_read_raw(store, runs):
     # A levels file of another sequence number (a killed compaction) is never used.
     orphan = summary.with_name(compact_name(99))
     summary.rename(orphan)
-    assert series_files(store, [run_id], use_levels=True).levels == []
+    assert series_files(store.files, [run_id], use_levels=True).levels == []
     pd.testing.assert_frame_equal(
         queries.metric_series(store, [run_id], NAMES, max_points=100), before, check_exact=True
     )
     store.compact(run_id)  # backfills the missing levels; the orphan is left alone
-    assert len(series_files(store, [run_id], use_levels=True).levels) == 1
+    assert len(series_files(store.files, [run_id], use_levels=True).levels) == 1
     pd.testing.assert_frame_equal(
         queries.metric_series(store, [run_id], NAMES, max_points=100), before, check_exact=True
     )

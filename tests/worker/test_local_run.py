@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from db import queries
+import sphere_engine.train
+from db import layout, queries
+from db.schema import TABLES
 from db.store import RunStore
+from sphere_engine.errors import TrainingDivergedError
 from worker.cli import main
+from worker.execution import execute_run
+from worker.reaper import reap_lost
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CONFIG = """
 [data]
@@ -101,3 +113,119 @@ def test_analyze_missing_file_is_a_clear_error(tmp_path, store, capsys) -> None:
     assert main(["analyze", str(tmp_path / "nope.npz")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert queries.list_runs(store).empty
+
+
+def _chunk_files(store: RunStore, run_id: str) -> list[str]:
+    return [
+        path.name
+        for table in TABLES
+        for path in layout.scan_table(store.table_dir(run_id, table)).live
+        if layout.CHUNK_PATTERN.match(path.name)
+    ]
+
+
+def test_analysis_and_training_runs_are_compacted_when_they_end(tmp_path, store) -> None:
+    np.savez(
+        tmp_path / "emb.npz", embeddings=np.eye(8)[np.arange(40) % 8], labels=np.arange(40) % 4
+    )
+    assert main(["analyze", str(tmp_path / "emb.npz")]) == 0
+    path = tmp_path / "sec.toml"
+    path.write_text(CONFIG)
+    assert main(["train", str(path), "--set", "training.steps=6"]) == 0
+    runs = store.list_runs()
+    assert sorted(r.kind for r in runs) == ["analysis", "train"]
+    for run in runs:
+        assert _chunk_files(store, run.run_id) == [], run.kind
+        assert len(store.live_files("evals", [run.run_id])) == 1
+
+
+DIVERGING = CONFIG.replace('kind = "loss"\nname = "triplet"', 'kind = "head"\nname = "linear"') + (
+    '[optimizer]\nname = "sgd"\nlr = 1e8\nmomentum = 0.0\n'
+)
+
+
+def _same_config_through_the_worker(store: RunStore, cli_run_id: str) -> str:
+    """A queued run of the CLI run's config, as ``worker.launch`` records it."""
+    return store.create_run(store.get_run(cli_run_id).config)
+
+
+def test_cli_and_worker_record_a_divergence_the_same_way(tmp_path, store) -> None:
+    path = tmp_path / "diverge.toml"
+    path.write_text(DIVERGING)
+    assert main(["train", str(path), "--set", "data.split=standard"]) == 1
+    (cli_run,) = store.list_runs()
+    worker_run_id = _same_config_through_the_worker(store, cli_run.run_id)
+
+    with pytest.raises(TrainingDivergedError):
+        execute_run(store, worker_run_id)
+
+    worker_run = store.get_run(worker_run_id)
+    assert (worker_run.status, worker_run.status_message) == (
+        cli_run.status,
+        cli_run.status_message,
+    )
+    assert cli_run.status == "failed" and "training diverged" in cli_run.status_message
+
+
+def test_cli_and_worker_record_a_crash_the_same_way(tmp_path, store, monkeypatch) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom at step 3")
+
+    monkeypatch.setattr(sphere_engine.train, "run_training", crash)
+    path = tmp_path / "sec.toml"
+    path.write_text(CONFIG)
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["train", str(path)])
+    (cli_run,) = store.list_runs()
+    worker_run_id = _same_config_through_the_worker(store, cli_run.run_id)
+    with pytest.raises(RuntimeError, match="boom"):
+        execute_run(store, worker_run_id)
+
+    worker_run = store.get_run(worker_run_id)
+    expected = ("failed", "RuntimeError: boom at step 3")
+    assert (cli_run.status, cli_run.status_message) == expected
+    assert (worker_run.status, worker_run.status_message) == expected
+
+
+# Evaluations made slow on purpose, longer than the lost-run limit, in a real CLI process.
+SLOW_EVALUATION = """
+import sys, time
+from sphere_engine import evaluation
+real = evaluation.Evaluator.evaluate
+
+def slow(self, *args, **kwargs):
+    time.sleep(float(sys.argv[2]))
+    return real(self, *args, **kwargs)
+
+evaluation.Evaluator.evaluate = slow
+from worker.cli import main
+sys.exit(main(["train", sys.argv[1]]))
+"""
+
+
+def test_a_cli_run_in_a_long_evaluation_is_never_marked_lost(tmp_path, store, monkeypatch):
+    path = tmp_path / "sec.toml"
+    path.write_text(CONFIG)
+    lost_after, evaluation_s = 2.5, 6.0  # margins for a loaded machine: beats every 0.2 s
+    monkeypatch.setenv("SPHERESCOPE_LOST_AFTER_S", str(lost_after))  # for reap_lost here
+    env = {**os.environ, "SPHERESCOPE_HEARTBEAT_S": "0.2"}
+    command = [sys.executable, "-c", SLOW_EVALUATION, str(path), str(evaluation_s)]
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    reaped: list[str] = []
+    longest_gap, last_progress = 0.0, (None, time.monotonic())
+    try:
+        while process.poll() is None:  # `spherescope status` run again and again
+            reaped += reap_lost(store)
+            for run in store.list_runs():
+                if run.progress_step != last_progress[0]:
+                    last_progress = (run.progress_step, time.monotonic())
+            longest_gap = max(longest_gap, time.monotonic() - last_progress[1])
+            time.sleep(0.1)
+    finally:
+        process.kill()
+        _, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    (run,) = store.list_runs()
+    assert reaped == [], run.status_message
+    assert (run.status, run.progress_step) == ("finished", 12)
+    assert longest_gap > 2 * lost_after  # the evaluations really outlasted the limit

@@ -9,8 +9,9 @@ from billiard.exceptions import WorkerLostError
 from worker_fixtures import config, wait_for, wait_status
 
 from db import queries
+from db.lifecycle import throttled
 from worker import launch
-from worker.execution import execute_run, throttled
+from worker.execution import execute_run
 from worker.failures import failure_message, record_failure
 from worker.tasks import train_run
 

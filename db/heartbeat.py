@@ -1,4 +1,4 @@
-"""A daemon thread that writes a run's heartbeat while its training runs.
+"""A daemon thread that writes a run's heartbeat while the run's process works.
 
 The heartbeat comes from the process that trains, independently of the tracker's
 flushes, so a long evaluation or a slow data set does not look like a dead worker,

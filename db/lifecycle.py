@@ -1,0 +1,177 @@
+"""``RunLifecycle``: the one life of a run, in whatever process runs it.
+
+The Celery task (``worker.execution``), ``spherescope train`` / ``analyze``
+(``worker.local_run``) and the tracking SDK all wrap their work in it::
+
+    with RunLifecycle(store, run_id, heartbeat_s=2.0) as run:
+        config.training.checkpoint_dir = str(run.checkpoint_dir)
+        result = run_training(config, run.tracker, run.should_stop)
+        if result.cancelled:
+            run.end("cancelled", f"cancelled at step {result.steps_completed}")
+
+Entering claims the run (``queued`` → ``running`` with host and pid; with
+``accept_running=True`` also a run this process created as ``running``), starts the
+heartbeat thread (so a long evaluation never looks like a dead process, see
+``db.lost_runs``) and opens the run's tracker. A run that must not start raises
+``RunNotStartable`` (nothing is changed, except that a queued run whose cancel flag
+is set is marked ``cancelled`` first). Leaving flushes the tracker, writes the outcome
+(``finished`` unless the body called ``end``), compacts the run's files, then stops
+the heartbeat. An exception in the body is recorded and re-raised: ``KeyboardInterrupt``
+as ``cancelled`` ("interrupted from the keyboard"), anything else as ``failed`` with
+``describe_failure(error)`` (default ``failure_message``). So every path records the
+same status and message for the same error.
+
+Torch-free: it lives in ``db`` so the SDK can use it without ``worker``; it imports
+one engine module, ``sphere_engine.errors``, which imports nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from db.heartbeat import Heartbeat
+from db.records import TERMINAL
+from sphere_engine.errors import TrainingDivergedError
+
+if TYPE_CHECKING:
+    from db.store import RunStore
+    from db.tracker import StoreTracker
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HEARTBEAT_S = 2.0
+CANCEL_POLL_S = 0.25  # the store's cancel flag is read at most this often
+
+
+class RunNotStartable(RuntimeError):
+    """The run is not in a state this process may start it from; ``status`` is its status."""
+
+    def __init__(self, run_id: str, status: str) -> None:
+        super().__init__(f"run {run_id} is {status}, not queued: not running it again")
+        self.status = status
+
+
+def failure_message(error: BaseException) -> str:
+    """The status message for a run that ended with ``error``."""
+    if isinstance(error, (TrainingDivergedError, ValueError)):
+        return str(error)  # already a complete sentence naming the cause (or the field)
+    return f"{type(error).__name__}: {error}"
+
+
+def throttled(check: Callable[[], bool], interval: float) -> Callable[[], bool]:
+    """``check`` evaluated at most every ``interval`` seconds; True once stays True."""
+    state = {"at": float("-inf"), "value": False}
+
+    def wrapped() -> bool:
+        now = time.monotonic()
+        if not state["value"] and now - state["at"] >= interval:
+            state["at"], state["value"] = now, bool(check())
+        return bool(state["value"])
+
+    return wrapped
+
+
+class RunLifecycle:
+    """Status, heartbeat, tracker, checkpoint folder and end of one run (see module doc)."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        *,
+        heartbeat_s: float = DEFAULT_HEARTBEAT_S,
+        accept_running: bool = False,
+        describe_failure: Callable[[BaseException], str] = failure_message,
+        flush_interval: float = 1.0,
+    ) -> None:
+        self.store, self.run_id = store, run_id
+        self.accept_running = accept_running
+        self.describe_failure = describe_failure
+        self.flush_interval = flush_interval
+        self.heartbeat = Heartbeat(store, run_id, heartbeat_s)
+        self.should_stop = throttled(lambda: store.cancel_requested(run_id), CANCEL_POLL_S)
+        self.status = ""  # the status the run ended with, once it ended
+        self._outcome: tuple[str, str, dict[str, Any]] = ("finished", "", {})
+        self._tracker: StoreTracker | None = None
+
+    @property
+    def tracker(self) -> StoreTracker:
+        """The run's store tracker (opened on entering)."""
+        if self._tracker is None:
+            raise RuntimeError(f"run {self.run_id}: the tracker exists only inside `with`")
+        return self._tracker
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """The run's checkpoint folder (created on first use)."""
+        return self.store.checkpoint_dir(self.run_id)
+
+    def end(self, status: str, message: str = "", **fields: Any) -> None:
+        """Set the outcome written on leaving (default ``finished``); ``fields`` as for
+        ``RunStore.set_status`` (``device=...``)."""
+        if status not in TERMINAL:
+            raise ValueError(f"end: {status!r} is not a terminal status ({sorted(TERMINAL)})")
+        self._outcome = (status, message, fields)
+
+    def __enter__(self) -> RunLifecycle:
+        record = self.store.get_run(self.run_id)
+        allowed = {"queued", "running"} if self.accept_running else {"queued"}
+        if record.status not in allowed:
+            raise RunNotStartable(self.run_id, record.status)
+        if self.store.cancel_requested(self.run_id):
+            self.store.set_status(self.run_id, "cancelled", "cancelled before it started")
+            raise RunNotStartable(self.run_id, "cancelled")
+        self.store.set_status(self.run_id, "running", host=socket.gethostname(), pid=os.getpid())
+        self.heartbeat.__enter__()
+        try:
+            self._tracker = self.store.tracker(self.run_id, flush_interval=self.flush_interval)
+        except BaseException as error:  # claimed but cannot log: it must not stay running
+            self._end_after(error)
+            self.heartbeat.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if error is None:
+                self.tracker.flush()  # a failed write raises here and is recorded below
+                status, message, fields = self._outcome
+                self._end(status, message, **fields)
+            else:
+                self._end_after(error)
+        except BaseException as late:
+            if error is None:
+                self._end_after(late)
+            raise
+        finally:
+            self.heartbeat.__exit__(None, None, None)
+
+    def _end_after(self, error: BaseException) -> None:
+        if self._tracker is not None:
+            try:
+                self._tracker.flush()  # keep what was logged before the error
+            except Exception as flush_error:
+                log.warning("run %s: final flush failed: %s", self.run_id, flush_error)
+        interrupted = isinstance(error, KeyboardInterrupt)
+        status = "cancelled" if interrupted else "failed"
+        message = "interrupted from the keyboard" if interrupted else self.describe_failure(error)
+        try:
+            self._end(status, message)
+        except Exception:  # recording must never hide the run's own error
+            log.exception("run %s: could not record its end (%s)", self.run_id, status)
+
+    def _end(self, status: str, message: str, **fields: Any) -> None:
+        self.status = status
+        self.store.end_run(self.run_id, status, message, **fields)

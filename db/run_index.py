@@ -1,0 +1,172 @@
+"""Creating, reading, listing and deleting run records (``meta.json`` and friends).
+
+Functions over a ``FileCatalogue`` (which locates the run folders and collects the
+problems met while reading); ``RunStore`` exposes them as methods.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from db import layout
+from db.atomic import CorruptFileError, read_json, write_json_atomic
+from db.catalogue import FileCatalogue
+from db.records import (
+    TERMINAL,
+    RunRecord,
+    build_record,
+    check_kind,
+    check_status,
+    check_tags,
+)
+
+
+def read_optional(catalogue: FileCatalogue, path: Path) -> dict[str, Any] | None:
+    """A run's optional JSON file; a corrupt one is reported and read as missing."""
+    try:
+        return read_json(path)
+    except CorruptFileError as error:
+        catalogue.report_problem(f"{error} (ignored)")
+        return None
+
+
+def create_run(
+    catalogue: FileCatalogue,
+    config: Mapping[str, Any],
+    name: str | None = None,
+    *,
+    kind: str = "train",
+    tags: Iterable[str] = (),
+    sweep_id: str | None = None,
+    status: str = "queued",
+) -> str:
+    """Record a new run and return its id (time-sortable, unique across machines)."""
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a dict, got {type(config).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {name!r}")
+    if sweep_id is not None and not isinstance(sweep_id, str):
+        raise ValueError(f"sweep_id must be a string, got {sweep_id!r}")
+    check_kind(kind)
+    check_status(status)
+    tags = check_tags(tags)
+    now = time.time()
+    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%d-%H%M%S")
+    run_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
+    meta = {
+        "run_id": run_id,
+        "name": name or run_id,
+        "kind": kind,
+        "config": dict(config),
+        "sweep_id": sweep_id,
+        "created_at": now,
+        "initial_status": status,
+    }
+    status_doc: dict[str, Any] = {"status": status, "message": ""}
+    if status == "running":
+        status_doc["started_at"] = now
+    if status in TERMINAL:
+        status_doc["finished_at"] = now
+    # Build the folder under a hidden name, then rename: readers never see half a run.
+    staging = catalogue.runs_dir / f".new-{run_id}"
+    staging.mkdir()
+    try:
+        write_json_atomic(staging / layout.META, meta)
+        write_json_atomic(staging / layout.STATUS, status_doc)
+        write_json_atomic(staging / layout.USER, {"tags": tags, "notes": ""})
+        os.rename(staging, catalogue.runs_dir / run_id)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return run_id
+
+
+def run_ids(catalogue: FileCatalogue) -> list[str]:
+    """Ids of all runs, sorted (ids start with their creation time, to the second)."""
+    try:
+        names = os.listdir(catalogue.runs_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if layout.RUN_ID_PATTERN.match(n))
+
+
+def get_run(catalogue: FileCatalogue, run_id: str) -> RunRecord:
+    """The record of ``run_id`` (``ValueError`` if unknown or its meta.json is corrupt)."""
+    folder = catalogue.existing_run_dir(run_id)
+    try:
+        meta = read_json(folder / layout.META)
+    except CorruptFileError as error:
+        catalogue.report_problem(str(error))
+        raise ValueError(f"run {run_id}: {error}") from None
+    if meta is None:
+        raise ValueError(f"unknown run id {run_id!r} (it was deleted)")
+    return build_record(
+        run_id,
+        meta,
+        read_optional(catalogue, folder / layout.STATUS),
+        read_optional(catalogue, folder / layout.HEARTBEAT),
+        read_optional(catalogue, folder / layout.USER),
+        read_optional(catalogue, folder / layout.RUN_INFO),
+    )
+
+
+def list_runs(
+    catalogue: FileCatalogue,
+    *,
+    status: str | Sequence[str] | None = None,
+    search: str | None = None,
+    tag: str | None = None,
+    sweep_id: str | None = None,
+    kind: str | None = None,
+) -> list[RunRecord]:
+    """Records matching every given filter, newest first. ``search`` matches the
+    name, id, notes and tags (case-insensitive). Unreadable runs are skipped and
+    reported in ``problems()``."""
+    statuses = {status} if isinstance(status, str) else set(status or ())
+    for one in statuses:
+        check_status(one)
+    if kind is not None:
+        check_kind(kind)
+    needle = search.strip().lower() if search else ""
+    records = []
+    for run_id in run_ids(catalogue):
+        try:
+            record = get_run(catalogue, run_id)
+        except ValueError as error:
+            if catalogue.run_dir(run_id).exists():
+                catalogue.report_problem(f"run folder {run_id} skipped: {error}")
+            continue
+        if statuses and record.status not in statuses:
+            continue
+        if kind is not None and record.kind != kind:
+            continue
+        if sweep_id is not None and record.sweep_id != sweep_id:
+            continue
+        if tag is not None and tag not in record.tags:
+            continue
+        if needle:
+            haystack = " ".join([record.name, record.run_id, record.notes, *record.tags])
+            if needle not in haystack.lower():
+                continue
+        records.append(record)
+    epoch = datetime.min.replace(tzinfo=UTC)
+    records.sort(key=lambda r: (r.created_at or epoch, r.run_id), reverse=True)
+    return records
+
+
+def delete_run(catalogue: FileCatalogue, run_id: str) -> None:
+    """Remove the run and everything it logged. The folder is first renamed away
+    (atomic), so readers see the run entirely or not at all."""
+    folder = catalogue.existing_run_dir(run_id)
+    trash = catalogue.home / "trash"
+    trash.mkdir(exist_ok=True)
+    target = trash / f"{run_id}-{uuid.uuid4().hex[:8]}"
+    os.rename(folder, target)
+    shutil.rmtree(target, ignore_errors=True)

@@ -1,0 +1,91 @@
+"""A run's status, heartbeat and cancel flag (``status.json``, ``heartbeat.json``,
+``CANCEL``): the writes that move a run through its life (see ``db.lifecycle``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from db import layout
+from db.atomic import write_json_atomic
+from db.catalogue import FileCatalogue
+from db.records import TERMINAL, check_status, check_transition
+from db.run_index import read_optional
+
+RECORD_FIELDS = ("device", "host")  # set_status fields that go to the record, not extra
+
+
+def set_status(
+    catalogue: FileCatalogue, run_id: str, status: str, message: str = "", **fields: Any
+) -> None:
+    """Change the run's status (``ValueError`` for a transition that makes no sense).
+
+    ``running`` sets the start time, a terminal status the finish time, ``queued``
+    clears both and the cancel flag (a rerun). ``device``/``host`` go to the
+    record; other keyword fields (JSON values) go to ``record.extra``.
+    """
+    check_status(status)
+    if not isinstance(message, str):
+        raise ValueError(f"status message must be a string, got {message!r}")
+    folder = catalogue.existing_run_dir(run_id)
+    old = read_optional(catalogue, folder / layout.STATUS) or {}
+    old_status = old.get("status", "queued")
+    check_transition(run_id, old_status, status)
+    now = time.time()
+    doc = dict(old)
+    doc["status"] = status
+    doc["message"] = message
+    if status == "queued":
+        doc.pop("started_at", None)
+        doc.pop("finished_at", None)
+        (folder / layout.CANCEL).unlink(missing_ok=True)
+    elif status == "running" and old_status != "running":
+        doc["started_at"] = now
+        doc.pop("finished_at", None)
+    elif status in TERMINAL and old_status != status:
+        doc["finished_at"] = now
+    extra = dict(doc.get("extra", {}))
+    for key, value in fields.items():
+        if key in RECORD_FIELDS:
+            doc[key] = str(value)
+        else:
+            extra[key] = value
+    doc["extra"] = extra
+    write_json_atomic(folder / layout.STATUS, doc)
+
+
+def heartbeat(
+    catalogue: FileCatalogue, run_id: str, step: int | None = None, total: int | None = None
+) -> None:
+    """Record that the run is alive, with its progress (``None`` keeps the last value)."""
+    folder = catalogue.existing_run_dir(run_id)
+    if step is None or total is None:
+        old = read_optional(catalogue, folder / layout.HEARTBEAT) or {}
+        step = old.get("step") if step is None else step
+        total = old.get("total") if total is None else total
+    doc = {
+        "at": time.time(),
+        "step": None if step is None else int(step),
+        "total": None if total is None else int(total),
+    }
+    write_json_atomic(folder / layout.HEARTBEAT, doc, fsync=False)
+
+
+def note_write_error(catalogue: FileCatalogue, run_id: str, message: str) -> None:
+    """Record a tracker's failed write in the run's status (``extra.write_error``)."""
+    folder = catalogue.existing_run_dir(run_id)
+    doc = read_optional(catalogue, folder / layout.STATUS) or {"status": "running"}
+    doc["extra"] = {**doc.get("extra", {}), "write_error": message, "write_error_at": time.time()}
+    write_json_atomic(folder / layout.STATUS, doc)
+
+
+def request_cancel(catalogue: FileCatalogue, run_id: str) -> None:
+    """Ask the run's trainer to stop (it polls ``cancel_requested``)."""
+    path = catalogue.existing_run_dir(run_id) / layout.CANCEL
+    path.write_text(f"{time.time()}\n", encoding="utf-8")
+
+
+def cancel_requested(catalogue: FileCatalogue, run_id: str) -> bool:
+    """Cheap enough to call every training iteration (one ``stat``)."""
+    return os.path.exists(catalogue.run_dir(run_id) / layout.CANCEL)
