@@ -13,6 +13,7 @@ import logging
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.store import RunStore
 from sphere_engine.config import RunConfig
+from sphere_engine.validation import validate
 from worker import settings
 from worker.failures import failure_message
 
@@ -28,8 +29,9 @@ def execute_run(store: RunStore, run_id: str) -> str:
     )
     try:
         with lifecycle as run:
-            # Stored configs were validated when launched; from_dict rebuilds the object.
+            # Checked again at start: a dataset root can vanish between launch and start.
             config = RunConfig.from_dict(store.get_run(run_id).config)
+            validate(config)
             if not config.training.checkpoint_dir:
                 config.training.checkpoint_dir = str(run.checkpoint_dir)
             result = run_training(config, run.tracker, run.should_stop)

@@ -22,6 +22,7 @@ from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import BaseTracker, CompositeTracker
+from sphere_engine.validation import validate
 from worker import settings
 
 KEY_METRICS = ("recall@1", "map@r", "nmi", "f1", "norm/var", "classifier_accuracy")
@@ -62,14 +63,6 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
     ordered += sorted(k for k in metrics if k not in ordered)
     width = max((len(k) for k in ordered), default=6)
     return "\n".join(f"{name:<{width}}  {metrics[name]:.6g}" for name in ordered)
-
-
-def validate(config: RunConfig) -> None:
-    """Registry and data checks beyond ``RunConfig.from_dict``'s (``ValueError`` naming
-    the field). The same checks ``worker.launch`` applies before recording a run."""
-    from sphere_engine.validation import check_components  # registries: only when training
-
-    check_components(config)
 
 
 def _lifecycle(store: RunStore, run_id: str) -> RunLifecycle:
