@@ -8,6 +8,7 @@ the Parquet files through DuckDB (``db.reader``, ``db.queries``).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -300,10 +301,19 @@ class RunStore:
                 lost.append(record.run_id)
         return lost
 
-    def request_cancel(self, run_id: str) -> None:
-        """Ask the run's trainer to stop (it polls ``cancel_requested``)."""
+    def request_cancel(self, run_id: str, reason: str = "") -> None:
+        """Ask the run's trainer to stop (it polls ``cancel_requested``); ``reason``
+        (e.g. "stopped: the stack was shut down") starts its final status message."""
         path = self._existing_run_dir(run_id) / layout.CANCEL
-        path.write_text(f"{time.time()}\n", encoding="utf-8")
+        path.write_text(json.dumps({"at": time.time(), "reason": reason}) + "\n", "utf-8")
+
+    def cancel_reason(self, run_id: str) -> str:
+        """The ``reason`` given to ``request_cancel`` ("" when none or unreadable)."""
+        try:
+            doc = json.loads((self.run_dir(run_id) / layout.CANCEL).read_text("utf-8"))
+        except (OSError, ValueError):
+            return ""
+        return str(doc.get("reason") or "") if isinstance(doc, dict) else ""
 
     def cancel_requested(self, run_id: str) -> bool:
         """Cheap enough to call every training iteration (one ``stat``)."""

@@ -65,7 +65,10 @@ def execute_run(store: RunStore, run_id: str) -> str:
 
     if result.cancelled:
         store.end_run(
-            run_id, "cancelled", f"cancelled at step {result.steps_completed}", device=result.device
+            run_id,
+            "cancelled",
+            f"{store.cancel_reason(run_id) or 'cancelled'} at step {result.steps_completed}",
+            device=result.device,
         )
         return "cancelled"
     store.end_run(run_id, "finished", device=result.device)
