@@ -50,8 +50,10 @@ class StopSignals:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
         if self.count == 1:
-            say(f"{signal.Signals(signum).name}: stopping (running runs end cancelled); "
-                "again to force")  # fmt: skip
+            say(
+                f"{signal.Signals(signum).name}: stopping (running runs end cancelled); "
+                "again to force"
+            )
         elif self.count == 2:
             say("forcing the stop")
 
@@ -102,12 +104,18 @@ class RedisSupervisor:
         now = time.monotonic()
         self.restarts = [t for t in self.restarts if now - t < REDIS_RESTART_WINDOW_S]
         if len(self.restarts) >= REDIS_MAX_RESTARTS:
-            say(f"the private Redis died {len(self.restarts) + 1} times within "
-                f"{REDIS_RESTART_WINDOW_S:.0f} s; stopping the stack", error=True)  # fmt: skip
+            say(
+                f"the private Redis died {len(self.restarts) + 1} times within "
+                f"{REDIS_RESTART_WINDOW_S:.0f} s; stopping the stack",
+                error=True,
+            )
             return False
         self.restarts.append(now)
-        say(f"the private Redis exited (code {process.returncode}); restarting it on port "
-            f"{self.server.port} with the same password and data", error=True)  # fmt: skip
+        say(
+            f"the private Redis exited (code {process.returncode}); restarting it on port "
+            f"{self.server.port} with the same password and data",
+            error=True,
+        )
         error: Exception | None = None
         for attempt in range(REDIS_RESTART_ATTEMPTS):
             if attempt:
@@ -120,8 +128,11 @@ class RedisSupervisor:
                 continue
             say(f"private Redis restarted in {time.monotonic() - started:.1f} s")
             return True
-        say(f"could not restart the private Redis ({error}; {REDIS_RESTART_ATTEMPTS} "
-            "attempts); stopping the stack", error=True)  # fmt: skip
+        say(
+            f"could not restart the private Redis ({error}; {REDIS_RESTART_ATTEMPTS} "
+            "attempts); stopping the stack",
+            error=True,
+        )
         return False
 
 
@@ -173,8 +184,11 @@ def exposed_without_token(host: str, with_app: bool) -> bool:
 
 def up(host: str, port: int, concurrency: int, with_app: bool = True) -> int:
     if exposed_without_token(host, with_app):
-        say(f"--host {host} makes the dashboard reachable from other machines: set "
-            f"{settings.TOKEN_ENV} to a secret first (the dashboard then asks for it)", error=True)  # fmt: skip
+        say(
+            f"--host {host} makes the dashboard reachable from other machines: set "
+            f"{settings.TOKEN_ENV} to a secret first (the dashboard then asks for it)",
+            error=True,
+        )
         return 2
     home = str(resolve_home(None))
     redis_server = supervisor = url_file = None
@@ -189,8 +203,10 @@ def up(host: str, port: int, concurrency: int, with_app: bool = True) -> int:
                 supervisor = RedisSupervisor(redis_server)
                 redis_url = redis_server.url
                 url_file = write_stack_url(home, redis_url)
-                say(f"private Redis on {masked(redis_url)} (password-protected; "
-                    f"full URL in {url_file})")  # fmt: skip
+                say(
+                    f"private Redis on {masked(redis_url)} (password-protected; "
+                    f"full URL in {url_file})"
+                )
             workers = start_workers(redis_url, home, concurrency)
             if with_app:
                 env = processes.child_env(redis_url, home)
@@ -216,8 +232,10 @@ def stop_stack(
         started = time.monotonic()
         cancelled = stop_workers_gracefully(RunStore(), workers, signals.forced)
         if cancelled:
-            say(f"{len(cancelled)} running run(s) cancelled in "
-                f"{time.monotonic() - started:.1f} s: {', '.join(cancelled)}")  # fmt: skip
+            say(
+                f"{len(cancelled)} running run(s) cancelled in "
+                f"{time.monotonic() - started:.1f} s: {', '.join(cancelled)}"
+            )
     processes.stop_all(workers, grace_s=1.0 if signals.forced() else 10.0)
     if redis_server is not None:
         redis_server.close()
