@@ -140,7 +140,7 @@ class PrivateRedis:
             try:
                 client.ping()
                 return self
-            except (redis.ConnectionError, redis.BusyLoadingError):
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
                 if self.process.poll() is not None:
                     raise RuntimeError(
                         f"redis-server exited with code {self.process.returncode} "

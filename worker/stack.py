@@ -123,7 +123,7 @@ class RedisSupervisor:
             started = time.monotonic()
             try:
                 self.server.restart(timeout_s=10.0)
-            except RuntimeError as failure:
+            except (RuntimeError, OSError) as failure:
                 error = failure
                 continue
             say(f"private Redis restarted in {time.monotonic() - started:.1f} s")
