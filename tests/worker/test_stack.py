@@ -178,3 +178,25 @@ def test_up_stops_the_stack_when_redis_cannot_be_restarted(tmp_path) -> None:
         assert {pid for pid in started if alive(pid)} == set()
     finally:
         stack.close()
+
+
+def test_a_second_signal_forces_the_stop(tmp_path) -> None:
+    stack = Stack(tmp_path, "--no-app")
+    try:
+        stack.wait_ready()
+        store = RunStore(stack.home)
+        with use_broker(stack.redis_url):
+            run_id = launch(config(steps=100_000), store=store)
+            wait_for(lambda: (store.get_run(run_id).progress_step or 0) >= 5, 180, "training")
+        started = descendants(stack.process.pid)
+
+        stack.signal(signal.SIGINT)
+        time.sleep(0.1)  # two signals sent at once may arrive as one
+        stack.signal(signal.SIGINT)
+        signalled = time.monotonic()
+        assert stack.process.wait(30) == 0
+        assert time.monotonic() - signalled < 5.0
+        assert "forcing the stop" in stack.text()
+        assert {pid for pid in started if alive(pid)} == set()
+    finally:
+        stack.close()
