@@ -19,9 +19,12 @@ if _ROOT not in sys.path:
 
 import streamlit as st  # noqa: E402
 
+from app.auth import require_access  # noqa: E402
+
 
 def main() -> None:
     st.set_page_config(page_title="SphereScope", page_icon=":material/language:", layout="wide")
+    require_access()  # beyond loopback: nothing is shown or launched without the token
     pages = {
         "Train": [
             st.Page(

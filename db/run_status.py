@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
@@ -80,10 +81,20 @@ def note_write_error(catalogue: FileCatalogue, run_id: str, message: str) -> Non
     write_json_atomic(folder / layout.STATUS, doc)
 
 
-def request_cancel(catalogue: FileCatalogue, run_id: str) -> None:
-    """Ask the run's trainer to stop (it polls ``cancel_requested``)."""
+def request_cancel(catalogue: FileCatalogue, run_id: str, reason: str = "") -> None:
+    """Ask the run's trainer to stop (it polls ``cancel_requested``); ``reason`` starts
+    its final status message (see ``cancel_reason``)."""
     path = catalogue.existing_run_dir(run_id) / layout.CANCEL
-    path.write_text(f"{time.time()}\n", encoding="utf-8")
+    path.write_text(json.dumps({"at": time.time(), "reason": reason}) + "\n", "utf-8")
+
+
+def cancel_reason(catalogue: FileCatalogue, run_id: str) -> str:
+    """The ``reason`` given to ``request_cancel`` ("" when none or unreadable)."""
+    try:
+        doc = json.loads((catalogue.run_dir(run_id) / layout.CANCEL).read_text("utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(doc.get("reason") or "") if isinstance(doc, dict) else ""
 
 
 def cancel_requested(catalogue: FileCatalogue, run_id: str) -> bool:

@@ -135,9 +135,14 @@ class RunStore:
         ids. The one lost-run rule, ``db.lost_runs.mark_lost_runs``."""
         return lost_runs.mark_lost_runs(self.files, max_silence_s)
 
-    def request_cancel(self, run_id: str) -> None:
-        """Ask the run's trainer to stop (it polls ``cancel_requested``)."""
-        run_status.request_cancel(self.files, run_id)
+    def request_cancel(self, run_id: str, reason: str = "") -> None:
+        """Ask the run's trainer to stop (it polls ``cancel_requested``); ``reason``
+        (e.g. "stopped: the stack was shut down") starts its final status message."""
+        run_status.request_cancel(self.files, run_id, reason)
+
+    def cancel_reason(self, run_id: str) -> str:
+        """The ``reason`` given to ``request_cancel`` ("" when none or unreadable)."""
+        return run_status.cancel_reason(self.files, run_id)
 
     def cancel_requested(self, run_id: str) -> bool:
         """Cheap enough to call every training iteration (one ``stat``)."""

@@ -12,13 +12,16 @@ Execution model (see ``docs/architecture.md``, section worker):
 
 from __future__ import annotations
 
-from celery import Celery
+from typing import Any
+
+from celery import Celery, signals
 
 from worker import settings
 
 app = Celery("spherescope", include=["worker.tasks", "worker.lifecycle"])
 app.conf.update(
-    broker_url=settings.redis_url(),
+    # empty when nothing is configured: ``broker_url()`` then explains, never a default
+    broker_url=settings.configured_redis_url() or None,
     broker_connection_retry_on_startup=True,
     broker_connection_max_retries=None,  # a restarted Redis is waited for, not fatal
     broker_transport_options={"visibility_timeout": 3600},
@@ -38,3 +41,20 @@ app.conf.update(
     worker_cancel_long_running_tasks_on_connection_loss=False,
     worker_hijack_root_logger=False,
 )
+
+
+def broker_url() -> str:
+    """The broker of this process (``REDIS_URL`` or the running stack's); raises
+    ``settings.BrokerNotConfigured`` (a one-line ValueError) when there is none."""
+    if not app.conf.broker_url:
+        app.conf.broker_url = settings.redis_url()
+    return str(app.conf.broker_url)
+
+
+@signals.celeryd_init.connect
+def require_broker(**_: Any) -> None:
+    """A worker started without a broker stops at once with the one-line reason."""
+    try:
+        broker_url()
+    except settings.BrokerNotConfigured as error:
+        raise SystemExit(f"spherescope worker: {error}") from None

@@ -67,12 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from worker.stack import worker
 
         return worker(args.concurrency, cpu_only=args.cpu_only)
-    from db.store import RunStore
-    from worker.status import collect_status, format_status
+    from worker.status import status_command
 
-    store = RunStore()
-    print(format_status(collect_status(store, args.timeout), store))
-    return 0
+    return status_command(args.timeout)
 
 
 if __name__ == "__main__":

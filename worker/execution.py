@@ -36,7 +36,8 @@ def execute_run(store: RunStore, run_id: str) -> str:
                 config.training.checkpoint_dir = str(run.checkpoint_dir)
             result = run_training(config, run.tracker, run.should_stop)
             if result.cancelled:
-                message = f"cancelled at step {result.steps_completed}"
+                reason = store.cancel_reason(run_id) or "cancelled"
+                message = f"{reason} at step {result.steps_completed}"
                 run.end("cancelled", message, device=result.device)
             else:
                 run.end("finished", device=result.device)

@@ -127,7 +127,9 @@ def child_env(redis_url: str, home: str, extra: Mapping[str, str] = ()) -> dict[
 
 def stop_all(children: Sequence[ChildProcess], grace_s: float = 10.0) -> None:
     """SIGTERM every child's group at once, then wait; what is left after ``grace_s``
-    seconds is killed. (A Celery worker's warm shutdown waits for its running task.)"""
+    seconds is killed. The group includes a Celery worker's pool children, which die
+    mid-step on SIGTERM (their run then ends ``lost``): stop workers that may be training
+    with ``shutdown.stop_workers_gracefully`` first."""
     deadline = time.monotonic() + grace_s
     for child in children:
         if child.poll() is None:

@@ -1,15 +1,27 @@
 """Settings of the execution layer, read from the environment when asked for.
 
 ``REDIS_URL`` is the Celery broker; ``SPHERESCOPE_HOME`` is the run store's root
-(read by ``db.store.RunStore``). Everything else has a default that suits a laptop and
-can be overridden for a cluster or for tests.
+(read by ``db.store.RunStore``). There is no default broker: without ``REDIS_URL`` a
+process uses the private Redis of the ``spherescope up`` that runs on this store (its
+URL is in ``<home>/stack/redis-url``, readable by this user only), and anything that
+needs a broker fails with one line saying what to do. (A silent default of
+``redis://127.0.0.1:6379/0`` once queued runs into an unrelated Redis, where they never
+ran.) Everything else has a default that suits a laptop and can be overridden.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+from db.layout import resolve_home
+
+# The dashboard asks for this secret when it listens beyond loopback (app/auth.py);
+# `spherescope up --host <not loopback>` refuses to start without it.
+TOKEN_ENV = "SPHERESCOPE_TOKEN"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+REDIS_URL_MISSING = "REDIS_URL is not set: start the stack with `spherescope up` or set REDIS_URL"
 
 CPU_QUEUE = "cpu"
 GPU_QUEUE = "gpu"
@@ -27,8 +39,41 @@ def _float_env(name: str, default: float) -> float:
         raise ValueError(f"{name}: {raw!r} is not a number") from None
 
 
+def is_loopback(address: str | None) -> bool:
+    """Whether a server bound to ``address`` is reachable from this machine only
+    (unset or empty means every interface)."""
+    return bool(address) and (address in LOOPBACK_HOSTS or address.startswith("127."))
+
+
+class BrokerNotConfigured(ValueError):
+    """No ``REDIS_URL`` and no running ``spherescope up`` on this store."""
+
+    def __init__(self) -> None:
+        super().__init__(REDIS_URL_MISSING)
+
+
+def stack_url_file(home: str | os.PathLike[str] | None = None) -> Path:
+    """Where ``spherescope up`` writes the URL (with password) of its private Redis."""
+    return resolve_home(home) / "stack" / "redis-url"
+
+
+def configured_redis_url() -> str:
+    """``REDIS_URL``, else the URL the running ``spherescope up`` wrote, else ``""``."""
+    url = os.environ.get("REDIS_URL", "").strip()
+    if url:
+        return url
+    try:
+        return stack_url_file().read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def redis_url() -> str:
-    return os.environ.get("REDIS_URL", "") or DEFAULT_REDIS_URL
+    """The broker URL; ``BrokerNotConfigured`` (one line) when there is none."""
+    url = configured_redis_url()
+    if not url:
+        raise BrokerNotConfigured()
+    return url
 
 
 def heartbeat_interval() -> float:

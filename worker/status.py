@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,8 +10,10 @@ import redis
 
 from db.store import RunStore
 from worker import routing, settings
-from worker.celery_app import app
+from worker.celery_app import app, broker_url
 from worker.reaper import reap_lost
+from worker.redis_server import masked
+from worker.settings import BrokerNotConfigured
 
 
 @dataclass
@@ -43,10 +46,11 @@ def live_workers(timeout_s: float) -> tuple[dict[str, list[str]], dict[str, list
 
 
 def collect_status(store: RunStore, timeout_s: float = 1.0) -> ClusterStatus:
-    status = ClusterStatus(broker=app.conf.broker_url)
+    url = broker_url()
+    status = ClusterStatus(broker=masked(url))
     status.reaped = reap_lost(store)
     try:
-        status.queue_lengths = queue_lengths(routing.redis_client(app.conf.broker_url))
+        status.queue_lengths = queue_lengths(routing.redis_client(url))
         status.workers, status.worker_queues = live_workers(timeout_s)
     except (redis.RedisError, OSError) as error:
         status.broker_error = str(error)
@@ -76,3 +80,15 @@ def format_status(status: ClusterStatus, store: RunStore) -> str:
     for run_id in status.reaped:
         lines.append(f"marked lost (no heartbeat): {run_id}")
     return "\n".join(lines)
+
+
+def status_command(timeout_s: float) -> int:
+    """``spherescope status``: the report, or one line when no broker is configured."""
+    try:
+        broker_url()
+    except BrokerNotConfigured as error:
+        print(f"spherescope status: {error}", file=sys.stderr)
+        return 2
+    store = RunStore()
+    print(format_status(collect_status(store, timeout_s), store))
+    return 0

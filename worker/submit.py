@@ -17,7 +17,9 @@ from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.validation import validate
 from worker import routing
-from worker.celery_app import app
+from worker.celery_app import app, broker_url
+from worker.checkpoint_policy import check_checkpoint_dir
+from worker.settings import BrokerNotConfigured
 from worker.sweep import expand_grid
 from worker.tasks import train_run
 
@@ -38,7 +40,7 @@ def validate_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
 
 def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:
     try:
-        queue = routing.queue_for(config, routing.redis_client(app.conf.broker_url))
+        queue = routing.queue_for(config, routing.redis_client(broker_url()))
         train_run.apply_async((run_id,), task_id=run_id, queue=queue)
     except Exception as error:
         store.set_status(run_id, "failed", f"could not enqueue the run: {error}")
@@ -57,6 +59,8 @@ def launch(
     """Validate, record as queued and enqueue one run; return its id."""
     validated = validate_config(config)
     store = store or RunStore()
+    check_checkpoint_dir(validated, store.home)
+    broker_url()  # no broker configured: fail before anything is recorded
     run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags), sweep_id=sweep_id)
     _enqueue(store, run_id, validated)
     return run_id
@@ -84,6 +88,9 @@ def launch_sweep(
         except ValueError as error:
             raise ValueError(f"sweep combination {label or '(base)'}: {error}") from None
     store = store or RunStore()
+    for config, _ in validated:
+        check_checkpoint_dir(config, store.home)
+    broker_url()  # no broker configured: fail before anything is recorded
     sweep_id = f"sweep-{uuid.uuid4().hex[:10]}"
     prefix = name or sweep_id
     run_ids = []
@@ -110,7 +117,10 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
         return record.status
     store.request_cancel(run_id)
     if record.status == "queued":
-        app.control.revoke(run_id)
+        # without a broker there is nothing to revoke; a worker skips a cancelled run anyway
+        with contextlib.suppress(BrokerNotConfigured):
+            broker_url()
+            app.control.revoke(run_id)
         # ValueError: a worker took it in the meantime; it sees the cancel flag and stops
         with contextlib.suppress(ValueError):
             store.set_status(run_id, "cancelled", "cancelled before it started")

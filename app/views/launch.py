@@ -54,22 +54,27 @@ def main() -> None:
     label = f"Launch sweep ({_sweep_size(grid, seeds)} runs)" if sweep else "Launch run"
     launch_clicked = st.button(label, key="launch.go", type="primary", disabled=bool(error))
     # -- data: launching -------------------------------------------------------------
-    if launch_preset:
-        sweep_id = data.new_sweep_id(preset.key)
-        ids = data.launch_runs(
-            preset.configs,
-            names=[f"{preset.key}: {n}" for n in preset.names],
-            tags=[preset.key, *tags],
-            sweep_id=sweep_id,
-        )
-        st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
-    if launch_clicked and not error:
-        if sweep:
-            sweep_id, ids = data.launch_sweep(config, grid, seeds, name=run_name or None, tags=tags)
+    try:  # refused by the launcher (no broker, checkpoint_dir outside the store): one line
+        if launch_preset:
+            sweep_id = data.new_sweep_id(preset.key)
+            ids = data.launch_runs(
+                preset.configs,
+                names=[f"{preset.key}: {n}" for n in preset.names],
+                tags=[preset.key, *tags],
+                sweep_id=sweep_id,
+            )
             st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
-        else:
-            ids = data.launch_runs([config], names=[run_name or None], tags=tags)
-            st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": None}
+        if launch_clicked and not error:
+            if sweep:
+                sweep_id, ids = data.launch_sweep(
+                    config, grid, seeds, name=run_name or None, tags=tags
+                )
+                st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
+            else:
+                ids = data.launch_runs([config], names=[run_name or None], tags=tags)
+                st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": None}
+    except ValueError as refused:
+        st.error(str(refused))
     # -- where the runs went ---------------------------------------------------------
     launched = st.session_state.get(LAUNCHED)
     if launched:
