@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -115,6 +116,16 @@ def cap_total_points(
         step = math.ceil(len(result) / max_points)
         result = result.iloc[::step].reset_index(drop=True)
     return result
+
+
+def epoch_seconds(value: object) -> float | None:
+    """Seconds since the epoch of a timestamp (datetime, pandas Timestamp or number);
+    None for a missing value."""
+    if value is None or (not isinstance(value, (list, dict)) and pd.isna(value)):
+        return None
+    if isinstance(value, (datetime, pd.Timestamp)):
+        return value.timestamp()
+    return float(value)  # type: ignore[arg-type]
 
 
 def relative_time(df: pd.DataFrame, starts: dict[str, float] | None = None) -> pd.Series:
