@@ -196,3 +196,12 @@ def test_each_read_has_its_own_cache(filled):
     assert "recall@1" in data.eval_names([filled.sec])
     assert "recall@1" not in data.metric_names([filled.sec])
     assert "loss/total" in data.metric_names([filled.sec])
+
+
+def test_the_data_layer_loads_neither_torch_nor_faiss():
+    import subprocess
+    import sys
+
+    code = "import sys, app.data; print([m for m in ('torch', 'faiss') if m in sys.modules])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "[]", result.stderr
