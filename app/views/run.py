@@ -20,7 +20,7 @@ from sphere_engine.catalogue import (
     label,
 )
 
-TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
+EVAL = Source.EVALUATION
 #: Drawn by default in the evaluation chart: the catalogue's key metrics in [0, 1].
 DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.unit == "fraction")
 PER_SERIES_POINTS = 1000
