@@ -1,6 +1,7 @@
 """Pure numeric transforms the dashboard applies to query results (no Streamlit, no I/O).
 
-Smoothing, downsampling, projections and group statistics live here so that
+Smoothing, downsampling and group statistics live here (projections and centroid
+angles are maths shared with the engine: ``sphere_engine.geometry``) so that
 ``app/data.py`` stays a thin cached layer and every transform is unit-testable on tiny
 hand-made frames.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 import pandas as pd
@@ -116,6 +118,16 @@ def cap_total_points(
     return result
 
 
+def epoch_seconds(value: object) -> float | None:
+    """Seconds since the epoch of a timestamp (datetime, pandas Timestamp or number);
+    None for a missing value."""
+    if value is None or (not isinstance(value, (list, dict)) and pd.isna(value)):
+        return None
+    if isinstance(value, (datetime, pd.Timestamp)):
+        return value.timestamp()
+    return float(value)  # type: ignore[arg-type]
+
+
 def relative_time(df: pd.DataFrame, starts: dict[str, float] | None = None) -> pd.Series:
     """Seconds since each run's start (``starts[run_id]``, else its first wall time)."""
     first = df.groupby("run_id")["wall_time"].transform("min")
@@ -123,44 +135,6 @@ def relative_time(df: pd.DataFrame, starts: dict[str, float] | None = None) -> p
         known = df["run_id"].map(starts)
         first = known.where(known.notna(), first)
     return (df["wall_time"] - first).astype(float)
-
-
-def pca_2d(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Project N × d points on their first two principal axes (numpy SVD).
-
-    Returns (N × 2 coordinates, explained-variance ratio of the two axes). With
-    d = 1 the second coordinate is zero.
-    """
-    x = np.asarray(points, dtype=float)
-    if x.ndim != 2 or x.shape[0] == 0:
-        raise ValueError(f"PCA needs an N × d array with N ≥ 1, got shape {x.shape}")
-    centred = x - x.mean(axis=0, keepdims=True)
-    _, singular, vt = np.linalg.svd(centred, full_matrices=False)
-    k = min(2, vt.shape[0])
-    coords = np.zeros((x.shape[0], 2))
-    coords[:, :k] = centred @ vt[:k].T
-    variance = singular**2
-    total = variance.sum()
-    ratio = np.zeros(2)
-    if total > 0:
-        ratio[:k] = variance[:k] / total
-    return coords, ratio
-
-
-def class_centroid_angles(points: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Angles (degrees) between class centroids, K × K, and the sorted class labels.
-
-    A class centroid is the normalised mean of the class's normalised embeddings
-    (SCIENCE.md §6).
-    """
-    x = np.asarray(points, dtype=float)
-    y = np.asarray(labels)
-    unit = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-    classes = np.unique(y)
-    centroids = np.stack([unit[y == c].mean(axis=0) for c in classes])
-    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
-    cosine = np.clip(centroids @ centroids.T, -1.0, 1.0)
-    return np.degrees(np.arccos(cosine)), classes
 
 
 def group_mean_std(df: pd.DataFrame, groups: dict[str, str], x: str = "step") -> pd.DataFrame:

@@ -103,36 +103,79 @@ def eval_series(
     return query_arrow(store, {"evals": (EVALS, runs)}, sql, params).to_pandas()
 
 
+#: Qualifiers of ``final_metrics`` columns: which table a value was read from. The
+#: metric catalogue's ``Source`` uses the same strings (``sphere_engine.catalogue``).
+EVAL_SOURCE, TRAIN_SOURCE = "eval", "train"
+_QUALIFIER = ":"
+
+
 def final_metrics(
     store: RunStore, run_ids: str | Iterable[str], names: str | Iterable[str] | None = None
 ) -> pd.DataFrame:
     """One row per run (in the given order): run_id, name (the run's name), then one
-    column per metric: the last evaluation value, or for names never evaluated the
-    last per-step value (``norm/var``, ...). ``names=None``: every name of the runs
-    (evaluations first). Missing values are NaN."""
+    column per metric with its last value. Missing values are NaN.
+
+    The same key can be logged per training step (the last training batch, scalars
+    table) and at evaluation (the test set, evals table), and the two mean different
+    things, so a column says which it is: ``eval:norm/var`` is the last evaluation,
+    ``train:norm/var`` the last logged step. ``names=None``: every metric of the runs,
+    qualified (evaluations first). A bare name (``recall@1``) reads the one table that
+    holds it for these runs; a bare name found in both is a ``ValueError`` (qualify it).
+    """
     runs = check_runs(store, run_ids)
     wanted = check_names(names)
-    where, params = ("TRUE", {}) if wanted is None else in_list("name", "n", wanted)
+    keys = None if wanted is None else sorted({_bare(n) for n in wanted})
+    where, params = ("TRUE", {}) if keys is None else in_list("name", "n", keys)
     sql = f"""
-    SELECT run_id, name, arg_max(value, step) AS value, 0 AS source
+    SELECT run_id, name, arg_max(value, step) AS value, $eval_source AS source
     FROM evals WHERE {where} GROUP BY run_id, name
     UNION ALL
-    SELECT run_id, name, arg_max(value, step) AS value, 1 AS source
+    SELECT run_id, name, arg_max(value, step) AS value, $train_source AS source
     FROM scalars WHERE {where} GROUP BY run_id, name
     """
+    params = {**params, "eval_source": EVAL_SOURCE, "train_source": TRAIN_SOURCE}
     sources = {"evals": (EVALS, runs), "scalars": (SCALARS, runs)}
     last = query_arrow(store, sources, sql, params).to_pandas()
-    # An evaluation result wins over a per-step scalar of the same name.
-    last = last.sort_values(["source", "name"]).drop_duplicates(["run_id", "name"])
-    order = list(dict.fromkeys(last["name"])) if wanted is None else wanted
-    wide = last.pivot(index="run_id", columns="name", values="value") if len(last) else None
+    last["column"] = last["source"] + _QUALIFIER + last["name"]
+    if wanted is None:
+        last = last.sort_values(["source", "name"], key=_evaluations_first)
+        order = list(dict.fromkeys(last["column"]))
+    else:
+        order = wanted
+        last = _resolve_bare_names(last, wanted)
+    wide = last.pivot(index="run_id", columns="column", values="value") if len(last) else None
     frame = pd.DataFrame({"run_id": runs, "name": [store.get_run(r).name for r in runs]})
-    for metric in order:
-        if wide is not None and metric in wide.columns:
-            frame[metric] = wide[metric].reindex(runs).to_numpy(dtype=float)
+    for column in order:
+        if wide is not None and column in wide.columns:
+            frame[column] = wide[column].reindex(runs).to_numpy(dtype=float)
         else:
-            frame[metric] = np.nan
+            frame[column] = np.nan
     return frame
+
+
+def _bare(name: str) -> str:
+    source, separator, key = name.partition(_QUALIFIER)
+    return key if separator and source in (EVAL_SOURCE, TRAIN_SOURCE) else name
+
+
+def _evaluations_first(column: pd.Series) -> pd.Series:
+    return column.map({EVAL_SOURCE: "0", TRAIN_SOURCE: "1"}).fillna(column)
+
+
+def _resolve_bare_names(last: pd.DataFrame, wanted: list[str]) -> pd.DataFrame:
+    """Rows under the column names asked for: bare names read their one table."""
+    bare = [n for n in wanted if _bare(n) == n]
+    parts = [last]
+    for name in bare:
+        rows = last[last["name"] == name]
+        found = sorted(set(rows["source"]))
+        if len(found) > 1:
+            raise ValueError(
+                f"metric {name!r} is logged per training step and at evaluation; ask for "
+                f"'{TRAIN_SOURCE}{_QUALIFIER}{name}' or '{EVAL_SOURCE}{_QUALIFIER}{name}'"
+            )
+        parts.append(rows.assign(column=name))
+    return pd.concat(parts, ignore_index=True)
 
 
 def config_diff(store: RunStore, run_ids: str | Iterable[str]) -> pd.DataFrame:

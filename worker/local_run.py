@@ -19,13 +19,12 @@ import numpy as np
 
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
+from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import BaseTracker, CompositeTracker
 from sphere_engine.validation import validate
 from worker import settings
-
-KEY_METRICS = ("recall@1", "map@r", "nmi", "f1", "norm/var", "classifier_accuracy")
 
 
 class ProgressBar(BaseTracker):
@@ -59,7 +58,7 @@ class ProgressBar(BaseTracker):
 
 def format_metrics(metrics: Mapping[str, float]) -> str:
     """A two-column text table of metrics, key metrics first."""
-    ordered = [k for k in KEY_METRICS if k in metrics]
+    ordered = [k for k in key_metrics() if k in metrics]
     ordered += sorted(k for k in metrics if k not in ordered)
     width = max((len(k) for k in ordered), default=6)
     return "\n".join(f"{name:<{width}}  {metrics[name]:.6g}" for name in ordered)

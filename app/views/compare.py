@@ -48,7 +48,9 @@ def main() -> None:
         st.info("These runs have not logged any metric yet.", icon=":material/hourglass_top:")
         st.stop()
     default = choices.index(DEFAULT_METRIC) if DEFAULT_METRIC in choices else 0
-    metric = metric_col.selectbox("Metric", choices, index=default, key="compare.metric")
+    metric = metric_col.selectbox(
+        "Metric", choices, index=default, key="compare.metric", format_func=data.metric_choice_label
+    )
     smoothing = smooth_col.slider(
         "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="compare.smoothing"
     )
@@ -111,8 +113,8 @@ def main() -> None:
         width="stretch",
     )
     st.caption(
-        "As in the SEC paper: NMI, F1, R@1 and MAP@R in %, the last evaluation; "
-        "mean norm variance = the last logged norm/var. Best per column in bold."
+        "As in the SEC paper: NMI, F1, R@1 and MAP@R in %, and the norm variance of the "
+        "test-set embeddings, all from the last evaluation. Best per column in bold."
     )
     st.download_button(
         "Download final metrics (CSV)",

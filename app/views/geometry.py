@@ -109,6 +109,7 @@ def _analysis_metrics(run_id: str) -> None:
         return
     table = finals.drop(columns=["run_id", "name"]).T.reset_index()
     table.columns = ["metric", "value"]
+    table["metric"] = table["metric"].map(data.metric_key)  # analyses only evaluate
     st.markdown("**Analysis metrics**")
     st.dataframe(table, hide_index=True, width="stretch")
 
@@ -123,6 +124,7 @@ def _analyses(frame: pd.DataFrame) -> None:
         )
         return
     finals = data.final_metrics(analyses["run_id"].tolist())
+    finals = finals.rename(columns={c: data.metric_key(c) for c in finals.columns[2:]})
     st.dataframe(finals, hide_index=True, width="stretch")
 
 

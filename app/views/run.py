@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from sphere_engine.catalogue import (
+    ChartGroup,
+    Source,
+    chart_groups,
+    find,
+    group_keys,
+    key_metrics,
+    label,
+)
 
-LOSS_PREFIX = "loss/"
-NORM_BAND = ("norm/mean", "norm/std", "norm/min", "norm/max")
-SPREAD = ("norm/var", "norm/cv")
-SEC_TARGET = ("sec/mu_batch", "sec/mu_ema", "norm/mean")
-COSINES = ("cos/pos", "cos/neg", "cos/gap")
-GRADIENT = ("grad/norm_inv_corr", "grad/radial_cos")
-DIRECTION = ("direction/update_ratio",)
-DEFAULT_EVALS = ("recall@1", "nmi", "f1", "map@r")
+EVAL = Source.EVALUATION
+#: Drawn by default in the evaluation chart: the catalogue's key metrics in [0, 1].
+DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.unit == "fraction")
 PER_SERIES_POINTS = 1000
 
 
@@ -42,7 +46,9 @@ def main() -> None:
         on_change=_sync_query_param,
     )
     left, right = st.columns(2)
-    log_y = left.toggle("Log scale for variance and CV", value=True, key="run.log")
+    log_y = left.toggle(
+        "Log scale for variance, CV, gradient norm and lr", value=True, key="run.log"
+    )
     x_axis = right.radio(
         "x axis",
         ["step", "time"],
@@ -55,10 +61,11 @@ def main() -> None:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
     eval_choices = data.eval_names([run_id])
     evals = st.multiselect(
-        "Evaluation metrics (empty: R@1, NMI, F1, MAP@R)",
+        "Evaluation metrics on the test set (empty: the key metrics)",
         eval_choices,
         key="run.evals",
         default=[e for e in DEFAULT_EVALS if e in eval_choices],
+        format_func=lambda key: label(key, EVAL),
     )
     record = data.run(run_id)
     # -- charts (live while the run is active) ---------------------------------------
@@ -119,89 +126,65 @@ def _header(record: Any) -> None:
 
 
 def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
-    wanted = [n for n in names if n.startswith(LOSS_PREFIX)]
-    wanted += [
-        n for n in (*NORM_BAND, *SPREAD, *SEC_TARGET, *COSINES, *GRADIENT, *DIRECTION) if n in names
+    """The catalogue's training-step chart groups, two per row, each drawn when logged."""
+    logged = set(names)
+    groups = [
+        (group, group_keys(group, logged))
+        for group in chart_groups()
+        if not group.requires or logged.intersection(group.requires)
     ]
+    wanted = sorted({key for _, keys in groups for key in keys})
     series, totals = data.metric_series(
         [run_id], wanted, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
     )
-    logged = max(totals.values(), default=0)
+    logged_points = max(totals.values(), default=0)
     last_step = int(series["step"].max()) if len(series) else 0
-    st.caption(f"{logged:,} points logged per metric, up to step {last_step:,}")
+    st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
+    drawn = [
+        chart
+        for group, keys in groups
+        if (chart := _chart(group, keys, run_id, series, totals, log_y=log_y, x=x)) is not None
+    ]
+    for start in range(0, len(drawn), 2):
+        for column, chart in zip(st.columns(2), drawn[start : start + 2], strict=False):
+            with column:
+                ui.show_chart(chart)
 
-    def pick(selection: Sequence[str]) -> tuple[pd.DataFrame, int]:
-        chosen = [n for n in selection if n in names]
-        part = series[series["name"].isin(chosen)]
-        return part, data.points_total(totals, chosen)
 
-    left, right = st.columns(2)
-    with left:
-        part, total = pick([n for n in names if n.startswith(LOSS_PREFIX)])
-        if len(part):
-            ui.show_chart(
-                charts.metric_lines(part, x=x, title="Loss terms", total=total, legend_title="term")
-            )
-    with right:
-        part, total = pick(NORM_BAND)
-        if "norm/mean" in set(part["name"]):
-            ui.show_chart(
-                charts.norm_band_chart(
-                    _band_frame(part), x=x, total=total // max(part["name"].nunique(), 1)
-                )
-            )
-    left, right = st.columns(2)
-    for column, name, title in (
-        (left, "norm/var", "Norm variance"),
-        (right, "norm/cv", "Coefficient of variation (std / mean)"),
-    ):
-        with column:
-            part, total = pick([name])
-            if len(part):
-                ui.show_chart(
-                    charts.metric_lines(
-                        part, x=x, title=title, total=total, log_y=log_y, band=False, y_title=name
-                    )
-                )
-    left, right = st.columns(2)
-    with left:
+def _chart(
+    group: ChartGroup,
+    keys: list[str],
+    run_id: str,
+    series: pd.DataFrame,
+    totals: data.Totals,
+    *,
+    log_y: bool,
+    x: str,
+) -> alt.TopLevelMixin | None:
+    """One group's chart, or None when it has nothing to draw."""
+    if group.kind == "sample_norms":
         norms, total = data.sample_norms(run_id)
-        if len(norms):
-            ui.show_chart(charts.sample_norm_chart(norms, total=total))
-    with right:
-        part, total = pick(SEC_TARGET)
-        if part["name"].str.startswith("sec/").any():
-            ui.show_chart(
-                charts.metric_lines(
-                    part, x=x, total=total, title="SEC target μ against the mean norm"
-                )
-            )
-    left, right = st.columns(2)
-    with left:
-        part, total = pick(COSINES)
-        if len(part):
-            ui.show_chart(
-                charts.metric_lines(part, x=x, total=total, title="Positive / negative cosine")
-            )
-    with right:
-        part, total = pick(GRADIENT)
-        if len(part):
-            ui.show_chart(
-                charts.metric_lines(
-                    part,
-                    x=x,
-                    total=total,
-                    y_title="correlation / |cos|",
-                    title="Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
-                )
-            )
-    part, total = pick(DIRECTION)
-    if len(part):
-        ui.show_chart(
-            charts.metric_lines(
-                part, x=x, total=total, title="Direction update: small-norm / large-norm"
-            )
+        return (
+            charts.sample_norm_chart(norms, total=total, title=group.title) if len(norms) else None
         )
+    part = series[series["name"].isin(keys)]
+    total = data.points_total(totals, keys)
+    if group.kind == "band":
+        if "norm/mean" not in set(part["name"]):
+            return None
+        per_metric = total // max(part["name"].nunique(), 1)
+        return charts.norm_band_chart(_band_frame(part), x=x, total=per_metric, title=group.title)
+    if part.empty:
+        return None
+    return charts.metric_lines(
+        part,
+        x=x,
+        title=group.title,
+        total=total,
+        log_y=log_y and group.log_scale,
+        y_title=keys[0] if len(keys) == 1 and group.y_title == "value" else group.y_title,
+        legend_title=group.legend_title,
+    )
 
 
 def _band_frame(part: pd.DataFrame) -> pd.DataFrame:

@@ -56,9 +56,10 @@ def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: b
                     "elapsed (s)", format="%.0f", help="Seconds since the run started"
                 ),
                 "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
-                "loss/total": st.column_config.NumberColumn("loss/total", format="%.4g"),
-                "norm/var": st.column_config.NumberColumn("norm/var", format="%.4g"),
-                "eval R@1": st.column_config.NumberColumn("eval R@1", format="%.3f"),
+                **{
+                    column: st.column_config.NumberColumn(title, format="%.4g", help=column)
+                    for column, title in data.key_column_labels().items()
+                },
             },
         )
         st.caption(f"{len(frame)} run(s)" + (" · updating live" if live else ""))

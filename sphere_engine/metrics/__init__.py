@@ -1,8 +1,8 @@
 """Evaluation metrics and geometry diagnostics of embedding sets (pure functions)."""
 
+from sphere_engine.geometry import class_centroids
 from sphere_engine.metrics.angles import angular_separation, vertex_alignment
 from sphere_engine.metrics.backend import BACKENDS, resolve_backend
-from sphere_engine.metrics.centroids import class_centroids
 from sphere_engine.metrics.clustering import (
     agglomerative_nmi,
     ami,

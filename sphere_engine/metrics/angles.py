@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sphere_engine.metrics.centroids import angles_degrees, class_centroids, row_angles_degrees
+from sphere_engine.geometry import angles_degrees, class_centroids, row_angles_degrees
 from sphere_engine.metrics.inputs import check_embeddings, check_labels, check_pair, l2_normalize
 
 _BLOCK_ROWS = 1024  # rows of the centroid Gram matrix held at once

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sphere_engine.geometry import class_centroids
 from sphere_engine.metrics.angles import angular_separation_scores
 from sphere_engine.metrics.backend import resolve_backend
-from sphere_engine.metrics.centroids import class_centroids
 from sphere_engine.metrics.clustering import agglomerative_nmi, clustering_scores
 from sphere_engine.metrics.hypersphere import (
     UNIFORMITY_MAX_POINTS,

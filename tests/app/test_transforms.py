@@ -111,25 +111,6 @@ def test_relative_time_uses_run_start():
     assert times.tolist() == [5.0, 10.0, 0.0]
 
 
-def test_pca_2d_recovers_a_line():
-    t = np.linspace(-1, 1, 11)
-    points = np.stack([t, 2 * t, -t], axis=1)
-    coords, ratio = transforms.pca_2d(points)
-    assert ratio == pytest.approx([1.0, 0.0], abs=1e-12)
-    assert np.abs(coords[:, 0]) == pytest.approx(np.abs(t) * math.sqrt(6))
-    assert coords[:, 1] == pytest.approx(np.zeros(11), abs=1e-9)
-
-
-def test_centroid_angles_in_degrees():
-    points = np.array([[2.0, 0.0], [3.0, 0.1], [0.0, 1.0], [0.1, 5.0], [-1.0, 0.0]])
-    labels = np.array([0, 0, 1, 1, 2])
-    angles, classes = transforms.class_centroid_angles(points, labels)
-    assert classes.tolist() == [0, 1, 2]
-    assert angles[0, 2] == pytest.approx(180.0, abs=2.0)
-    assert angles[0, 1] == pytest.approx(90.0, abs=3.0)
-    assert np.diag(angles) == pytest.approx([0.0, 0.0, 0.0], abs=1e-5)
-
-
 def test_group_mean_std_over_seeds():
     frame = pd.DataFrame(
         {"run_id": ["s0", "s1", "t0"], "step": [5, 5, 5], "value": [1.0, 3.0, 7.0]}

@@ -93,9 +93,34 @@ def test_final_metrics(store, config):
     np.testing.assert_allclose(frame["norm/var"], [1.9, 0.9])  # the last step
     assert frame["nope"].isna().all()
     everything = queries.final_metrics(store, [a])
-    assert set(everything.columns) == {
-        "run_id", "name", "eval/map", "eval/recall@1", "loss/total", "norm/var",
-    }  # fmt: skip
+    assert everything.columns.tolist() == [
+        "run_id", "name", "eval:eval/map", "eval:eval/recall@1", "train:loss/total",
+        "train:norm/var",
+    ]  # fmt: skip
+
+
+def test_final_metrics_keeps_training_batch_and_test_set_values_apart(store, config):
+    """The same key logged per step and at evaluation: two columns, never one silently."""
+    run_id = store.create_run(config, "both")
+    with store.tracker(run_id, flush_interval=3600) as tracker:
+        for step in range(1, 6):
+            tracker.track_many({"norm/var": 0.1 * step}, step)
+        tracker.track_eval({"norm/var": 7.0, "recall@1": 0.5}, 5)
+    frame = queries.final_metrics(store, [run_id], ["train:norm/var", "eval:norm/var"])
+    assert frame.loc[0, "train:norm/var"] == pytest.approx(0.5)
+    assert frame.loc[0, "eval:norm/var"] == pytest.approx(7.0)
+    everything = queries.final_metrics(store, [run_id])
+    assert everything.columns.tolist()[2:] == ["eval:norm/var", "eval:recall@1", "train:norm/var"]
+    assert queries.final_metrics(store, [run_id], ["recall@1"]).loc[0, "recall@1"] == 0.5
+    with pytest.raises(ValueError, match="'train:norm/var' or 'eval:norm/var'"):
+        queries.final_metrics(store, [run_id], ["norm/var"])
+
+
+def test_final_metrics_qualifiers_are_the_catalogue_sources():
+    from sphere_engine.catalogue import Source
+
+    assert {queries.EVAL_SOURCE, queries.TRAIN_SOURCE} == {s.value for s in Source}
+    assert Source.EVALUATION.value == queries.EVAL_SOURCE
 
 
 def test_config_diff_shows_only_differing_dotted_keys(store, config):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from app_fixtures import charts_of, open_page, texts
 
 from app import charts
@@ -30,8 +31,10 @@ def test_two_runs_overlay_with_stable_colours(filled):
 def test_final_metrics_table_diff_and_csv(filled):
     app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
     table = app.dataframe[0].value
-    assert list(table.columns) == ["run", "NMI", "F1", "R@1", "MAP@R", "mean norm var"]
+    assert list(table.columns) == ["run", "NMI", "F1", "R@1", "MAP@R", "norm var (test set)"]
     assert table["R@1"].tolist() == [60.0, 80.0]
+    # the test set's variance, not the last training batch's (0.1, 0.3)
+    assert table["norm var (test set)"].tolist() == pytest.approx([1.0, 3.0])
     diff = app.dataframe[1].value
     assert diff["key"].tolist() == ["regularizer.name", "regularizer.weight"]
     download = app.get("download_button")[0]

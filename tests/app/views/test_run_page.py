@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app_fixtures import charts_of, open_page, texts
+import pytest
+from app_fixtures import charts_of, held_out_variance, open_page, texts
 
 
 def _titles(app) -> list[str]:
@@ -22,14 +23,20 @@ def test_finished_run_shows_every_diagnostic(filled):
     assert app.selectbox(key="run.select").value == filled.sec
     assert _titles(app) == [
         "Loss terms",
-        "Embedding norm: mean, ± std, min–max",
-        "Norm variance",
-        "Coefficient of variation (std / mean)",
+        "Embedding norm (training batch): mean, ± std, min–max",
+        "Norm variance (training batch)",
+        "Coefficient of variation (std / mean, training batch)",
+        "Norm percentiles p05 / p50 / p95 (training batch)",
         "Tracked-sample norm trajectories",
         "SEC target μ against the mean norm",
         "Positive / negative cosine",
         "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
-        "Direction update: small-norm / large-norm",
+        "Mean gradient norm ‖∂L/∂f‖",
+        "Rotation balance: small-norm / large-norm half (1 = balanced)",
+        "Mean turn of the tracked samples per logged step (degrees)",
+        "Learning rate",
+        "Seconds per step",
+        "Training samples per second",
         "Evaluation on the test split",
     ]
     assert [m.value for m in app.metric][:1] == ["finished"]
@@ -38,6 +45,32 @@ def test_finished_run_shows_every_diagnostic(filled):
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
     rows = next(iter(variance["datasets"].values()))
     assert len(rows) == 60 and {r["value"] for r in rows} == {0.1}
+
+
+def test_the_formerly_hidden_statistics_are_charted(filled):
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    drawn = set()
+    for spec in charts_of(app):
+        for rows in spec["datasets"].values():
+            drawn.update(r["name"] for r in rows if "name" in r)
+    hidden = {
+        "grad/rotation_ratio", "grad/norm_mean", "direction/angle_mean", "norm/p05",
+        "norm/p50", "norm/p95", "time/step", "time/samples_per_s",
+    }  # fmt: skip
+    assert hidden <= drawn
+
+
+def test_training_batch_and_held_out_variances_are_labelled_apart(filled):
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    app.multiselect(key="run.evals").set_value(["norm/var"]).run()
+    assert not app.exception and not app.error
+    options = app.multiselect(key="run.evals").options
+    assert "norm variance (test set)" in options
+    specs = {spec["title"]["text"]: spec for spec in charts_of(app)}
+    train = next(iter(specs["Norm variance (training batch)"]["datasets"].values()))
+    test = next(iter(specs["Evaluation on the test split"]["datasets"].values()))
+    assert {r["value"] for r in train} == {0.1}
+    assert [r["value"] for r in test] == pytest.approx([held_out_variance(0.1)] * 2)
 
 
 def test_linear_scale_and_relative_time(filled):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from app_fixtures import open_page, texts
 
+from app import data
 from db.store import RunStore
 
 
@@ -24,6 +26,11 @@ def test_table_lists_runs_with_progress_and_metrics(filled):
     assert table.loc[filled.sec, "status"] == "finished"
     assert table.loc[filled.failed, "status"] == "failed"
     assert table.loc[filled.sec, "open"] == f"run?run_id={filled.sec}"
+    assert table.loc[filled.sec, "train:norm/var"] == pytest.approx(0.1)
+    assert table.loc[filled.sec, "eval:recall@1"] == pytest.approx(0.6)
+    labels = data.key_column_labels()
+    assert labels["train:norm/var"] == "norm var (training batch)"
+    assert labels["eval:recall@1"] == "R@1"
     assert "4 run(s)" in texts(app.caption)
 
 

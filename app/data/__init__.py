@@ -1,0 +1,128 @@
+"""The dashboard's data layer; pages call ``data.<function>`` and never touch SQL,
+the store's files or torch.
+
+- ``cache``: the configured store and ``store_read``, the one caching helper;
+- ``reads``: cached reads over ``db.queries`` (runs, names, series, final values,
+  snapshots);
+- ``tables``: table shaping (labels, default picks, the Runs table, grouping);
+- ``paper``: the SEC paper's final table, from the metric catalogue;
+- ``geometry``: projections, centroid angles and head vertices of snapshots;
+- ``actions``: launch, cancel, delete, tags, notes;
+- ``components``: the registries and config checks the launch form uses.
+"""
+
+from app.data.actions import (
+    cancel_run,
+    delete_run,
+    launch_runs,
+    launch_sweep,
+    new_sweep_id,
+    set_notes,
+    set_tags,
+)
+from app.data.cache import home, store
+from app.data.components import (
+    component_names,
+    component_params,
+    default_config,
+    registries,
+    validate_config,
+)
+from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
+from app.data.paper import paper_best, paper_table
+from app.data.reads import (
+    Totals,
+    config_diff,
+    coordinate_columns,
+    eval_names,
+    eval_series,
+    final_metrics,
+    latest_metrics,
+    metric_names,
+    metric_series,
+    points_total,
+    run,
+    runs,
+    sample_norms,
+    snapshot,
+    snapshot_steps,
+)
+from app.data.tables import (
+    ACTIVE_STATUSES,
+    KEY_COLUMNS,
+    column_label,
+    config_values,
+    elapsed_seconds,
+    flatten_config,
+    grouped_series,
+    is_active,
+    key_column_labels,
+    metric_choice_label,
+    metric_key,
+    preferred_runs,
+    progress_fraction,
+    run_labels,
+    runs_table,
+    series_csv,
+    sweeps,
+    tags,
+    to_wide,
+)
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "KEY_COLUMNS",
+    "Totals",
+    "cancel_run",
+    "centroid_angles",
+    "column_label",
+    "component_names",
+    "component_params",
+    "config_diff",
+    "config_values",
+    "coordinate_columns",
+    "default_config",
+    "delete_run",
+    "elapsed_seconds",
+    "eval_names",
+    "eval_series",
+    "final_metrics",
+    "fixed_head",
+    "flatten_config",
+    "grouped_series",
+    "head_vertices",
+    "home",
+    "is_active",
+    "key_column_labels",
+    "latest_metrics",
+    "launch_runs",
+    "launch_sweep",
+    "metric_choice_label",
+    "metric_key",
+    "metric_names",
+    "metric_series",
+    "new_sweep_id",
+    "paper_best",
+    "paper_table",
+    "pca",
+    "points_total",
+    "polytope_vertices",
+    "preferred_runs",
+    "progress_fraction",
+    "registries",
+    "run",
+    "run_labels",
+    "runs",
+    "runs_table",
+    "sample_norms",
+    "series_csv",
+    "set_notes",
+    "set_tags",
+    "snapshot",
+    "snapshot_steps",
+    "store",
+    "sweeps",
+    "tags",
+    "to_wide",
+    "validate_config",
+]

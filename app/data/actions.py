@@ -1,0 +1,86 @@
+"""Actions that change runs: launch, sweep, cancel, delete, tags, notes.
+
+Each clears the cached listings so the next render shows its effect.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.data.cache import store
+from app.data.components import validate_config
+from app.data.reads import final_metrics, latest_metrics, run, runs
+
+
+def _clear_listings() -> None:
+    for read in (runs, run, latest_metrics, final_metrics):
+        read.clear()
+
+
+def launch_runs(
+    configs: Sequence[Mapping[str, Any]],
+    *,
+    names: Sequence[str | None] = (),
+    tags: Sequence[str] = (),
+    sweep_id: str | None = None,
+) -> list[str]:
+    """Validate and enqueue each config (one worker job per run); returns the run ids."""
+    import worker
+
+    validated = [validate_config(c) for c in configs]
+    chosen = list(names) or [None] * len(validated)
+    ids = [
+        worker.launch(config, name=name, tags=tuple(tags), sweep_id=sweep_id, store=store())
+        for config, name in zip(validated, chosen, strict=True)
+    ]
+    _clear_listings()
+    return ids
+
+
+def launch_sweep(
+    base: Mapping[str, Any],
+    grid: Mapping[str, list[Any]],
+    seeds: Sequence[int],
+    *,
+    name: str | None = None,
+    tags: Sequence[str] = (),
+) -> tuple[str, list[str]]:
+    """Enqueue every grid combination × seed; returns (sweep id, run ids)."""
+    import worker
+
+    validate_config(base)
+    sweep_id, ids = worker.launch_sweep(
+        dict(base), dict(grid), list(seeds), name=name or None, tags=tuple(tags), store=store()
+    )
+    _clear_listings()
+    return sweep_id, list(ids)
+
+
+def new_sweep_id(label: str) -> str:
+    """An id grouping the runs of one preset (sortable by time)."""
+    slug = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")[:24]
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}"
+
+
+def cancel_run(run_id: str) -> None:
+    import worker
+
+    worker.cancel(run_id, store=store())
+    _clear_listings()
+
+
+def delete_run(run_id: str) -> None:
+    store().delete_run(run_id)
+    _clear_listings()
+
+
+def set_tags(run_id: str, tag_list: Sequence[str]) -> None:
+    store().set_tags(run_id, [t.strip() for t in tag_list if t.strip()])
+    _clear_listings()
+
+
+def set_notes(run_id: str, notes: str) -> None:
+    store().set_notes(run_id, notes)
+    _clear_listings()

@@ -1,0 +1,227 @@
+"""Cached reads over ``db.queries``: runs, names, series, final values, snapshots.
+
+Smoothing is done here, not in the database: ``db.queries.metric_series`` downsamples
+(each bucket keeps its last value), and an EMA over bucket values is not the EMA of
+the series. So with smoothing on we fetch the full-resolution series, smooth it with
+TensorBoard's debiased EMA (``app.transforms.ema_debiased``) and only then downsample
+on the shared step grid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from app import transforms
+from app.charts import MAX_POINTS
+from app.data.cache import LIST_TTL, LIVE_TTL, STATIC_TTL, store_read
+from db import queries
+
+if TYPE_CHECKING:
+    from db.records import RunRecord
+    from db.store import RunStore
+
+#: ``max_points`` that asks ``db.queries.metric_series`` for every logged point.
+FULL_RESOLUTION = 10**9
+#: Recorded points per (run_id, metric name).
+Totals = dict[tuple[str, str], int]
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+@store_read(LIVE_TTL)
+def runs(
+    store: RunStore,
+    *,
+    status: Sequence[str] = (),
+    search: str = "",
+    tag: str = "",
+    sweep_id: str = "",
+    kind: str = "",
+) -> pd.DataFrame:
+    """Runs, newest first (the columns of ``db.queries.list_runs``)."""
+    frame = queries.list_runs(
+        store, search=search or None, tag=tag or None, sweep_id=sweep_id or None, kind=kind or None
+    )
+    if status:
+        frame = frame[frame["status"].isin(list(status))]
+    if "created_at" in frame and len(frame):
+        frame = frame.sort_values("created_at", ascending=False, kind="stable")
+    return frame.reset_index(drop=True)
+
+
+@store_read(LIVE_TTL)
+def run(store: RunStore, run_id: str) -> RunRecord:
+    """One run's record; ValueError for an unknown id."""
+    return queries.get_run(store, run_id)
+
+
+@store_read(LIST_TTL)
+def latest_metrics(
+    store: RunStore, run_ids: Sequence[str], names: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """metric name → {run_id: last logged per-step value}."""
+    if not run_ids:
+        return {}
+    frame = queries.metric_series(store, list(run_ids), list(names), max_points=1)
+    if frame.empty:
+        return {}
+    last = frame.sort_values("step").groupby(["name", "run_id"])["value"].last()
+    return {name: last[name].to_dict() for name in last.index.get_level_values(0).unique()}
+
+
+@store_read(LIST_TTL)
+def final_metrics(
+    store: RunStore, run_ids: Sequence[str], names: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """One row per run: run_id, name, then the last value of each metric, in columns
+    qualified by their source (``eval:norm/var``, ``train:norm/var``)."""
+    if not run_ids:
+        return pd.DataFrame(columns=["run_id", "name"])
+    return queries.final_metrics(store, list(run_ids), list(names) if names else None)
+
+
+@store_read(STATIC_TTL)
+def config_diff(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
+    """Rows = dotted config keys whose values differ, one column per run."""
+    return queries.config_diff(store, list(run_ids)) if run_ids else pd.DataFrame()
+
+
+# ----------------------------------------------------------------------------- names
+
+
+@store_read(LIVE_TTL)
+def metric_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
+    """Per-step scalar names logged by any of the runs, sorted."""
+    return list(queries.metric_names(store, list(run_ids))) if run_ids else []
+
+
+@store_read(LIVE_TTL)
+def eval_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
+    """Evaluation metric names of any of the runs, sorted."""
+    return list(queries.eval_names(store, list(run_ids))) if run_ids else []
+
+
+# ----------------------------------------------------------------------------- series
+
+
+@store_read(LIVE_TTL)
+def _series(
+    store: RunStore, run_ids: tuple[str, ...], names: tuple[str, ...], smoothing: float, points: int
+) -> tuple[pd.DataFrame, Totals]:
+    columns = [*transforms.SERIES_COLUMNS, "time"]
+    if not run_ids or not names:
+        return pd.DataFrame(columns=columns), {}
+    if smoothing > 0:
+        full = queries.metric_series(store, list(run_ids), list(names), max_points=FULL_RESOLUTION)
+        totals = _totals(full)
+        frame = transforms.downsample(transforms.smooth_series(full, smoothing), points)
+    else:
+        frame = queries.metric_series(store, list(run_ids), list(names), max_points=points)
+        totals = _totals(frame)
+    frame = frame.copy()
+    frame.attrs = {}  # tuple-keyed totals cannot travel to the browser with the data
+    if frame.empty:
+        return pd.DataFrame(columns=columns), totals
+    starts = {
+        r: transforms.epoch_seconds(queries.get_run(store, r).started_at)
+        for r in frame["run_id"].unique()
+    }
+    frame["time"] = transforms.relative_time(frame, {k: v for k, v in starts.items() if v})
+    return frame.reset_index(drop=True), totals
+
+
+def _totals(frame: pd.DataFrame) -> Totals:
+    """Recorded points per (run_id, name): ``attrs["total_points"]`` or the row counts."""
+    totals = frame.attrs.get("total_points")
+    if isinstance(totals, dict) and totals:
+        return {(str(k[0]), str(k[1])): int(v) for k, v in totals.items()}
+    if frame.empty:
+        return {}
+    counts = frame.groupby(["run_id", "name"]).size()
+    return {(str(r), str(n)): int(c) for (r, n), c in counts.items()}
+
+
+def metric_series(
+    run_ids: Sequence[str],
+    names: Sequence[str],
+    *,
+    smoothing: float = 0.0,
+    max_points: int = MAX_POINTS,
+) -> tuple[pd.DataFrame, Totals]:
+    """Per-step scalars of some runs, ``max_points`` in all (split over the series).
+
+    Returns (frame with run_id, name, step, value, min, max, wall_time, time; the
+    recorded points per (run_id, name)). ``smoothing`` is the EMA weight in [0, 1),
+    applied to the full-resolution series before downsampling; ``time`` is seconds
+    since each run started.
+    """
+    per_series = max(max_points // max(len(run_ids) * len(names), 1), 2)
+    return _series(tuple(run_ids), tuple(sorted(set(names))), float(smoothing), per_series)
+
+
+def points_total(totals: Totals, names: Sequence[str] | None = None) -> int:
+    """Recorded points of some metric names (all when None), over all runs."""
+    return sum(v for (_, name), v in totals.items() if names is None or name in names)
+
+
+@store_read(LIVE_TTL)
+def eval_series(
+    store: RunStore, run_ids: Sequence[str], names: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Evaluation metrics over steps: run_id, step, name, value."""
+    if not run_ids:
+        return pd.DataFrame(columns=["run_id", "step", "name", "value"])
+    return queries.eval_series(store, list(run_ids), list(names) if names is not None else None)
+
+
+@store_read(LIVE_TTL)
+def _sample_norms(store: RunStore, run_id: str, max_points: int) -> tuple[pd.DataFrame, int]:
+    frame = queries.sample_norms(store, run_id, max_points=max_points)
+    totals = frame.attrs.get("total_points")
+    if isinstance(totals, dict):
+        total = int(sum(totals.values()))
+    else:
+        total = int(totals) if totals else len(frame)
+    frame = frame.copy()
+    frame.attrs = {}
+    return frame, total
+
+
+def sample_norms(run_id: str, max_points: int = MAX_POINTS) -> tuple[pd.DataFrame, int]:
+    """Tracked-sample norms (step, sample, norm) and the recorded number of points."""
+    return _sample_norms(run_id, max_points)
+
+
+# ----------------------------------------------------------------------------- snapshots
+
+
+@store_read(LIST_TTL)
+def snapshot_steps(store: RunStore, run_id: str) -> list[int]:
+    """Steps at which the run recorded test embeddings."""
+    return [int(s) for s in queries.snapshot_steps(store, run_id)]
+
+
+@store_read(STATIC_TTL, max_entries=16)
+def _snapshot(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
+    return queries.snapshot(store, run_id, step)
+
+
+def snapshot(run_id: str, step: int) -> pd.DataFrame:
+    """point, label, norm, c0..c{d-1} of one snapshot (snapshots never change)."""
+    return _snapshot(run_id, int(step))
+
+
+def coordinate_columns(frame: pd.DataFrame) -> list[str]:
+    """The coordinate columns c0..c{d-1} of a snapshot, in order."""
+    cols = [c for c in frame.columns if c.startswith("c") and c[1:].isdigit()]
+    return sorted(cols, key=lambda c: int(c[1:]))
+
+
+def snapshot_coordinates(frame: pd.DataFrame) -> np.ndarray:
+    """A snapshot's N × d coordinates as floats."""
+    return frame[coordinate_columns(frame)].to_numpy(float)

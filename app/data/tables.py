@@ -1,0 +1,208 @@
+"""Table shaping for the pages: labels, default picks, the Runs table, grouping."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from app import transforms
+from app.data.reads import final_metrics, latest_metrics, metric_series, points_total, runs
+from db.config_diff import flatten
+from sphere_engine.catalogue import RUNS_TABLE, Source, column_key, header, split_column_key
+from sphere_engine.catalogue import label as metric_label
+
+ACTIVE_STATUSES = ("queued", "running")
+#: The Runs table's metric columns, from the catalogue: "train:loss/total", ...
+KEY_COLUMNS: tuple[str, ...] = tuple(column_key(source, key) for source, key in RUNS_TABLE)
+
+
+def is_active(status: str) -> bool:
+    return status in ACTIVE_STATUSES
+
+
+def run_labels(frame: pd.DataFrame) -> dict[str, str]:
+    """run_id → "name · run_id" for selectors and legends."""
+    return {
+        r: (f"{n} · {r}" if n and n != r else r)
+        for r, n in zip(frame["run_id"], frame["name"], strict=True)
+    }
+
+
+def preferred_runs(frame: pd.DataFrame, count: int = 1) -> list[str]:
+    """The newest training runs that have (or are producing) results, for default picks.
+
+    Falls back to the newest runs of any kind and status.
+    """
+    if frame.empty:
+        return []
+    useful = frame[
+        (frame["kind"] == "train") & frame["status"].isin(("running", "finished", "cancelled"))
+    ]
+    chosen = useful["run_id"].tolist()[:count]
+    rest = [r for r in frame["run_id"] if r not in chosen]
+    return (chosen + rest)[:count]
+
+
+def progress_fraction(step: object, total: object) -> float:
+    """step / total clipped to [0, 1]; 0 when either is unknown."""
+    if total is None or pd.isna(total) or not total or step is None or pd.isna(step):
+        return 0.0
+    return float(min(max(step / total, 0.0), 1.0))  # type: ignore[operator]
+
+
+def elapsed_seconds(row: Any, now: float | None = None) -> float | None:
+    """Seconds a run has been (or was) running: finished − started, or now − started.
+
+    ``row``: a run record, a frame row or a dict with started_at / finished_at.
+    """
+    started = transforms.epoch_seconds(_get(row, "started_at"))
+    if started is None:
+        return None
+    finished = transforms.epoch_seconds(_get(row, "finished_at"))
+    end = finished if finished is not None else (now if now is not None else time.time())
+    return max(end - started, 0.0)
+
+
+def _get(row: Any, key: str) -> object:
+    return row.get(key) if hasattr(row, "get") else getattr(row, key, None)
+
+
+def column_label(column: str) -> str:
+    """A source-qualified column key ("eval:norm/var") as a readable header."""
+    try:
+        source, key = split_column_key(column)
+    except ValueError:
+        return column
+    return header(key, source)
+
+
+def metric_key(column: str) -> str:
+    """The logged key of a source-qualified column ("eval:recall@1" → "recall@1")."""
+    try:
+        return split_column_key(column)[1]
+    except ValueError:
+        return column
+
+
+def key_column_labels() -> dict[str, str]:
+    """The Runs table's metric columns → their headers ("norm var (training batch)")."""
+    return {column: column_label(column) for column in KEY_COLUMNS}
+
+
+def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
+    """The Runs page's table: one row per run with progress, elapsed time and the
+    catalogue's key metrics (columns ``KEY_COLUMNS``, qualified by their source)."""
+    columns = [
+        "name", "status", "progress", "elapsed", "device", *KEY_COLUMNS, "kind", "tags",
+        "sweep_id", "created", "message", "run_id",
+    ]  # fmt: skip
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    table = pd.DataFrame(
+        {
+            "run_id": frame["run_id"],
+            "name": frame["name"],
+            "status": frame["status"],
+            "progress": [
+                progress_fraction(s, t)
+                for s, t in zip(frame["progress_step"], frame["progress_total"], strict=True)
+            ],
+            "elapsed": [elapsed_seconds(row, now) for _, row in frame.iterrows()],
+            "device": frame["device"].fillna(""),
+            "kind": frame["kind"],
+            "tags": [
+                ", ".join(t) if isinstance(t, (list, tuple, np.ndarray)) else ""
+                for t in frame["tags"]
+            ],
+            "sweep_id": frame["sweep_id"].fillna(""),
+            "created": frame["created_at"],
+            "message": frame["status_message"].fillna(""),
+        }
+    )
+    run_ids = tuple(frame["run_id"])
+    # Per-step values from the downsampled series (cheap on long runs); evaluations
+    # from the final values.
+    trained = tuple(key for source, key in RUNS_TABLE if source is Source.TRAINING_BATCH)
+    latest = latest_metrics(run_ids, trained)
+    evaluated = [c for c in KEY_COLUMNS if c.startswith(Source.EVALUATION.value)]
+    finals = final_metrics(run_ids, evaluated).set_index("run_id")
+    for source, key in RUNS_TABLE:
+        column = column_key(source, key)
+        if source is Source.TRAINING_BATCH:
+            table[column] = table["run_id"].map(latest.get(key, {}))
+        else:
+            table[column] = table["run_id"].map(finals[column].to_dict())
+    return table[columns]
+
+
+def sweeps() -> list[str]:
+    """Sweep ids that have at least one run, newest first."""
+    frame = runs()
+    if frame.empty:
+        return []
+    return [s for s in frame["sweep_id"].dropna().unique().tolist() if s]
+
+
+def tags() -> list[str]:
+    """Every tag of any run, sorted."""
+    found: set[str] = set()
+    for value in runs().get("tags", []):
+        if isinstance(value, (list, tuple, np.ndarray)):
+            found.update(str(t) for t in value)
+    return sorted(found)
+
+
+def metric_choice_label(choice: str) -> str:
+    """A Compare metric choice ("norm/var" or "eval: norm/var") with its source named."""
+    if choice.startswith("eval: "):
+        return metric_label(choice.removeprefix("eval: "), Source.EVALUATION)
+    return metric_label(choice, Source.TRAINING_BATCH)
+
+
+def to_wide(frame: pd.DataFrame) -> pd.DataFrame:
+    """A long series frame of one run → one row per step, one column per metric name."""
+    if frame.empty:
+        return pd.DataFrame(columns=["step", "time"])
+    wide = frame.pivot_table(index="step", columns="name", values="value", aggfunc="last")
+    times = frame.groupby("step")["time"].last()
+    wide = wide.join(times).reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def flatten_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """{"optimizer": {"lr": 0.1}} → {"optimizer.lr": 0.1}: the store's own flattening,
+    so the launch form, grouping and the config diff name keys the same way."""
+    return flatten(dict(config))
+
+
+def config_values(run_ids: Sequence[str], key: str) -> dict[str, str]:
+    """run_id → the (string) value of dotted config ``key`` (for grouping runs)."""
+    frame = runs()
+    frame = frame[frame["run_id"].isin(run_ids)]
+    return {
+        run_id: str(flatten_config(config or {}).get(key, "–"))
+        for run_id, config in zip(frame["run_id"], frame["config"], strict=True)
+    }
+
+
+def grouped_series(
+    run_ids: Sequence[str], name: str, key: str, *, smoothing: float = 0.0, x: str = "step"
+) -> tuple[pd.DataFrame, int]:
+    """Mean ± std over the runs sharing a value of config ``key`` (e.g. over seeds)."""
+    frame, totals = metric_series(run_ids, [name], smoothing=smoothing)
+    total = points_total(totals)
+    if frame.empty:
+        return transforms.group_mean_std(frame, {}, x=x), total
+    groups = {r: f"{key}={v}" for r, v in config_values(run_ids, key).items()}
+    if x == "time":  # runs do not share time stamps: bin relative time to whole seconds
+        frame = frame.assign(time=frame["time"].round())
+    return transforms.group_mean_std(frame, groups, x=x), total
+
+
+def series_csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode()

@@ -1,0 +1,43 @@
+"""The metric catalogue: every logged statistic declared once, torch-free.
+
+Import it anywhere (the dashboard, db readers, the CLI) without loading torch.
+"""
+
+from sphere_engine.catalogue.entries import CHART_GROUPS, METRICS, PAPER_TABLE, RUNS_TABLE
+from sphere_engine.catalogue.lookup import (
+    chart_groups,
+    find,
+    group_keys,
+    header,
+    key_metrics,
+    label,
+    qualified_columns,
+)
+from sphere_engine.catalogue.metric import (
+    QUALIFIER,
+    ChartGroup,
+    Metric,
+    Source,
+    column_key,
+    split_column_key,
+)
+
+__all__ = [
+    "CHART_GROUPS",
+    "METRICS",
+    "PAPER_TABLE",
+    "QUALIFIER",
+    "RUNS_TABLE",
+    "ChartGroup",
+    "Metric",
+    "Source",
+    "chart_groups",
+    "column_key",
+    "find",
+    "group_keys",
+    "header",
+    "key_metrics",
+    "label",
+    "qualified_columns",
+    "split_column_key",
+]

@@ -1,0 +1,178 @@
+"""Every statistic the engine logs, declared once (SCIENCE.md §6 for the definitions).
+
+Per-step statistics come from ``sphere_engine.diagnostics`` (norms, cosines, gradients,
+tracked-sample directions), ``sphere_engine.train`` (loss terms, lr, timings) and the
+regularisers' ``diagnostics()``; evaluation metrics from
+``sphere_engine.metrics.evaluate_embeddings`` and ``sphere_engine.evaluation``. A new
+statistic gets one ``Metric`` line here (and, for a new chart, one ``ChartGroup``);
+``tests/sphere_engine/test_catalogue.py`` fails for a logged key missing here.
+"""
+
+from __future__ import annotations
+
+from sphere_engine.catalogue.metric import ChartGroup, Metric, Source
+
+TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
+BOTH = (TRAIN, EVAL)
+
+#: The Run page's training-step charts, in page order (two per row).
+CHART_GROUPS: tuple[ChartGroup, ...] = (
+    ChartGroup("loss", "Loss terms", legend_title="term"),
+    ChartGroup("norm_band", "Embedding norm (training batch): mean, ± std, min–max", "band"),
+    ChartGroup("norm_var", "Norm variance (training batch)", y_title="norm/var", log_scale=True),
+    ChartGroup(
+        "norm_cv",
+        "Coefficient of variation (std / mean, training batch)",
+        y_title="norm/cv",
+        log_scale=True,
+    ),
+    ChartGroup("norm_percentiles", "Norm percentiles p05 / p50 / p95 (training batch)"),
+    ChartGroup("sample_norms", "Tracked-sample norm trajectories", "sample_norms"),
+    ChartGroup(
+        "sec",
+        "SEC target μ against the mean norm",
+        also=("norm/mean",),
+        requires=("sec/mu_batch", "sec/mu_ema"),
+    ),
+    ChartGroup("cosines", "Positive / negative cosine"),
+    ChartGroup(
+        "gradient",
+        "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
+        y_title="correlation / |cos|",
+    ),
+    ChartGroup("gradient_norm", "Mean gradient norm ‖∂L/∂f‖", log_scale=True),
+    ChartGroup("rotation", "Rotation balance: small-norm / large-norm half (1 = balanced)"),
+    ChartGroup("direction_angle", "Mean turn of the tracked samples per logged step (degrees)"),
+    ChartGroup("regularizer", "Regulariser diagnostics"),
+    ChartGroup("lr", "Learning rate", log_scale=True),
+    ChartGroup("time", "Seconds per step", y_title="s"),
+    ChartGroup("throughput", "Training samples per second", y_title="samples / s"),
+)
+
+METRICS: tuple[Metric, ...] = (
+    # ---- per training step (sphere_engine.train, sphere_engine.diagnostics)
+    Metric("loss/total", "loss", "loss", higher_is_better=False, short="loss"),
+    Metric("loss/metric", "loss", "metric-loss term", higher_is_better=False),
+    Metric("loss/", "loss", "regulariser term (loss/<regulariser>)", higher_is_better=False),
+    Metric("norm/mean", "norm_band", "mean norm", sources=BOTH),
+    Metric("norm/std", "norm_band", "norm std", sources=BOTH),
+    Metric("norm/min", "norm_band", "min norm", sources=BOTH),
+    Metric("norm/max", "norm_band", "max norm", sources=BOTH),
+    Metric(
+        "norm/var",
+        "norm_var",
+        "norm variance",
+        higher_is_better=False,
+        log_scale=True,
+        sources=BOTH,
+        short="norm var",
+    ),
+    Metric("norm/cv", "norm_cv", "norm CV", higher_is_better=False, log_scale=True, sources=BOTH),
+    Metric("norm/p05", "norm_percentiles", "5th percentile norm"),
+    Metric("norm/p50", "norm_percentiles", "median norm"),
+    Metric("norm/p95", "norm_percentiles", "95th percentile norm"),
+    Metric("cos/pos", "cosines", "mean positive-pair cosine", higher_is_better=True),
+    Metric("cos/neg", "cosines", "mean negative-pair cosine", higher_is_better=False),
+    Metric("cos/gap", "cosines", "positive − negative cosine", higher_is_better=True),
+    Metric("grad/norm_inv_corr", "gradient", "corr(‖∂L/∂f‖, 1/‖f‖)"),
+    Metric("grad/radial_cos", "gradient", "mean |cos(∂L/∂f, f)|"),
+    Metric("grad/norm_mean", "gradient_norm", "mean gradient norm", log_scale=True),
+    Metric("grad/rotation_ratio", "rotation", "gradient rotation, small / large-norm half"),
+    Metric("direction/update_ratio", "rotation", "direction turn, small / large-norm half"),
+    Metric("direction/angle_mean", "direction_angle", "mean turn of tracked samples", "degrees"),
+    Metric("sec/mu_batch", "sec", "SEC μ of the batch"),
+    Metric("sec/mu_ema", "sec", "SEC μ (moving average)"),
+    Metric("isotropic/m", "regularizer", "isotropic mean squared radius"),
+    Metric("center/mean_distance", "regularizer", "mean distance to class centre"),
+    Metric("lr", "lr", "learning rate"),
+    Metric("time/step", "time", "step time", "s", higher_is_better=False),
+    Metric("time/samples_per_s", "throughput", "throughput", "samples/s", higher_is_better=True),
+    # ---- at evaluation (sphere_engine.metrics.evaluate_embeddings, sphere_engine.evaluation)
+    *(
+        Metric(
+            f"recall@{k}", "eval", f"recall@{k}", "fraction", True, sources=(EVAL,), short=f"R@{k}"
+        )
+        for k in (1, 2, 4, 8)
+    ),
+    Metric("precision@1", "eval", "precision@1", "fraction", True, sources=(EVAL,)),
+    Metric("r_precision", "eval", "R-precision", "fraction", True, sources=(EVAL,)),
+    Metric("map@r", "eval", "MAP@R", "fraction", True, sources=(EVAL,), short="MAP@R"),
+    Metric("knn_accuracy", "eval", "10-NN accuracy", "fraction", True, sources=(EVAL,)),
+    Metric("retrieval/queries", "eval", "retrieval queries", "count", sources=(EVAL,)),
+    Metric(
+        "retrieval/queries_skipped", "eval", "queries without a match", "count", sources=(EVAL,)
+    ),
+    Metric("retrieval/max_r", "eval", "largest R of MAP@R", "count", sources=(EVAL,)),
+    Metric("nmi", "eval", "NMI (k-means)", "fraction", True, sources=(EVAL,), short="NMI"),
+    Metric("ami", "eval", "AMI (k-means)", "fraction", True, sources=(EVAL,), short="AMI"),
+    Metric("f1", "eval", "pairwise F1 (k-means)", "fraction", True, sources=(EVAL,), short="F1"),
+    Metric("agglomerative_nmi", "eval", "NMI (Ward)", "fraction", True, sources=(EVAL,)),
+    Metric("agglomerative/points", "eval", "points clustered by Ward", "count", sources=(EVAL,)),
+    Metric(
+        "angle/inter_min", "eval", "min angle between centroids", "degrees", True, sources=(EVAL,)
+    ),
+    Metric(
+        "angle/inter_mean", "eval", "mean angle between centroids", "degrees", True, sources=(EVAL,)
+    ),
+    Metric(
+        "angle/simplex_bound", "eval", "simplex bound on the min angle", "degrees", sources=(EVAL,)
+    ),
+    Metric(
+        "angle/intra_mean", "eval", "mean angle to own centroid", "degrees", False, sources=(EVAL,)
+    ),
+    Metric("angle/intra_over_inter", "eval", "intra / inter angle", "", False, sources=(EVAL,)),
+    Metric("alignment", "eval", "alignment", "", False, sources=(EVAL,)),
+    Metric(
+        "hyperspherical_energy",
+        "eval",
+        "hyperspherical energy of centroids",
+        "",
+        False,
+        sources=(EVAL,),
+    ),
+    Metric("uniformity", "eval", "uniformity", "", False, sources=(EVAL,)),
+    Metric(
+        "uniformity/points", "eval", "points in the uniformity sample", "count", sources=(EVAL,)
+    ),
+    Metric(
+        "classifier_accuracy",
+        "eval",
+        "classifier accuracy",
+        "fraction",
+        True,
+        sources=(EVAL,),
+        short="accuracy",
+    ),
+    Metric(
+        "vertex/angle_mean", "eval", "mean centroid–vertex angle", "degrees", False, sources=(EVAL,)
+    ),
+    Metric(
+        "vertex/angle_max", "eval", "max centroid–vertex angle", "degrees", False, sources=(EVAL,)
+    ),
+)
+
+#: Columns of the Runs table after the run facts: (source, key).
+RUNS_TABLE: tuple[tuple[Source, str], ...] = (
+    (TRAIN, "loss/total"),
+    (TRAIN, "norm/var"),
+    (EVAL, "recall@1"),
+)
+
+#: The SEC paper's final table (Compare page), in its column order.
+PAPER_TABLE: tuple[tuple[Source, str], ...] = (
+    (EVAL, "nmi"),
+    (EVAL, "f1"),
+    (EVAL, "recall@1"),
+    (EVAL, "map@r"),
+    (EVAL, "norm/var"),
+)
+
+#: Evaluation metrics printed first by the CLI and drawn by default on the Run page.
+KEY_EVALUATIONS: tuple[str, ...] = (
+    "recall@1",
+    "map@r",
+    "nmi",
+    "f1",
+    "norm/var",
+    "classifier_accuracy",
+)
