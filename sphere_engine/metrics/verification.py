@@ -93,12 +93,16 @@ def _scored_pairs(
 
 
 def _roc(scores: np.ndarray, genuine: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(far, tar, thresholds, order, group_end) at every distinct score, descending."""
-    order = np.argsort(-scores, kind="stable")
+    """(far, tar, thresholds, order, group_end) at every distinct score, descending.
+
+    Only counts at the end of each group of equal scores are used, so the order inside
+    a group does not matter and the fast unstable sort is enough.
+    """
+    order = np.argsort(scores)[::-1]
     ranked = scores[order]
-    group_end = np.flatnonzero(np.diff(ranked) != 0)  # last position of each distinct score
+    group_end = np.flatnonzero(ranked[1:] != ranked[:-1])  # last position of each score
     group_end = np.append(group_end, ranked.size - 1)
-    true_accepts = np.cumsum(genuine[order])[group_end]
+    true_accepts = np.cumsum(genuine[order], dtype=np.int64)[group_end]
     false_accepts = (group_end + 1) - true_accepts
     far = false_accepts / false_accepts[-1]
     tar = true_accepts / true_accepts[-1]
@@ -120,18 +124,24 @@ def _eer(far: np.ndarray, tar: np.ndarray) -> float:
 def _fold_accuracy(
     genuine: np.ndarray, fold: np.ndarray, order: np.ndarray, group_end: np.ndarray
 ) -> np.ndarray:
-    """Accuracy on each fold at the threshold chosen on the other folds."""
-    ranked_genuine, ranked_fold = genuine[order], fold[order]
+    """Accuracy on each fold at the threshold chosen on the other folds.
 
-    def correct_at_each_threshold(selected: np.ndarray) -> np.ndarray:
-        """Correct decisions among ``selected`` pairs for each threshold, the first
-        one above every score (all rejected), then one per distinct score."""
-        accepted_genuine = np.cumsum(ranked_genuine & selected)[group_end]
-        accepted_impostor = np.cumsum(~ranked_genuine & selected)[group_end]
-        impostors = accepted_impostor[-1]
-        return np.concatenate([[impostors], accepted_genuine + impostors - accepted_impostor])
+    With the pairs ranked by score, accepting the first i of a set is right for its
+    genuine and wrong for its impostor pairs among them: correct(i) = impostors +
+    cumsum(+1 genuine, −1 impostor) up to i, one pass per fold.
+    """
+    signs = np.where(genuine[order], 1, -1).astype(np.int8)
+    ranked_fold = fold[order]
 
-    every = correct_at_each_threshold(np.ones_like(ranked_genuine))
+    def correct_at_each_threshold(selected: np.ndarray | None) -> np.ndarray:
+        """Correct decisions among ``selected`` pairs for each threshold: above every
+        score (all rejected), then at each distinct score."""
+        chosen = signs if selected is None else np.where(selected, signs, np.int8(0))
+        gain = np.cumsum(chosen, dtype=np.int64)[group_end]
+        impostors = int((chosen == -1).sum())
+        return np.concatenate([[impostors], impostors + gain])
+
+    every = correct_at_each_threshold(None)
     accuracies = []
     for f in range(FOLDS):
         in_fold = ranked_fold == f
