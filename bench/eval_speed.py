@@ -2,13 +2,14 @@
 
 Usage::
 
-    .venv/bin/python bench/eval_speed.py [--suites full,pml,verification]
-        [--cases 10k,60k] [--skip-baseline-60k]
+    .venv/bin/python bench/eval_speed.py [--suites full,pml,verification,robustness]
+        [--cases 10k,60k] [--skip-baseline-60k] [--robustness-images 10000]
 
 Suites: ``full`` (below: ``evaluate_embeddings`` against scikit-learn), ``pml`` (the
 metrics pytorch-metric-learning's ``AccuracyCalculator`` computes, against it; see
 ``bench/eval_baselines.py``), ``verification`` (``verification_scores`` on 10k
-embeddings, all genuine pairs and 10⁶ impostor pairs; target ≤ 1 s).
+embeddings, all genuine pairs and 10⁶ impostor pairs; target ≤ 1 s), ``robustness``
+(PGD-10 time of LeNet++ on MNIST-sized inputs; not in the default list).
 
 Cases: synthetic clustered embeddings (random unit class centres + Gaussian noise,
 random norms), 10,000 × 128 with 100 classes and 60,000 × 128 with 10 classes.
@@ -174,6 +175,7 @@ def main() -> None:
     parser.add_argument("--suites", default="full,pml,verification")
     parser.add_argument("--cases", default="10k,60k")
     parser.add_argument("--skip-baseline-60k", action="store_true")
+    parser.add_argument("--robustness-images", type=int, default=10_000)
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "IMPLEMENTATION"))
     arguments = parser.parse_args()
     if arguments.worker:
@@ -189,6 +191,13 @@ def main() -> None:
             skip = case == "60k" and arguments.skip_baseline_60k
             theirs = None if skip else run(case, "pml")
             print(eval_baselines.report_pml(case, run(case, "core"), theirs))
+    if "robustness" in suites:
+        timing = eval_baselines.robustness_seconds(arguments.robustness_images)
+        scaled = timing["seconds"] * 10_000 / timing["images"]
+        print(
+            f"robustness (PGD-10, 3 eps, LeNet++) on {timing['images']} images, "
+            f"{timing['device']}: {timing['seconds']:.1f} s (10,000 images: ~{scaled:.0f} s)"
+        )
     if "full" not in suites:
         return
     for case in arguments.cases.split(","):
