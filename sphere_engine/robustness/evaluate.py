@@ -192,7 +192,10 @@ def robustness_recall(
     leave_one_out = gallery_embeddings is None
     gallery = F.normalize(clean if leave_one_out else gallery_embeddings.detach(), dim=1)
     gallery_y = labels if leave_one_out else gallery_labels
-    positives = (labels[:, None] == gallery_y[None, :]).sum(1) - int(leave_one_out)
+    classes, counts = torch.unique(gallery_y, return_counts=True)
+    position = torch.searchsorted(classes, labels).clamp(max=classes.numel() - 1)
+    found = classes[position] == labels  # counted per class: no N × G label matrix
+    positives = torch.where(found, counts[position], 0) - int(leave_one_out)
 
     def hits(rows: slice, attacked: torch.Tensor) -> torch.Tensor:
         scores = F.normalize(model(attacked), dim=1) @ gallery.T

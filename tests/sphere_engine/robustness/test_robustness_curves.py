@@ -44,20 +44,27 @@ def test_recall_curve_against_the_clean_gallery(digits_model):
         curve = [result[f"robustness/{attack}/recall@1@eps={e:g}"] for e in (0.0, 0.1, 0.3)]
         assert curve[0] == pytest.approx(clean)
         assert curve[0] > curve[1] > curve[2]
-    # a separate gallery: the first half's clean embeddings, queried by the second half
+    # a separate gallery: the first half's clean embeddings without class 0, queried by
+    # the second half (its class-0 queries have no positive and are left out)
     half = len(y) // 2
+    gallery = torch.arange(half)[y[:half] != 0]
     split = robustness_recall(
         model,
         x[half:],
         y[half:],
-        gallery_embeddings=embeddings[:half],
-        gallery_labels=y[:half],
+        gallery_embeddings=embeddings[gallery],
+        gallery_labels=y[gallery],
         epsilons=(0.0,),
         attacks=("fgsm",),
     )
     expected = retrieval_metrics(
-        embeddings[half:], y[half:], ks=(1,), reference=embeddings[:half], reference_labels=y[:half]
+        embeddings[half:],
+        y[half:],
+        ks=(1,),
+        reference=embeddings[gallery],
+        reference_labels=y[gallery],
     )
+    assert expected["retrieval/queries_skipped"] > 0
     assert split["robustness/fgsm/recall@1@eps=0"] == pytest.approx(expected["recall@1"])
 
 
