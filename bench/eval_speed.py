@@ -1,8 +1,15 @@
-"""Speed and peak memory of ``evaluate_embeddings`` against a plain scikit-learn path.
+"""Speed and peak memory of SphereScope's evaluation against baselines.
 
 Usage::
 
-    .venv/bin/python bench/eval_speed.py [--cases 10k,60k] [--skip-baseline-60k]
+    .venv/bin/python bench/eval_speed.py [--suites full,pml,verification,robustness]
+        [--cases 10k,60k] [--skip-baseline-60k] [--robustness-images 10000]
+
+Suites: ``full`` (below: ``evaluate_embeddings`` against scikit-learn), ``pml`` (the
+metrics pytorch-metric-learning's ``AccuracyCalculator`` computes, against it; see
+``bench/eval_baselines.py``), ``verification`` (``verification_scores`` on 10k
+embeddings, all genuine pairs and 10⁶ impostor pairs; target ≤ 1 s), ``robustness``
+(PGD-10 time of LeNet++ on MNIST-sized inputs; not in the default list).
 
 Cases: synthetic clustered embeddings (random unit class centres + Gaussian noise,
 random norms), 10,000 × 128 with 100 classes and 60,000 × 128 with 10 classes.
@@ -32,6 +39,7 @@ import sys
 import time
 from pathlib import Path
 
+import eval_baselines  # bench/ is on sys.path: this file runs as a script
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,17 +136,20 @@ def worker(case: str, implementation: str) -> None:
     """One measured run; prints a JSON line with seconds, peak MB and some metrics."""
     sys.path.insert(0, str(ROOT))
     x, y = make_data(*CASES[case])
+    compared = COMPARED
     if implementation == "spherescope":
         from sphere_engine.metrics import evaluate_embeddings
 
         compute = lambda: evaluate_embeddings(x, y)  # noqa: E731
-    else:
+    elif implementation == "sklearn":
         compute = lambda: sklearn_metrics(x, y)  # noqa: E731
+    else:
+        compute, compared = eval_baselines.IMPLEMENTATIONS[implementation](x, y)
     cpu_start, start = _cpu_seconds(), time.perf_counter()
     metrics = compute()
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    shown = {name: metrics[name] for name in COMPARED}
+    shown = {name: metrics[name] for name in compared}
     print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb, "metrics": shown}))
 
 
@@ -161,8 +172,10 @@ def run(case: str, implementation: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--suites", default="full,pml,verification")
     parser.add_argument("--cases", default="10k,60k")
     parser.add_argument("--skip-baseline-60k", action="store_true")
+    parser.add_argument("--robustness-images", type=int, default=10_000)
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "IMPLEMENTATION"))
     arguments = parser.parse_args()
     if arguments.worker:
@@ -170,6 +183,23 @@ def main() -> None:
         return
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
     print(f"load average at start: {load} (other processes share the cores)")
+    suites = arguments.suites.split(",")
+    if "verification" in suites:
+        print(eval_baselines.report_verification(run("10k", "verification")))
+    if "pml" in suites:
+        for case in arguments.cases.split(","):
+            skip = case == "60k" and arguments.skip_baseline_60k
+            theirs = None if skip else run(case, "pml")
+            print(eval_baselines.report_pml(case, run(case, "core"), theirs))
+    if "robustness" in suites:
+        timing = eval_baselines.robustness_seconds(arguments.robustness_images)
+        scaled = timing["seconds"] * 10_000 / timing["images"]
+        print(
+            f"robustness (PGD-10, 3 eps, LeNet++) on {timing['images']} images, "
+            f"{timing['device']}: {timing['seconds']:.1f} s (10,000 images: ~{scaled:.0f} s)"
+        )
+    if "full" not in suites:
+        return
     for case in arguments.cases.split(","):
         ours = run(case, "spherescope")
         line = (

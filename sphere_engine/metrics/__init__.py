@@ -10,12 +10,22 @@ from sphere_engine.metrics.clustering import (
     nmi,
     pairwise_f1,
 )
-from sphere_engine.metrics.embedding_files import load_embeddings_file
+from sphere_engine.metrics.embedding_files import (
+    LabelledEmbeddings,
+    load_embeddings_file,
+    load_labelled_embeddings,
+)
 from sphere_engine.metrics.evaluate import evaluate_embeddings
 from sphere_engine.metrics.hypersphere import alignment, hyperspherical_energy, uniformity
 from sphere_engine.metrics.kmeans import kmeans_labels
+from sphere_engine.metrics.linear_probe import linear_probe_accuracy
 from sphere_engine.metrics.neighbors import NeighborChunk, ranked_neighbors
 from sphere_engine.metrics.norms import norm_statistics
+from sphere_engine.metrics.query_gallery import (
+    query_gallery_metrics,
+    retrieval_protocol_metrics,
+    split_query_gallery,
+)
 from sphere_engine.metrics.retrieval import (
     knn_accuracy,
     map_at_r,
@@ -24,9 +34,12 @@ from sphere_engine.metrics.retrieval import (
     recall_at_k,
     retrieval_metrics,
 )
+from sphere_engine.metrics.softmax_clustering import softmax_clustering_metrics
+from sphere_engine.metrics.verification import verification_roc, verification_scores
 
 __all__ = [
     "BACKENDS",
+    "LabelledEmbeddings",
     "NeighborChunk",
     "agglomerative_nmi",
     "alignment",
@@ -38,17 +51,25 @@ __all__ = [
     "hyperspherical_energy",
     "kmeans_labels",
     "knn_accuracy",
+    "linear_probe_accuracy",
     "load_embeddings_file",
+    "load_labelled_embeddings",
     "map_at_r",
     "nmi",
     "norm_statistics",
     "pairwise_f1",
     "precision_at_1",
+    "query_gallery_metrics",
     "r_precision",
     "ranked_neighbors",
     "recall_at_k",
     "resolve_backend",
     "retrieval_metrics",
+    "retrieval_protocol_metrics",
+    "softmax_clustering_metrics",
+    "split_query_gallery",
     "uniformity",
+    "verification_roc",
+    "verification_scores",
     "vertex_alignment",
 ]

@@ -11,8 +11,10 @@ Accepted formats (``load_embeddings_file``):
   dashboard's snapshot export, whose other columns are ignored), or else all the
   other columns, which must then be numeric.
 
-Labels must be integer class ids. Anything else fails with a ValueError naming the
-file and what is missing or wrong.
+Labels are integer class ids, or strings (class names: a text column, or a unicode
+array in .npz/.npy), which are mapped to ids 0..C-1 in sorted name order;
+``load_labelled_embeddings`` also returns the names. Anything else fails with a
+ValueError naming the file and what is missing or wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import re
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -33,8 +36,22 @@ EMBEDDING_COLUMN = "embedding"
 _COORDINATE_COLUMN = re.compile(r"c(\d+)")
 
 
+class LabelledEmbeddings(NamedTuple):
+    """An embeddings file's content: class names are None for integer labels."""
+
+    embeddings: np.ndarray  # (N, d) float32
+    labels: np.ndarray  # (N,) int64
+    class_names: tuple[str, ...] | None  # name of class id i at position i
+
+
 def load_embeddings_file(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(embeddings float32 N × d, labels int64 N) read from ``path`` (see module doc)."""
+    loaded = load_labelled_embeddings(path)
+    return loaded.embeddings, loaded.labels
+
+
+def load_labelled_embeddings(path: str | Path) -> LabelledEmbeddings:
+    """Embeddings, int64 labels and (for string labels) the class names from ``path``."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -48,7 +65,19 @@ def load_embeddings_file(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     else:
         embeddings, labels = _read_table(path, suffix)
     embeddings = check_embeddings(embeddings, f"embeddings in {path}")
-    return embeddings, check_labels(labels, embeddings.shape[0], f"labels in {path}")
+    labels, names = _label_ids(np.asarray(labels), path)
+    labels = check_labels(labels, embeddings.shape[0], f"labels in {path}")
+    return LabelledEmbeddings(embeddings, labels, names)
+
+
+def _label_ids(labels: np.ndarray, path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
+    """String (or object-of-string) labels mapped to sorted-name ids; others unchanged."""
+    if labels.dtype.kind not in "USO":
+        return labels, None
+    if labels.dtype.kind == "O" and not all(isinstance(value, str) for value in labels.tolist()):
+        raise ValueError(f"labels in {path} must be all integers or all strings")
+    names, ids = np.unique(labels.astype(str), return_inverse=True)
+    return ids.astype(np.int64), tuple(str(name) for name in names)
 
 
 def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +130,9 @@ def _read_table(path: Path, suffix: str) -> tuple[np.ndarray, np.ndarray]:
     label_column = label_columns[0]
     labels = table[label_column]
     if not pd.api.types.is_numeric_dtype(labels):
-        raise ValueError(f"column {label_column!r} in {path} must hold integer class ids")
+        if labels.isna().any():
+            raise ValueError(f"column {label_column!r} in {path} has missing labels")
+        labels = labels.astype(str)
     labels = labels.to_numpy()
 
     if EMBEDDING_COLUMN in columns:

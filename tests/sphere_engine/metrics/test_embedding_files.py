@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sphere_engine.metrics import load_embeddings_file
+from sphere_engine.metrics import load_embeddings_file, load_labelled_embeddings
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.25], [3.0, 1.0, 0.0], [-2.0, 0.5, 1.0]])
 Y = np.array([0, 1, 1, 2])
@@ -69,7 +69,6 @@ def write_csv(tmp_path, columns):
         ({"x": X[:, 0], "y": X[:, 1]}, "neither of the label columns"),
         ({"x": X[:, 0], "label": Y, "labels": Y}, "both of the label columns"),
         ({"x": X[:, 0], "name": list("abcd"), "label": Y}, r"non-numeric: \['name'\]"),
-        ({"x": X[:, 0], "label": ["a", "b", "b", "c"]}, "integer class ids"),
         ({"x": X[:, 0], "label": [0.5, 1, 1, 2]}, "integer class ids"),
         ({"x": [1.0, np.nan, 2.0, 3.0], "label": Y}, "NaN or inf"),
         ({"label": Y}, "no coordinate columns"),
@@ -121,3 +120,32 @@ def test_corrupt_parquet(tmp_path):
     (tmp_path / "broken.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(ValueError, match="could not read"):
         load_embeddings_file(tmp_path / "broken.parquet")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_string_labels_map_to_sorted_ids_and_keep_their_names(tmp_path, suffix):
+    path = tmp_path / f"named{suffix}"
+    table = pd.DataFrame({"x": X[:, 0], "label": ["cat", "dog", "dog", "ant"]})
+    table.to_csv(path, index=False) if suffix == ".csv" else table.to_parquet(path)
+    loaded = load_labelled_embeddings(path)
+    np.testing.assert_array_equal(loaded.labels, [1, 2, 2, 0])
+    assert loaded.labels.dtype == np.int64
+    assert loaded.class_names == ("ant", "cat", "dog")
+    embeddings, labels = load_embeddings_file(path)
+    np.testing.assert_allclose(embeddings[:, 0], X[:, 0])
+    np.testing.assert_array_equal(labels, loaded.labels)
+
+
+def test_string_labels_in_npz_and_integer_labels_have_no_names(tmp_path):
+    np.savez(tmp_path / "named.npz", embeddings=X, labels=np.array(["b", "a", "a", "c"]))
+    loaded = load_labelled_embeddings(tmp_path / "named.npz")
+    np.testing.assert_array_equal(loaded.labels, [1, 0, 0, 2])
+    assert loaded.class_names == ("a", "b", "c")
+    np.savez(tmp_path / "ids.npz", embeddings=X, labels=Y)
+    assert load_labelled_embeddings(tmp_path / "ids.npz").class_names is None
+
+
+def test_missing_string_label_is_an_error(tmp_path):
+    path = write_csv(tmp_path, {"x": X[:, 0], "label": ["a", None, "b", "b"]})
+    with pytest.raises(ValueError, match="missing labels"):
+        load_embeddings_file(path)

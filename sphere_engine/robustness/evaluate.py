@@ -1,0 +1,219 @@
+"""Robustness curves: accuracy, or R@1 against a clean gallery, as a function of ε.
+
+Keys, one per attack in ``attacks`` and ε in ``epsilons`` (ε written with ``%g``):
+
+- ``robustness_accuracy``: ``robustness/{fgsm,pgd}/accuracy@eps=0.1`` — accuracy of
+  ``head(model(x'))`` on inputs attacked with the cross-entropy loss;
+- ``robustness_recall``: ``robustness/{fgsm,pgd}/recall@1@eps=0.1`` — each attacked
+  query's nearest clean gallery embedding (cosine) has its label; the attack moves the
+  query's embedding away from its clean direction (``embedding_shift_loss``). Without
+  a separate gallery the clean embeddings of the same inputs are the gallery and a
+  query never retrieves its own clean row (leave-one-out). Queries whose class has no
+  other gallery sample are left out, as in ``sphere_engine.metrics.retrieval``.
+
+The model is put in eval mode for the evaluation (and restored afterwards); inputs
+are processed in batches of ``batch_size``; the PGD random starts come from a torch
+generator seeded with ``seed``, so a result is reproducible on one device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sphere_engine.robustness.attacks import (
+    LossOf,
+    check_attack_options,
+    classification_loss,
+    embedding_shift_loss,
+    fgsm,
+    pgd,
+)
+
+ATTACKS = ("fgsm", "pgd")
+
+
+@contextmanager
+def _eval_mode(*modules: nn.Module) -> Iterator[None]:
+    was_training = [module.training for module in modules]
+    for module in modules:
+        module.eval()
+    try:
+        yield
+    finally:
+        for module, training in zip(modules, was_training, strict=True):
+            module.train(training)
+
+
+def _check(
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    epsilons: Sequence[float],
+    attacks: Sequence[str],
+    input_range: tuple[float, float],
+    batch_size: int,
+) -> None:
+    if labels.ndim != 1 or labels.shape[0] != inputs.shape[0] or inputs.shape[0] == 0:
+        raise ValueError(
+            f"labels must be 1-D with one entry per input; got {tuple(labels.shape)} for "
+            f"{inputs.shape[0]} inputs"
+        )
+    if not epsilons:
+        raise ValueError("epsilons must list at least one ε")
+    for epsilon in epsilons:
+        check_attack_options(epsilon, input_range)
+    unknown = [attack for attack in attacks if attack not in ATTACKS]
+    if unknown or not attacks:
+        raise ValueError(f"attacks must be a non-empty subset of {list(ATTACKS)}; got {attacks!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
+    low, high = input_range
+    if inputs.min() < low or inputs.max() > high:
+        raise ValueError(
+            f"inputs span [{float(inputs.min()):.4g}, {float(inputs.max()):.4g}], outside "
+            f"input_range {input_range!r}"
+        )
+
+
+def _attack(
+    name: str,
+    loss_of: LossOf,
+    inputs: torch.Tensor,
+    epsilon: float,
+    options: dict,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    if name == "fgsm":
+        return fgsm(loss_of, inputs, epsilon, input_range=options["input_range"])
+    return pgd(loss_of, inputs, epsilon, generator=generator, **options)
+
+
+def _curve(
+    inputs: torch.Tensor,
+    loss_for_batch: Callable[[slice], LossOf],
+    score_batch: Callable[[slice, torch.Tensor], torch.Tensor],
+    metric: str,
+    *,
+    epsilons: Sequence[float],
+    attacks: Sequence[str],
+    options: dict,
+    batch_size: int,
+    seed: int,
+) -> dict[str, float]:
+    """Sum of per-sample scores of attacked batches / counted samples, per attack and ε."""
+    result = {}
+    for attack in attacks:
+        generator = torch.Generator().manual_seed(seed)
+        for epsilon in epsilons:
+            total, counted = 0.0, 0
+            for start in range(0, inputs.shape[0], batch_size):
+                rows = slice(start, start + batch_size)
+                attacked = _attack(
+                    attack, loss_for_batch(rows), inputs[rows], epsilon, options, generator
+                )
+                with torch.no_grad():
+                    scores = score_batch(rows, attacked)
+                total += float(scores.nansum())
+                counted += int((~scores.isnan()).sum())
+            value = total / counted if counted else float("nan")
+            result[f"robustness/{attack}/{metric}@eps={epsilon:g}"] = value
+    return result
+
+
+def robustness_accuracy(
+    model: nn.Module,
+    head: nn.Module,
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    epsilons: Sequence[float] = (0.0, 0.1, 0.2, 0.3),
+    attacks: Sequence[str] = ATTACKS,
+    steps: int = 10,
+    step_size: float | None = None,
+    random_start: bool = True,
+    input_range: tuple[float, float] = (0.0, 1.0),
+    batch_size: int = 512,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Classifier accuracy under attack (``model``: inputs → embeddings, ``head``:
+    embeddings → logits) per attack and ε; ``inputs``: N × ... tensor, ``labels``: N."""
+    _check(inputs, labels, epsilons, attacks, input_range, batch_size)
+    options = {"steps": steps, "step_size": step_size, "random_start": random_start}
+    options["input_range"] = input_range
+    with _eval_mode(model, head):
+        return _curve(
+            inputs,
+            lambda rows: classification_loss(model, head, labels[rows]),
+            lambda rows, attacked: (head(model(attacked)).argmax(1) == labels[rows]).float(),
+            "accuracy",
+            epsilons=epsilons,
+            attacks=attacks,
+            options=options,
+            batch_size=batch_size,
+            seed=seed,
+        )
+
+
+def robustness_recall(
+    model: nn.Module,
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    gallery_embeddings: torch.Tensor | None = None,
+    gallery_labels: torch.Tensor | None = None,
+    epsilons: Sequence[float] = (0.0, 0.1, 0.2, 0.3),
+    attacks: Sequence[str] = ATTACKS,
+    steps: int = 10,
+    step_size: float | None = None,
+    random_start: bool = True,
+    input_range: tuple[float, float] = (0.0, 1.0),
+    batch_size: int = 512,
+    seed: int = 0,
+) -> dict[str, float]:
+    """R@1 of attacked queries (N inputs, N labels) against a clean gallery: the given
+    G × d ``gallery_embeddings`` with G ``gallery_labels``, or else the clean
+    embeddings of ``inputs`` themselves with each query's own row excluded."""
+    _check(inputs, labels, epsilons, attacks, input_range, batch_size)
+    if (gallery_embeddings is None) != (gallery_labels is None):
+        raise ValueError("gallery_embeddings and gallery_labels must be given together")
+    options = {"steps": steps, "step_size": step_size, "random_start": random_start}
+    options["input_range"] = input_range
+    with _eval_mode(model), torch.no_grad():
+        clean = torch.cat(
+            [
+                model(inputs[start : start + batch_size])
+                for start in range(0, len(inputs), batch_size)
+            ]
+        )
+    leave_one_out = gallery_embeddings is None
+    gallery = F.normalize(clean if leave_one_out else gallery_embeddings.detach(), dim=1)
+    gallery_y = labels if leave_one_out else gallery_labels
+    classes, counts = torch.unique(gallery_y, return_counts=True)
+    position = torch.searchsorted(classes, labels).clamp(max=classes.numel() - 1)
+    found = classes[position] == labels  # counted per class: no N × G label matrix
+    positives = torch.where(found, counts[position], 0) - int(leave_one_out)
+
+    def hits(rows: slice, attacked: torch.Tensor) -> torch.Tensor:
+        scores = F.normalize(model(attacked), dim=1) @ gallery.T
+        if leave_one_out:
+            own = torch.arange(rows.start, rows.start + scores.shape[0])
+            scores[torch.arange(scores.shape[0]), own] = -torch.inf
+        hit = (gallery_y[scores.argmax(1)] == labels[rows]).float()
+        return torch.where(positives[rows] > 0, hit, torch.nan)
+
+    with _eval_mode(model):
+        return _curve(
+            inputs,
+            lambda rows: embedding_shift_loss(model, clean[rows]),
+            hits,
+            "recall@1",
+            epsilons=epsilons,
+            attacks=attacks,
+            options=options,
+            batch_size=batch_size,
+            seed=seed,
+        )
