@@ -208,9 +208,7 @@ def gradient_statistics(
     """
     if norm_order is None:
         norm_order = torch.argsort(norms)
-    return PackedStatistics(
-        GRADIENT_NAMES, _gradient_vector(embeddings, norms, grad, norm_order)
-    )
+    return PackedStatistics(GRADIENT_NAMES, _gradient_vector(embeddings, norms, grad, norm_order))
 
 
 class DirectionTracker:
