@@ -95,7 +95,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--only", choices=["digits", "resnet"], default=None)
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
     args = parser.parse_args()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     torch.manual_seed(0)
     if args.only in (None, "digits"):
