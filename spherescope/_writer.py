@@ -48,6 +48,9 @@ class SafeWriter:
             method(*args)
         except WRITE_ERRORS as error:
             self._failed(error)
+        # while the store fails, rows pile up between retries: keep them bounded
+        if self.failures and self.tracker.buffered_rows() > self.max_buffer_rows:
+            self._drop_buffer()
 
     def flush(self) -> None:
         self.call(self.tracker.flush)
@@ -78,8 +81,6 @@ class SafeWriter:
                 stacklevel=4,
             )
         log.debug("run %s: store write failed: %s", self.run_id, message)
-        if self.tracker.buffered_rows() > self.max_buffer_rows:
-            self._drop_buffer()
 
     def _drop_buffer(self) -> None:
         """Start over with an empty tracker: memory stays bounded, the loss is counted."""

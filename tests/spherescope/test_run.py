@@ -167,3 +167,19 @@ def test_strict_run_raises_on_a_failed_write(store: RunStore) -> None:
     with pytest.raises(RuntimeError, match="could not write"):
         run.log({"loss/total": 1.0}, step=1)
     np.testing.assert_equal(queries.get_run(store, run.id).status, "running")
+
+
+def test_the_buffer_of_an_unwritable_store_stays_bounded(store: RunStore) -> None:
+    run = spherescope.init(name="bounded")
+    tables = store.run_dir(run.id) / "tables"
+    tables.mkdir(exist_ok=True)
+    (tables / "scalars").write_text("not a folder")
+    run._writer.tracker.flush_interval = 0.0
+    run._writer.max_buffer_rows = 50
+    with pytest.warns(RuntimeWarning):
+        for step in range(1, 101):
+            run.log({"a": 1.0, "b": 2.0}, step=step)
+            assert run._writer.tracker.buffered_rows() <= 52  # bound + one call's rows
+        run.finish()
+    extra = queries.get_run(store, run.id).extra
+    assert extra["write_dropped_rows"] >= 100
