@@ -17,12 +17,13 @@ RUN useradd --create-home --uid 1000 spherescope \
 WORKDIR /opt/spherescope
 # torch first (its own index decides CPU or CUDA wheels), so code changes keep this layer
 RUN pip install --index-url "${TORCH_INDEX_URL}" torch==2.13.0 torchvision==0.28.0
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY sphere_engine ./sphere_engine
 COPY db ./db
 COPY worker ./worker
 COPY app ./app
-RUN pip install .
+COPY spherescope ./spherescope
+RUN pip install -c constraints.txt .
 
 USER spherescope
 VOLUME ["/data"]

@@ -96,7 +96,16 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch intra-op threads (default: torch's choice). On a busy machine 1 avoids "
+        "OpenMP stalls that swamp both sides",
+    )
     args = parser.parse_args()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     diagnostics = {
         "log_every": 1,
         "eval_every": 10**6,

@@ -9,7 +9,7 @@ from typing import Any
 
 STATUSES: tuple[str, ...] = ("queued", "running", "finished", "failed", "cancelled", "lost")
 TERMINAL: frozenset[str] = frozenset({"finished", "failed", "cancelled", "lost"})
-KINDS: tuple[str, ...] = ("train", "analysis")
+KINDS: tuple[str, ...] = ("train", "analysis", "external")
 
 # Allowed status changes. Setting the current status again only updates the fields.
 # Terminal runs may be queued again (a rerun); a run marked lost that turns out to be

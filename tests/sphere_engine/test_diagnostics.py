@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from sphere_engine.diagnostics import (
     DirectionTracker,
     StepStatistics,
+    batch_statistics,
     gradient_statistics,
     norm_statistics,
     pair_cosines,
@@ -94,3 +95,45 @@ def test_tiny_turns_are_resolved() -> None:
     angle = 1e-4  # radians: acos in float32 would report 0 or ~0.02°
     result = tracker.update(torch.tensor([[math.cos(angle), math.sin(angle)]]))
     assert math.isclose(result["direction/angle_mean"].item(), math.degrees(angle), rel_tol=1e-3)
+
+
+def test_batch_statistics_match_a_plain_reference_implementation() -> None:
+    """The packed, few-op computation gives the textbook values (torch.quantile, the
+    full N × N cosine matrix, per-sample loops), NaN where there are no positives."""
+    torch.manual_seed(1)
+    embeddings = torch.randn(30, 6) * torch.linspace(0.5, 3.0, 30)[:, None]
+    labels = torch.tensor([3, 0, 7] * 10)  # sparse label values: classes 0, 3 and 7
+    grad = torch.randn(30, 6)
+    stats = batch_statistics(embeddings, labels, grad)
+
+    norms = embeddings.norm(dim=1)
+    expected = {
+        "norm/mean": norms.mean(), "norm/var": norms.var(correction=0),
+        "norm/std": norms.std(correction=0), "norm/min": norms.min(), "norm/max": norms.max(),
+        "norm/p05": torch.quantile(norms, 0.05), "norm/p50": torch.quantile(norms, 0.5),
+        "norm/p95": torch.quantile(norms, 0.95),
+    }  # fmt: skip
+    expected["norm/cv"] = expected["norm/std"] / expected["norm/mean"]
+    unit = F.normalize(embeddings, dim=1)
+    cosines = unit @ unit.T
+    same = labels[:, None] == labels[None, :]
+    off_diagonal = ~torch.eye(30, dtype=torch.bool)
+    expected["cos/pos"] = cosines[same & off_diagonal].mean()
+    expected["cos/neg"] = cosines[~same].mean()
+    expected["cos/gap"] = expected["cos/pos"] - expected["cos/neg"]
+    grad_norms = grad.norm(dim=1)
+    expected["grad/norm_mean"] = grad_norms.mean()
+    expected["grad/norm_inv_corr"] = torch.corrcoef(torch.stack([grad_norms, 1 / norms]))[0, 1]
+    expected["grad/radial_cos"] = (F.cosine_similarity(grad, embeddings, dim=1)).abs().mean()
+    tangential = grad - (grad * unit).sum(dim=1, keepdim=True) * unit
+    rotation = tangential.norm(dim=1) / norms
+    order = norms.argsort()
+    expected["grad/rotation_ratio"] = rotation[order[:15]].mean() / rotation[order[15:]].mean()
+
+    assert set(stats) == set(expected)
+    for name, value in expected.items():
+        assert math.isclose(stats[name].item(), value.item(), rel_tol=1e-5, abs_tol=1e-6), name
+
+    singletons = batch_statistics(embeddings[:3], labels[:3], None)  # no positive pairs
+    assert math.isnan(singletons["cos/pos"].item()) and math.isnan(singletons["cos/gap"].item())
+    assert not math.isnan(singletons["cos/neg"].item())

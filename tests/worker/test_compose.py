@@ -75,8 +75,9 @@ def test_the_app_serves_8501_on_loopback_with_a_health_check(compose: dict) -> N
     assert command[command.index("--server.port") + 1] == "8501"
 
 
-def test_the_image_installs_the_torch_that_pyproject_pins() -> None:
-    pinned = re.search(r'"torch==([^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+def test_the_image_installs_the_torch_that_constraints_pin() -> None:
+    pinned = re.search(r"^torch==(\S+)$", (REPO / "constraints.txt").read_text(), re.M).group(1)
     dockerfile = (REPO / "Dockerfile").read_text()
     assert f"torch=={pinned}" in dockerfile
+    assert "pip install -c constraints.txt ." in dockerfile  # the tested versions, not the newest
     assert "SPHERESCOPE_HOME=/data" in dockerfile

@@ -1,0 +1,60 @@
+"""Evaluation of embeddings handed in by the user's own code (the SDK's ``evaluate``).
+
+The same metrics as a training run's periodic evaluation (``sphere_engine.metrics``:
+retrieval, clustering, angular separation, norms, and vertex alignment given the fixed
+vertices), plus a seeded subsample kept as the snapshot for the Geometry page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def _host(array: Any, name: str) -> np.ndarray:
+    if isinstance(array, torch.Tensor):
+        return array.detach().float().cpu().numpy()
+    try:
+        return np.asarray(array)
+    except Exception as error:
+        raise ValueError(f"{name} must be an array or tensor ({error})") from None
+
+
+def evaluate_external(
+    embeddings: Any,
+    labels: Any,
+    *,
+    reference: Any = None,
+    reference_labels: Any = None,
+    vertices: Any = None,
+    seed: int = 0,
+    snapshot_size: int = 2000,
+) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+    """Metrics of N × d raw embeddings with N labels, and the snapshot rows (points, labels)."""
+    from sphere_engine.metrics import evaluate_embeddings, vertex_alignment
+
+    if (reference is None) != (reference_labels is None):
+        raise ValueError("reference and reference_labels must be given together")
+    if not isinstance(snapshot_size, int) or snapshot_size < 0:
+        raise ValueError(f"snapshot_size must be an integer >= 0, got {snapshot_size!r}")
+    points = _host(embeddings, "embeddings").astype(np.float32, copy=False)
+    label_array = _host(labels, "labels").reshape(-1).astype(np.int64)
+    metrics = evaluate_embeddings(
+        points,
+        label_array,
+        seed=seed,
+        reference=None if reference is None else _host(reference, "reference"),
+        reference_labels=None
+        if reference_labels is None
+        else _host(reference_labels, "reference_labels"),
+    )
+    if vertices is not None:
+        for name, value in vertex_alignment(
+            points, label_array, _host(vertices, "vertices")
+        ).items():
+            metrics[name if name.startswith("vertex/") else f"vertex/{name}"] = value
+    rng = np.random.default_rng(seed + 104729)  # as the engine's Evaluator: a seeded subset
+    rows = np.sort(rng.permutation(len(label_array))[: min(snapshot_size, len(label_array))])
+    return metrics, points[rows], label_array[rows]

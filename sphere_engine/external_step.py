@@ -1,0 +1,180 @@
+"""Per-step diagnostics for embeddings produced by someone else's training loop.
+
+The SDK (``spherescope``) hands each logged batch of raw embeddings here. The
+statistics are the engine's own (``sphere_engine.diagnostics``, the same functions the
+training loop calls). When the embeddings require a gradient, a tensor hook computes
+the gradient statistics while the user's ``backward`` runs; the step is then complete.
+Completed steps are moved to the host lazily, once per logged step, by ``drain`` (the
+SDK calls it on its next entry), so the hook itself never forces a device sync in the
+middle of the backward pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from sphere_engine.diagnostics import (
+    DirectionTracker,
+    StepStatistics,
+    batch_statistics,
+    gradient_statistics,
+)
+
+TrackedForward = tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]
+
+
+@dataclass
+class StepRecord:
+    """One logged step on the host: scalar statistics and tracked-sample norms."""
+
+    step: int
+    values: dict[str, float]
+    sample_ids: list[int]
+    sample_norms: list[float]
+
+
+@dataclass
+class _Pending:
+    step: int
+    stats: StepStatistics
+    sample_ids: list[int]
+    embeddings: torch.Tensor | None = None  # detached float copy, kept for the hook
+    norms: torch.Tensor | None = None
+    order: torch.Tensor | None = None
+    waiting_for_grad: bool = False
+
+
+class ExternalStep:
+    """Diagnostics of a user's training step, every ``log_every`` steps.
+
+    ``tracked``: ``(inputs, forward_fn)`` — the SDK embeds ``inputs`` with
+    ``forward_fn`` under ``no_grad`` each logged step (ids 0..M−1) — or a sequence of
+    sample ids, whose norms are taken from the batches that contain them (pass
+    ``sample_ids`` to ``observe``); direction updates need every tracked id in the batch.
+    """
+
+    def __init__(self, log_every: int = 1, tracked: TrackedForward | Sequence[int] | None = None):
+        if not isinstance(log_every, int) or log_every < 1:
+            raise ValueError(f"log_every must be an integer >= 1, got {log_every!r}")
+        self.log_every = log_every
+        self.tracked_forward: TrackedForward | None = None
+        self.tracked_ids: np.ndarray = np.zeros(0, dtype=np.int64)
+        if tracked is not None:
+            if isinstance(tracked, tuple) and len(tracked) == 2 and callable(tracked[1]):
+                inputs, _ = tracked
+                if not isinstance(inputs, torch.Tensor) or inputs.ndim < 1 or not len(inputs):
+                    raise ValueError("tracked: inputs must be a non-empty tensor (M × ...)")
+                self.tracked_forward = tracked
+                self.tracked_ids = np.arange(len(inputs), dtype=np.int64)
+            else:
+                ids = np.asarray(tracked)
+                if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+                    raise ValueError(
+                        "tracked must be (inputs, forward_fn) or a 1-D sequence of sample ids"
+                    )
+                self.tracked_ids = np.unique(ids.astype(np.int64))
+        self.directions = DirectionTracker()
+        self._pending: list[_Pending] = []
+
+    def should_log(self, step: int) -> bool:
+        return step % self.log_every == 0
+
+    def observe(
+        self,
+        embeddings: torch.Tensor,
+        labels: Any,
+        step: int,
+        sample_ids: Any = None,
+    ) -> bool:
+        """Compute the step's statistics (no host transfer); False if not a logged step."""
+        if not isinstance(embeddings, torch.Tensor) or embeddings.ndim != 2:
+            shape = getattr(embeddings, "shape", embeddings)
+            raise ValueError(f"embeddings must be an N × d tensor, got {shape!r}")
+        labels = torch.as_tensor(labels, device=embeddings.device).reshape(-1).long()
+        if labels.shape[0] != embeddings.shape[0]:
+            raise ValueError(
+                f"labels must have one entry per embedding ({embeddings.shape[0]}), "
+                f"got {labels.shape[0]}"
+            )
+        if not self.should_log(step):
+            return False
+        self._close_waiting()  # a previous step whose backward never ran: log it without
+        stats = StepStatistics()
+        with torch.no_grad():
+            detached = embeddings.detach().float()
+            stats.add(batch_statistics(detached, labels, None))
+        pending = _Pending(step, stats, [])
+        self._add_tracked(pending, detached, sample_ids)
+        if embeddings.requires_grad:
+            pending.embeddings = detached
+            pending.norms = torch.linalg.vector_norm(detached, dim=1)
+            pending.order = torch.argsort(pending.norms)
+            pending.waiting_for_grad = True
+            embeddings.register_hook(self._gradient_hook(pending))
+        self._pending.append(pending)
+        return True
+
+    def drain(self, force: bool = False) -> list[StepRecord]:
+        """Completed steps, on the host (one transfer each). ``force``: also steps still
+        waiting for a backward pass (logged without gradient statistics)."""
+        if force:
+            self._close_waiting()
+        ready = [p for p in self._pending if not p.waiting_for_grad]
+        self._pending = [p for p in self._pending if p.waiting_for_grad]
+        records = []
+        for pending in ready:
+            values, norms = pending.stats.to_host()  # the step's one sync point
+            records.append(StepRecord(pending.step, values, pending.sample_ids, norms))
+        return records
+
+    # -- internals -----------------------------------------------------------------
+    def _close_waiting(self) -> None:
+        for pending in self._pending:
+            if pending.waiting_for_grad:
+                pending.waiting_for_grad = False
+                pending.embeddings = pending.norms = pending.order = None
+
+    def _gradient_hook(self, pending: _Pending) -> Callable[[torch.Tensor], None]:
+        def hook(grad: torch.Tensor) -> None:
+            if not pending.waiting_for_grad:  # a second backward through the same graph
+                return
+            pending.stats.add(
+                gradient_statistics(
+                    pending.embeddings, pending.norms, grad.detach().float(), pending.order
+                )
+            )
+            pending.waiting_for_grad = False
+            pending.embeddings = pending.norms = pending.order = None
+
+        return hook
+
+    def _add_tracked(self, pending: _Pending, batch: torch.Tensor, sample_ids: Any) -> None:
+        if self.tracked_forward is not None:
+            inputs, forward = self.tracked_forward
+            with torch.no_grad():
+                tracked = forward(inputs)
+            pending.stats.add(self.directions.update(tracked))
+            pending.stats.sample_norms = self.directions.norms
+            pending.sample_ids = self.tracked_ids.tolist()
+            return
+        if not len(self.tracked_ids) or sample_ids is None:
+            return
+        ids = np.asarray(torch.as_tensor(sample_ids).cpu()).reshape(-1).astype(np.int64)
+        if ids.shape[0] != batch.shape[0]:
+            raise ValueError(
+                f"sample_ids must have one entry per embedding ({batch.shape[0]}), got {len(ids)}"
+            )
+        rows = np.nonzero(np.isin(ids, self.tracked_ids))[0]
+        if not len(rows):
+            return
+        order = rows[np.argsort(ids[rows], kind="stable")]
+        picked = batch[torch.as_tensor(order, device=batch.device)]
+        if len(order) == len(self.tracked_ids):  # the whole tracked set: it can turn
+            pending.stats.add(self.directions.update(picked))
+        pending.stats.sample_norms = torch.linalg.vector_norm(picked, dim=1)
+        pending.sample_ids = ids[order].tolist()

@@ -1,0 +1,92 @@
+"""Store writes that never kill the user's training (unless ``strict``).
+
+Wraps the run store's ``StoreTracker``: a write that fails warns once, keeps its rows
+buffered (the tracker retries them on its next flush, every ``flush_interval``), drops
+the oldest buffer once it holds more than ``max_buffer_rows`` rows (bounded memory),
+and counts everything so that the run's end records the problem.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from db.store import RunStore
+from db.tracker import StoreTracker
+
+log = logging.getLogger(__name__)
+
+WRITE_ERRORS = (OSError, RuntimeError)  # StoreWriteError is a RuntimeError
+
+
+class SafeWriter:
+    """Calls ``StoreTracker`` methods; failures are contained unless ``strict``."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        *,
+        strict: bool,
+        flush_interval: float = 1.0,
+        max_buffer_rows: int = 200_000,
+    ) -> None:
+        self.store, self.run_id, self.strict = store, run_id, strict
+        self.flush_interval = flush_interval
+        self.max_buffer_rows = max_buffer_rows
+        self.tracker = StoreTracker(store, run_id, flush_interval=flush_interval)
+        self.failures = 0
+        self.dropped_rows = 0
+        self.first_error: str | None = None
+        self.last_error: str | None = None
+
+    def call(self, method: Callable[..., Any], *args: Any) -> None:
+        """``method`` is a bound method of ``self.tracker`` (looked up by the caller)."""
+        try:
+            method(*args)
+        except WRITE_ERRORS as error:
+            self._failed(error)
+        # while the store fails, rows pile up between retries: keep them bounded
+        if self.failures and self.tracker.buffered_rows() > self.max_buffer_rows:
+            self._drop_buffer()
+
+    def flush(self) -> None:
+        self.call(self.tracker.flush)
+
+    def problem(self) -> dict[str, Any]:
+        """What went wrong, for the run's status (empty when every write succeeded)."""
+        if not self.failures:
+            return {}
+        return {
+            "write_failures": self.failures,
+            "write_dropped_rows": self.dropped_rows,
+            "write_problem": self.first_error,
+            "write_last_error": self.last_error,
+        }
+
+    def _failed(self, error: Exception) -> None:
+        if self.strict:
+            raise error
+        message = f"{type(error).__name__}: {error}"
+        self.failures += 1
+        self.last_error = message
+        if self.first_error is None:
+            self.first_error = message
+            warnings.warn(
+                f"spherescope: run {self.run_id}: writing to the store failed ({message}); "
+                "training goes on, values stay buffered and are retried",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        log.debug("run %s: store write failed: %s", self.run_id, message)
+
+    def _drop_buffer(self) -> None:
+        """Start over with an empty tracker: memory stays bounded, the loss is counted."""
+        try:
+            fresh = StoreTracker(self.store, self.run_id, flush_interval=self.flush_interval)
+        except Exception:  # the store cannot even be read: keep buffering, bounded or not
+            return
+        self.dropped_rows += self.tracker.buffered_rows()
+        self.tracker = fresh

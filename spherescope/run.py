@@ -1,0 +1,178 @@
+"""``Run``: one training run of the user's own code, recorded in the SphereScope store."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from db.records import TERMINAL
+from db.store import RunStore
+from spherescope._lifecycle import RunLifecycle
+from spherescope._writer import SafeWriter
+
+
+class Run:
+    """Logs scalars, per-step embedding diagnostics and evaluations of one run.
+
+    Create it with ``spherescope.init``. Use it as a context manager: leaving the block
+    normally ends the run ``finished``; an exception ends it ``failed`` (with the
+    exception's message) and propagates.
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        *,
+        name: str | None,
+        config: Mapping[str, Any],
+        tags: Any,
+        log_every: int,
+        tracked: Any,
+        strict: bool,
+    ) -> None:
+        from sphere_engine.external_step import ExternalStep
+
+        self._steps = ExternalStep(log_every=log_every, tracked=tracked)  # checks first
+        self.store = store
+        self.strict = strict
+        self.ended = False
+        self._lifecycle = RunLifecycle(store)
+        self._start(config, name, tags)
+        self._writer = SafeWriter(store, self.id, strict=strict)
+
+    @property
+    def id(self) -> str:
+        return self._lifecycle.run_id
+
+    def __repr__(self) -> str:
+        return f"Run({self.id!r}, home={str(self.store.home)!r})"
+
+    # -- logging ---------------------------------------------------------------------
+    def log(self, values: Mapping[str, Any], step: int) -> None:
+        """Scalars at ``step`` (numbers or 0-dim tensors), e.g. ``{"loss/total": 0.3}``."""
+        if not isinstance(values, Mapping):
+            raise ValueError(
+                f"values must be a dict of name -> number, got {type(values).__name__}"
+            )
+        plain = {}
+        for name, value in values.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"metric names must be non-empty strings, got {name!r}")
+            plain[name] = _number(name, value)
+        self._deliver()
+        self._note_step(step)
+        self._writer.call(self._writer.tracker.track_many, plain, step)
+
+    def log_embeddings(
+        self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
+    ) -> None:
+        """The per-step geometry diagnostics of a batch of raw (un-normalised) N × d
+        embeddings, as SphereScope's own training loop logs them. When ``embeddings``
+        requires a gradient, the gradient statistics are added when ``backward`` runs."""
+        self._deliver()
+        self._note_step(step)
+        self._steps.observe(embeddings, labels, step, sample_ids)
+
+    def evaluate(
+        self,
+        embeddings: Any,
+        labels: Any,
+        step: int,
+        reference: Any = None,
+        reference_labels: Any = None,
+        vertices: Any = None,
+        snapshot_size: int = 2000,
+    ) -> dict[str, float]:
+        """Evaluate held-out embeddings as a training run's evaluation does (retrieval,
+        clustering, angular separation, vertex alignment given ``vertices``) and keep a
+        snapshot for the Geometry page. Returns the metrics."""
+        from sphere_engine.external_eval import evaluate_external
+
+        self._deliver()
+        self._note_step(step)
+        metrics, points, point_labels = evaluate_external(
+            embeddings,
+            labels,
+            reference=reference,
+            reference_labels=reference_labels,
+            vertices=vertices,
+            snapshot_size=snapshot_size,
+        )
+        self._writer.call(self._writer.tracker.track_eval, metrics, step)
+        if len(point_labels):
+            self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
+        return metrics
+
+    # -- ending ------------------------------------------------------------------------
+    def finish(self, status: str = "finished", message: str = "") -> None:
+        """Flush everything and end the run (``finished``, ``failed`` or ``cancelled``)."""
+        if self.ended:
+            return
+        if status not in TERMINAL or status == "lost":
+            raise ValueError(f"status must be finished, failed or cancelled, got {status!r}")
+        self._deliver(force=True)
+        self._writer.flush()
+        self._end(status, message, **self._writer.problem())
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc is None:
+            self.finish()
+        elif isinstance(exc, KeyboardInterrupt):
+            self.finish("cancelled", "interrupted (KeyboardInterrupt)")
+        else:
+            self.finish("failed", f"{type(exc).__name__}: {exc}")
+
+    # -- internals -----------------------------------------------------------------------
+    def _deliver(self, force: bool = False) -> None:
+        """Move completed diagnostic steps to the host and hand them to the writer."""
+        tracker = self._writer.tracker
+        for record in self._steps.drain(force=force):
+            self._writer.call(tracker.track_many, record.values, record.step)
+            if record.sample_ids:
+                self._writer.call(
+                    tracker.track_sample_norms, record.sample_ids, record.sample_norms, record.step
+                )
+
+    def _note_step(self, step: Any) -> None:
+        if self.ended:
+            raise ValueError(f"run {self.id} has ended; start a new one with spherescope.init")
+        if not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
+            raise ValueError(f"step must be an integer >= 0, got {step!r}")
+        self._lifecycle.step = int(step)
+
+    # The run's lifecycle: these two methods are the only places that change its status
+    # or heartbeat (the integrator swaps RunLifecycle for the shared one, see _lifecycle).
+    def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> None:
+        self._lifecycle.start(config, name, tags)
+
+    def _end(self, status: str, message: str, **fields: Any) -> None:
+        self.ended = True
+        try:
+            self._lifecycle.end(status, message, **fields)
+        except Exception as error:
+            if self.strict:
+                raise
+            warnings.warn(
+                f"spherescope: run {self.id}: could not record its end ({error})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
+def _number(name: str, value: Any) -> float:
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()  # a 0-dim tensor or numpy scalar
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"metric {name!r} must be a number, got {value!r}")
+    return float(value)  # NaN is kept: a gap in the series, as in the engine
