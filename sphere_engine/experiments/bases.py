@@ -14,7 +14,7 @@ DIGITS_PAIR_LOSS: dict[str, Any] = {
     "objective": {"kind": "loss", "name": "semihard_triplet"},
     "regularizer": {"name": "none", "weight": 0.0},
     "optimizer": {"name": "sgd", "lr": 0.05},
-    "diagnostics": {"tracked_samples": 16, "snapshot_size": 500},
+    "diagnostics": {"tracked_samples": 16, "snapshot_size": 500, "log_every": 5},
 }
 
 #: Classification on digits: the standard split (same classes in train and test).
@@ -24,7 +24,7 @@ DIGITS_CLASSIFIER: dict[str, Any] = {
     "objective": {"kind": "head", "name": "linear"},
     "regularizer": {"name": "none", "weight": 0.0},
     "optimizer": {"name": "adam", "lr": 1e-3},
-    "diagnostics": {"tracked_samples": 16, "snapshot_size": 500},
+    "diagnostics": {"tracked_samples": 16, "snapshot_size": 500, "log_every": 5},
 }
 
 NO_REG = {"regularizer": {"name": "none", "weight": 0.0}}

@@ -55,6 +55,7 @@ EXPERIMENT = Experiment(
         "diagnostics": {
             "tracked_samples": 16,
             "snapshot_size": 2000,
+            "log_every": 10,
             "eval_max_samples": 0,
             "gradient_stats": False,
         },

@@ -20,7 +20,7 @@ EXPERIMENT = Experiment(
         "objective": {"kind": "loss", "name": "ntxent", "options": {"temperature": 0.5}},
         "regularizer": {"name": "none", "weight": 0.0},
         "optimizer": {"name": "adam", "lr": 1e-3},
-        "diagnostics": {"tracked_samples": 16, "snapshot_size": 500},
+        "diagnostics": {"tracked_samples": 16, "snapshot_size": 500, "log_every": 5},
     },
     variants=(
         Variant("NT-Xent", {"regularizer": {"name": "none", "weight": 0.0}}),
