@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--seeds", type=int, nargs="+", default=None, help="default: declared")
     reproduce.add_argument("--data-root", default=None, help="folder holding MNIST/ etc.")
     reproduce.add_argument("--steps-scale", type=float, default=1.0, help="× declared steps")
+    reproduce.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a setting of every run, e.g. data.batch_size=128",
+    )  # fmt: skip
     where = reproduce.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="train here (default)")
     where.add_argument("--launch", action="store_true", help="enqueue on the workers")
@@ -75,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from worker.reproduce import reproduce_command
 
         return reproduce_command(
-            args.names, args.seeds, args.steps_scale, args.data_root, launch=args.launch
+            args.names, args.seeds, args.steps_scale, args.data_root, args.launch, args.overrides
         )
     if args.command == "report":
         from worker.report import report_command

@@ -50,7 +50,8 @@ def build_report(
 
 def _header(store: RunStore, command: str) -> str:
     now = datetime.now(tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()})"
+    cores = os.cpu_count()
+    machine = f"{platform.node()} ({platform.machine()}, {cores} CPU cores, {platform.system()})"
     return "\n".join(
         [
             "# Reproduction report",
@@ -62,11 +63,11 @@ def _header(store: RunStore, command: str) -> str:
             f"- generated: {now} on {machine}",
             "- runs made with `spherescope reproduce NAME --local` (see each section for "
             "steps, seeds, device and training time)",
-            f"- \"train norm var\" and the other `train_mean:` columns: mean of the per-step "
+            f'- "train norm var" and the other `train_mean:` columns: mean of the per-step '
             f"training-batch value over the last {TRAIN_MEAN_FRACTION:.0%} of the steps; "
             "other columns: the final evaluation on the test split",
             "- cells: mean ± std over seeds (sample std); n = number of seeds; "
-            "percent metrics ×100; \"(paper)\" = the paper's published value",
+            'percent metrics ×100; "(paper)" = the paper\'s published value',
         ]
     )
 
@@ -115,7 +116,10 @@ def _missing_runs(data: ExperimentData) -> str:
     seeds = sorted(set(data.runs["seed"]))
     have = set(zip(data.runs["variant"], data.runs["seed"], strict=True))
     missing = [
-        f"{v.name} seed {s}" for v in data.experiment.variants for s in seeds if (v.name, s) not in have
+        f"{v.name} seed {s}"
+        for v in data.experiment.variants
+        for s in seeds
+        if (v.name, s) not in have
     ]
     return ", ".join(missing)
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from db.store import RunStore
+from sphere_engine.config import apply_overrides
 from sphere_engine.experiments import EXPERIMENT_TAG, VARIANT_TAG, Experiment, get_experiment
 
 
@@ -34,8 +35,10 @@ def plan(
     seeds: Sequence[int] | None = None,
     steps_scale: float = 1.0,
     data_root: str | None = None,
+    overrides: Sequence[str] = (),
 ) -> list[PlannedRun]:
-    """Every (variant, seed) run of ``experiment`` with its full config dict."""
+    """Every (variant, seed) run of ``experiment`` with its full config dict;
+    ``overrides`` (``section.key=value``, as ``spherescope train --set``) apply last."""
     if not steps_scale > 0:
         raise ValueError(f"steps_scale: {steps_scale!r} must be positive")
     chosen = tuple(experiment.seeds if seeds is None else seeds)
@@ -47,7 +50,7 @@ def plan(
             name=f"{experiment.name} | {variant.name} | seed={seed}",
             variant=variant.name,
             seed=seed,
-            config=experiment.config(variant, seed, steps, data_root),
+            config=apply_overrides(experiment.config(variant, seed, steps, data_root), overrides),
             tags=(f"{EXPERIMENT_TAG}{experiment.name}", f"{VARIANT_TAG}{variant.name}"),
         )
         for variant in experiment.variants
@@ -92,6 +95,7 @@ def reproduce(
     steps_scale: float = 1.0,
     data_root: str | None = None,
     mode: str = "local",
+    overrides: Sequence[str] = (),
     store: RunStore | None = None,
     log: Any = sys.stderr,
 ) -> tuple[str, list[str]]:
@@ -103,7 +107,7 @@ def reproduce(
     if mode not in ("local", "launch"):
         raise ValueError(f"mode: {mode!r} is not allowed; choose 'local' or 'launch'")
     experiment = get_experiment(name)
-    runs = plan(experiment, seeds, steps_scale, data_root)
+    runs = plan(experiment, seeds, steps_scale, data_root, overrides)
     from sphere_engine.config import RunConfig
 
     for run in runs:
@@ -136,6 +140,7 @@ def reproduce_command(
     steps_scale: float,
     data_root: str | None,
     launch: bool,
+    overrides: Sequence[str] = (),
 ) -> int:
     """The CLI entry: ``all`` runs every declared experiment; returns the exit code."""
     from sphere_engine.experiments import EXPERIMENTS
@@ -150,6 +155,7 @@ def reproduce_command(
                 steps_scale=steps_scale,
                 data_root=data_root,
                 mode="launch" if launch else "local",
+                overrides=overrides,
             )
             verb = "queued" if launch else "ran"
             print(

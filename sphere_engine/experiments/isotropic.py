@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sphere_engine.experiments.bases import DIGITS_CLASSIFIER, NMI, R1, TRAIN_NORM_VAR
+from sphere_engine.experiments.bases import DIGITS_CLASSIFIER, NMI, TRAIN_NORM_VAR
 from sphere_engine.experiments.spec import Claim, Comparison, Experiment, Metric, Variant
 
 ACCURACY = Metric("classifier_accuracy", "classifier acc", percent=True)
@@ -24,8 +24,14 @@ EXPERIMENT = Experiment(
         Variant("softmax", {"regularizer": {"name": "none", "weight": 0.0}}),
         Variant("softmax + isotropic", {"regularizer": {"name": "isotropic", "weight": 0.01}}),
     ),
-    metrics=(ACCURACY, KNN, Metric(NMI.key, "k-means NMI", True), AGGLOMERATIVE, SOFTMAX_NMI,
-             TRAIN_NORM_VAR),
+    metrics=(
+        ACCURACY,
+        KNN,
+        Metric(NMI.key, "k-means NMI", True),
+        AGGLOMERATIVE,
+        SOFTMAX_NMI,
+        TRAIN_NORM_VAR,
+    ),
     claims=(
         Claim(
             "The isotropic regulariser improves k-means NMI of the features",

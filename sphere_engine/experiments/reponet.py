@@ -69,9 +69,7 @@ EXPERIMENT = Experiment(
     claims=(
         Claim(
             "A fixed simplex classifier is as accurate as a learnable one (within 0.5 points)",
-            (
-                Comparison(ACCURACY, "simplex, m=0", "learnable (d=9)", "≈", tolerance=0.5),
-            ),
+            (Comparison(ACCURACY, "simplex, m=0", "learnable (d=9)", "≈", tolerance=0.5),),
         ),
         *(
             Claim(

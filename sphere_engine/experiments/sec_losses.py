@@ -26,7 +26,9 @@ def _variants() -> tuple[Variant, ...]:
         for with_sec in (False, True):
             reference = {} if paper is None else {"train_mean:norm/var": paper[int(with_sec)]}
             regularizer = (
-                {"name": "sec", "weight": SEC_WEIGHT} if with_sec else {"name": "none", "weight": 0.0}
+                {"name": "sec", "weight": SEC_WEIGHT}
+                if with_sec
+                else {"name": "none", "weight": 0.0}
             )
             overrides = {"objective": {"name": loss}, "regularizer": regularizer}
             variants.append(Variant(variant_name(label, with_sec), overrides, reference))
@@ -50,7 +52,10 @@ EXPERIMENT = Experiment(
             f"SEC lowers the training norm variance of the {label} loss",
             (
                 Comparison(
-                    "train_mean:norm/var", variant_name(label, True), variant_name(label, False), "<"
+                    "train_mean:norm/var",
+                    variant_name(label, True),
+                    variant_name(label, False),
+                    "<",
                 ),
             ),
         )

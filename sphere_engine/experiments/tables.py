@@ -93,9 +93,11 @@ def _side(values: pd.DataFrame, comparison: Comparison, side: str | float, scale
     """(value compared, seed std, text) of one side of a comparison, in display units."""
     if not isinstance(side, str):
         return float(side), 0.0, f"{side:g}"
-    column = values.loc[values["variant"] == side, comparison.metric] if (
-        comparison.metric in values
-    ) else pd.Series(dtype=float)
+    column = (
+        values.loc[values["variant"] == side, comparison.metric]
+        if (comparison.metric in values)
+        else pd.Series(dtype=float)
+    )
     seeds = column.dropna().to_numpy(dtype=float) * scale
     if not len(seeds):
         return math.nan, math.nan, side
