@@ -104,10 +104,12 @@ def _setup_line(data: ExperimentData) -> str:
     seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
     devices = ", ".join(sorted({str(d) for d in runs["device"] if d}))
     dataset = ", ".join(sorted({c["data"]["name"] for c in runs["config"]}))
+    batch = ", ".join(str(b) for b in sorted({c["data"]["batch_size"] for c in runs["config"]}))
     total = float(np.nansum(runs["duration_s"]))
     newest = runs["created_at"].max().strftime("%Y-%m-%d %H:%M UTC")
     return (
         f"Measured: dataset {dataset}; {len(runs)} runs; steps {steps}; seeds {seeds}; "
+        f"batch size {batch}; declared steps {data.experiment.steps}; "
         f"device {devices or '?'}; training time {total:.0f} s in all; newest run {newest}."
     )
 
