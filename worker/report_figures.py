@@ -18,13 +18,14 @@ def _pyplot():
 
 
 def gain_vs_drop(pairs: pd.DataFrame, r: float, n: int, path: Path) -> Path:
-    """Scatter of the R@1 gain against the norm-variance drop, one colour per loss."""
+    """Scatter of the R@1 gain against log10(variance without / with SEC), a colour per
+    loss; ``r``, ``n``: the Pearson correlation of exactly these points."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(5.5, 4.0), dpi=110)
     for name, group in pairs.groupby("pair", sort=False):
-        axes.scatter(group["variance_drop"], group["r1_gain"], label=name, s=28)
+        axes.scatter(group["log_variance_ratio"], group["r1_gain"], label=name, s=28)
     axes.axhline(0, color="grey", linewidth=0.6)
-    axes.set_xlabel("drop of the training norm variance (without − with SEC)")
+    axes.set_xlabel("log10(training norm variance without SEC / with SEC)")
     axes.set_ylabel("R@1 gain with SEC (points)")
     axes.set_title(f"gain vs variance drop: Pearson r = {r:.2f} (n = {n})")
     axes.legend(fontsize=7)

@@ -121,7 +121,7 @@ def _compare(comparison: Comparison, left: tuple, right: tuple) -> tuple[bool, s
     return ok, f"{a_text} {comparison.relation} {b_text}? {'yes' if ok else 'no'}{note}"
 
 
-PAIR_COLUMNS = ["pair", "seed", "variance_drop", "r1_gain"]
+PAIR_COLUMNS = ["pair", "seed", "variance_drop", "log_variance_ratio", "r1_gain"]
 
 
 def paired_effects(
@@ -131,7 +131,9 @@ def paired_effects(
     accuracy_key: str = "recall@1",
 ) -> pd.DataFrame:
     """Per declared (baseline, treatment) pair and seed: the drop of the training norm
-    variance (baseline − treatment) and the R@1 gain in points (treatment − baseline)."""
+    variance (baseline − treatment), the same drop on a log scale, log10(baseline /
+    treatment) (comparable across losses whose norms differ by orders of magnitude),
+    and the R@1 gain in points (treatment − baseline)."""
     rows = []
     indexed = values.set_index(["variant", "seed"]) if len(values) else None
     for baseline, treatment in experiment.pairs:
@@ -146,10 +148,17 @@ def paired_effects(
                     "pair": baseline,
                     "seed": int(seed),
                     "variance_drop": float(base[variance_key] - treat[variance_key]),
+                    "log_variance_ratio": _log_ratio(base[variance_key], treat[variance_key]),
                     "r1_gain": 100.0 * float(treat[accuracy_key] - base[accuracy_key]),
                 }
             )
     return pd.DataFrame(rows, columns=PAIR_COLUMNS).dropna()
+
+
+def _log_ratio(numerator: float, denominator: float) -> float:
+    if not (numerator > 0 and denominator > 0):
+        return math.nan
+    return float(math.log10(numerator / denominator))
 
 
 def pearson(x: pd.Series, y: pd.Series) -> tuple[float, int]:

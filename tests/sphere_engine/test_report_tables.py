@@ -79,6 +79,7 @@ def test_paired_effects_and_their_correlation() -> None:
     pairs = paired_effects(_experiment(), VALUES)
     assert list(pairs["variance_drop"]) == pytest.approx([2.5, 1.5, 0.8])
     assert list(pairs["r1_gain"]) == pytest.approx([10.0, 9.0, 11.0])
+    assert pairs["log_variance_ratio"].iloc[0] == pytest.approx(math.log10(3.0 / 0.5))
     r, n = pearson(pairs["variance_drop"], pairs["r1_gain"])
     assert n == 3
     assert r == pytest.approx(pd.Series([2.5, 1.5, 0.8]).corr(pd.Series([10.0, 9.0, 11.0])))
