@@ -78,7 +78,12 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
     if data.runs.empty:
         lines += ["", f"**Not run yet.** Run `spherescope reproduce {experiment.name} --local`."]
         return "\n".join(lines)
-    lines += ["", _setup_line(data)]
+    lines += [
+        "",
+        _setup_line(data),
+        "",
+        f"Command (reconstructed from the stored configs): `{_command(data)}`",
+    ]
     if experiment.notes:
         lines += ["", f"Note: {experiment.notes}"]
     missing = _missing_runs(data)
@@ -112,6 +117,47 @@ def _setup_line(data: ExperimentData) -> str:
         f"batch size {batch}; declared steps {data.experiment.steps}; "
         f"device {devices or '?'}; training time {total:.0f} s in all; newest run {newest}."
     )
+
+
+def _command(data: ExperimentData) -> str:
+    """The ``spherescope reproduce`` call that gives the stored configs: the steps scale,
+    data root and every ``--set`` needed on top of the declaration."""
+    experiment, runs = data.experiment, data.runs
+    steps = int(runs["steps"].max())
+    root = runs["config"].iloc[0]["data"].get("root") if experiment.needs_data_root else None
+    overrides: dict[str, object] = {}
+    for run in runs.itertuples(index=False):
+        declared = experiment.config(experiment.variant(run.variant), run.seed, steps, root)
+        overrides |= _differences(_flatten(declared), _flatten(run.config))
+    seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
+    parts = [f"spherescope reproduce {experiment.name} --local --seeds {seeds}"]
+    if steps != experiment.steps:
+        parts.append(f"--steps-scale {steps / experiment.steps:g}")
+    if root:
+        parts.append(f"--data-root {root}")
+    parts += [f"--set {key}={_toml(value)}" for key, value in sorted(overrides.items())]
+    return " ".join(parts)
+
+
+def _flatten(config: dict, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            flat |= _flatten(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _differences(declared: dict[str, object], stored: dict[str, object]) -> dict[str, object]:
+    # keys the declaration leaves to RunConfig's defaults are not overrides
+    return {k: v for k, v in stored.items() if k in declared and declared[k] != v}
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _missing_runs(data: ExperimentData) -> str:

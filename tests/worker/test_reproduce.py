@@ -93,6 +93,9 @@ def test_tiny_experiment_runs_and_reports_every_table(
     text = _report(store.home, tmp_path / "report.md", name)
     assert "Not run yet" not in text and "Incomplete" not in text
     assert f"steps {TINY_STEPS}; seeds 0;" in text
+    assert f"`spherescope reproduce {name} --local --seeds 0 --steps-scale " in text
+    for override in _tiny_overrides(name):  # the command names what differs from the plan
+        assert f"--set {override}" in text
     for variant in experiment.variants:
         row = re.search(rf"^\| {re.escape(variant.name)} \| 1 \|(.*)$", text, re.MULTILINE)
         assert row, f"no table row for {variant.name}"
