@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
         help="override a setting of every run, e.g. data.batch_size=128",
     )  # fmt: skip
+    reproduce.add_argument("--variants", nargs="+", default=None, help="only these arms")
     where = reproduce.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="train here (default)")
     where.add_argument("--launch", action="store_true", help="enqueue on the workers")
@@ -79,7 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from worker.reproduce import reproduce_command
 
         return reproduce_command(
-            args.names, args.seeds, args.steps_scale, args.data_root, args.launch, args.overrides
+            args.names,
+            args.seeds,
+            args.steps_scale,
+            args.data_root,
+            args.launch,
+            args.overrides,
+            args.variants,
         )
     if args.command == "report":
         from worker.report import report_command

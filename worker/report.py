@@ -8,6 +8,7 @@ Nothing in the output is typed by hand.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -19,7 +20,9 @@ import numpy as np
 
 from db.queries import snapshot, snapshot_steps
 from db.store import RunStore
+from sphere_engine.config import RunConfig
 from sphere_engine.experiments import EXPERIMENTS, TRAIN_MEAN_FRACTION
+from sphere_engine.experiments.spec import merge
 from sphere_engine.experiments.tables import (
     check_claims,
     display_table,
@@ -125,10 +128,12 @@ def _command(data: ExperimentData) -> str:
     experiment, runs = data.experiment, data.runs
     steps = int(runs["steps"].max())
     root = runs["config"].iloc[0]["data"].get("root") if experiment.needs_data_root else None
+    defaults = RunConfig().to_dict()  # what a key the declaration leaves out becomes
     overrides: dict[str, object] = {}
     for run in runs.itertuples(index=False):
         declared = experiment.config(experiment.variant(run.variant), run.seed, steps, root)
-        overrides |= _differences(_flatten(declared), _flatten(run.config))
+        planned = _flatten(merge(defaults, declared))
+        overrides |= {k: v for k, v in _flatten(run.config).items() if planned.get(k) != v}
     seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
     parts = [f"spherescope reproduce {experiment.name} --local --seeds {seeds}"]
     if steps != experiment.steps:
@@ -149,15 +154,14 @@ def _flatten(config: dict, prefix: str = "") -> dict[str, object]:
     return flat
 
 
-def _differences(declared: dict[str, object], stored: dict[str, object]) -> dict[str, object]:
-    # keys the declaration leaves to RunConfig's defaults are not overrides
-    return {k: v for k, v in stored.items() if k in declared and declared[k] != v}
-
-
 def _toml(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return repr(value) if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        # a bare word reads back as a string (see sphere_engine.config.parse_override)
+        bare = value.replace("_", "").replace("-", "").isalnum() and value not in ("true", "false")
+        return value if bare else json.dumps(value)
+    return json.dumps(value)
 
 
 def _missing_runs(data: ExperimentData) -> str:

@@ -36,15 +36,18 @@ def plan(
     steps_scale: float = 1.0,
     data_root: str | None = None,
     overrides: Sequence[str] = (),
+    variants: Sequence[str] | None = None,
 ) -> list[PlannedRun]:
     """Every (variant, seed) run of ``experiment`` with its full config dict;
-    ``overrides`` (``section.key=value``, as ``spherescope train --set``) apply last."""
+    ``overrides`` (``section.key=value``, as ``spherescope train --set``) apply last;
+    ``variants``: only these arms (default all)."""
     if not steps_scale > 0:
         raise ValueError(f"steps_scale: {steps_scale!r} must be positive")
     chosen = tuple(experiment.seeds if seeds is None else seeds)
     if not chosen:
         raise ValueError("seeds: at least one seed is needed")
     steps = max(1, round(experiment.steps * steps_scale))
+    chosen_variants = [experiment.variant(name) for name in variants] if variants else None
     return [
         PlannedRun(
             name=f"{experiment.name} | {variant.name} | seed={seed}",
@@ -53,7 +56,7 @@ def plan(
             config=apply_overrides(experiment.config(variant, seed, steps, data_root), overrides),
             tags=(f"{EXPERIMENT_TAG}{experiment.name}", f"{VARIANT_TAG}{variant.name}"),
         )
-        for variant in experiment.variants
+        for variant in chosen_variants or experiment.variants
         for seed in chosen
     ]
 
@@ -96,6 +99,7 @@ def reproduce(
     data_root: str | None = None,
     mode: str = "local",
     overrides: Sequence[str] = (),
+    variants: Sequence[str] | None = None,
     store: RunStore | None = None,
     log: Any = sys.stderr,
 ) -> tuple[str, list[str]]:
@@ -107,7 +111,7 @@ def reproduce(
     if mode not in ("local", "launch"):
         raise ValueError(f"mode: {mode!r} is not allowed; choose 'local' or 'launch'")
     experiment = get_experiment(name)
-    runs = plan(experiment, seeds, steps_scale, data_root, overrides)
+    runs = plan(experiment, seeds, steps_scale, data_root, overrides, variants)
     from sphere_engine.config import RunConfig
 
     for run in runs:
@@ -141,6 +145,7 @@ def reproduce_command(
     data_root: str | None,
     launch: bool,
     overrides: Sequence[str] = (),
+    variants: Sequence[str] | None = None,
 ) -> int:
     """The CLI entry: ``all`` runs every declared experiment; returns the exit code."""
     from sphere_engine.experiments import EXPERIMENTS
@@ -156,6 +161,7 @@ def reproduce_command(
                 data_root=data_root,
                 mode="launch" if launch else "local",
                 overrides=overrides,
+                variants=variants,
             )
             verb = "queued" if launch else "ran"
             print(

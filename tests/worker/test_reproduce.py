@@ -56,6 +56,11 @@ def test_plan_scales_steps_sets_seeds_and_needs_a_data_root() -> None:
     assert {r.config["data"]["root"] for r in runs} == {"/data"}
     with pytest.raises(ValueError, match="steps_scale"):
         plan(experiment, steps_scale=0, data_root="/data")
+    only = plan(experiment, data_root="/data", variants=["cube, m=φ"])
+    assert [r.variant for r in only] == ["cube, m=φ"]
+    assert only[0].config["objective"]["options"] == {"scale": 30.0, "margin": "auto"}
+    with pytest.raises(ValueError, match="no variant"):
+        plan(experiment, data_root="/data", variants=["dodecahedron"])
 
 
 def test_unknown_experiment_is_a_clear_error(store: RunStore, capsys) -> None:
