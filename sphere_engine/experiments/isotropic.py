@@ -38,10 +38,10 @@ EXPERIMENT = Experiment(
             (Comparison("nmi", "softmax + isotropic", "softmax"),),
         ),
         Claim(
-            "The isotropic regulariser keeps the classifier accuracy (within 1 point)",
+            "The isotropic regulariser costs no classifier accuracy (at most 1 point less)",
             (
                 Comparison(
-                    "classifier_accuracy", "softmax + isotropic", "softmax", "≈", tolerance=1.0
+                    "classifier_accuracy", "softmax + isotropic", "softmax", "≥", tolerance=1.0
                 ),
             ),
         ),

@@ -47,8 +47,9 @@ class Comparison:
     """``metric`` of variant ``left`` stands in ``relation`` to that of variant ``right``
     (or to the number ``right``).
 
-    ``relation``: ``">"``/``"<"`` on the seed means; ``"≈"``: |left − right| ≤ tolerance
-    (in the metric's display unit: points for percent metrics).
+    ``relation``: ``">"``/``"<"`` on the seed means; ``"≈"``: |left − right| ≤ tolerance;
+    ``"≥"``: left ≥ right − tolerance ("no worse than"); tolerances are in the metric's
+    display unit (points for percent metrics).
     ``distance_to``: compare |mean − distance_to| instead of the mean (e.g. a ratio's
     distance from 1, "balanced").
     """
@@ -56,7 +57,7 @@ class Comparison:
     metric: str
     left: str
     right: str | float
-    relation: Literal[">", "<", "≈"] = ">"
+    relation: Literal[">", "<", "≈", "≥"] = ">"
     tolerance: float = 0.0
     distance_to: float | None = None
 

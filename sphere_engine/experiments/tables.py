@@ -115,6 +115,10 @@ def _compare(comparison: Comparison, left: tuple, right: tuple) -> tuple[bool, s
     if comparison.relation == "≈":
         ok = abs(a - b) <= comparison.tolerance
         return ok, f"{a_text} vs {b_text} (tolerance {comparison.tolerance:g})"
+    if comparison.relation == "≥":
+        ok = a >= b - comparison.tolerance
+        verdict = "yes" if ok else "no"
+        return ok, f"{a_text} ≥ {b_text} − {comparison.tolerance:g}? {verdict}"
     ok = a > b if comparison.relation == ">" else a < b
     noise = max(a_std, b_std)
     note = " — within one seed std" if abs(a - b) < noise else ""

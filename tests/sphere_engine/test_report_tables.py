@@ -69,10 +69,15 @@ def test_claims_agree_disagree_or_are_not_measured() -> None:
         Claim("about equal", (Comparison("recall@1", "a", "b", "≈", tolerance=5.0),)),
         Claim("probe", (Comparison("linear_probe/accuracy", "b", "a"),)),
         Claim("positive", (Comparison(VAR.key, "a", 0.0),)),
+        Claim("no worse", (Comparison("recall@1", "a", "b", "≥", tolerance=10.0),)),
+        Claim("worse", (Comparison("recall@1", "a", "b", "≥", tolerance=9.0),)),
     )
     verdicts = [v.verdict for v in check_claims(experiment, VALUES)]
-    # |0.4 − 1| = 0.6 < |2 − 1| = 1; |82 − 92| = 10 points > 5
-    assert verdicts == ["agrees", "disagrees", "agrees", "disagrees", "not measured", "agrees"]
+    # |0.4 − 1| = 0.6 < |2 − 1| = 1; |82 − 92| = 10 points > 5; 82 ≥ 92 − 10, not 92 − 9
+    assert verdicts == [
+        "agrees", "disagrees", "agrees", "disagrees", "not measured", "agrees", "agrees",
+        "disagrees",
+    ]  # fmt: skip
 
 
 def test_paired_effects_and_their_correlation() -> None:
