@@ -56,21 +56,30 @@ def experiment_runs(store: RunStore, experiment_tag: str, variant_prefix: str) -
     return frame.drop_duplicates(["variant", "seed"]).reset_index(drop=True)
 
 
-def training_means(
-    store: RunStore, run_ids: Iterable[str], names: Iterable[str], fraction: float
+_AGGREGATES = {"mean": "avg", "median": "median"}  # SQL text only from this table
+
+
+def training_statistic(
+    store: RunStore,
+    run_ids: Iterable[str],
+    names: Iterable[str],
+    fraction: float,
+    aggregate: str = "mean",
 ) -> pd.DataFrame:
-    """Mean of each per-step scalar over the last ``fraction`` of each run's steps
-    (NaN steps left out): columns run_id, name, value."""
+    """``aggregate`` ("mean" or "median") of each per-step scalar over the last
+    ``fraction`` of each run's steps (NaN steps left out): columns run_id, name, value."""
     runs = list(dict.fromkeys(run_ids))
     wanted = check_names(list(names)) or []
     if not 0 < fraction <= 1:
         raise ValueError(f"fraction: {fraction!r} must be in (0, 1]")
+    if aggregate not in _AGGREGATES:
+        raise ValueError(f"aggregate: {aggregate!r} is not allowed; choose mean or median")
     if not runs or not wanted:
         return pd.DataFrame(columns=["run_id", "name", "value"])
     where, params = in_list("s.name", "n", wanted)
     sql = f"""
     WITH last AS (SELECT run_id, max(step) AS last_step FROM scalars GROUP BY run_id)
-    SELECT s.run_id, s.name, avg(s.value) AS value
+    SELECT s.run_id, s.name, {_AGGREGATES[aggregate]}(s.value) AS value
     FROM scalars s JOIN last USING (run_id)
     WHERE {where} AND NOT isnan(s.value)
       AND s.step > last.last_step * (1 - $fraction)
@@ -84,13 +93,12 @@ def experiment_values(
     store: RunStore,
     runs: pd.DataFrame,
     eval_names: Iterable[str],
-    train_names: Iterable[str],
-    fraction: float,
-    train_prefix: str,
+    statistics: Iterable[tuple[str, str, float, str]],
 ) -> pd.DataFrame:
     """``runs`` (from ``experiment_runs``) with one column per metric: the final
-    evaluation value of each of ``eval_names``, and ``train_prefix + name`` for the
-    training mean of each of ``train_names``. Missing values are NaN."""
+    evaluation value of each of ``eval_names``, and per training statistic
+    (column, scalar name, fraction, aggregate) that statistic (``training_statistic``).
+    Missing values are NaN."""
     frame = runs.drop(columns=["config"]).copy()
     ids = list(frame["run_id"])
     evals = list(eval_names)
@@ -98,8 +106,7 @@ def experiment_values(
         finals = final_metrics(store, ids, evals) if ids else pd.DataFrame(columns=evals)
         for name in evals:
             frame[name] = finals[name].to_numpy(dtype=float) if ids else np.array([])
-    means = training_means(store, ids, train_names, fraction)
-    for name in train_names:
-        chosen = means[means["name"] == name].set_index("run_id")["value"]
-        frame[train_prefix + name] = frame["run_id"].map(chosen).astype(float)
+    for column, name, fraction, aggregate in statistics:
+        found = training_statistic(store, ids, [name], fraction, aggregate)
+        frame[column] = frame["run_id"].map(found.set_index("run_id")["value"]).astype(float)
     return frame

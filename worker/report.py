@@ -68,6 +68,8 @@ def _header(store: RunStore, command: str) -> str:
             "steps, seeds, device and training time)",
             f'- "train norm var" and the other `train_mean:` columns: mean of the per-step '
             f"training-batch value over the last {TRAIN_MEAN_FRACTION:.0%} of the steps; "
+            "`train_median:` / `train_run_mean:` columns (the optimiser mechanism): median / "
+            "mean over all steps; "
             "other columns: the final evaluation on the test split",
             "- cells: mean ± std over seeds (sample std); n = number of seeds; "
             'percent metrics ×100; "(paper)" = the paper\'s published value',

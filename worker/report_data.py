@@ -10,8 +10,6 @@ from db.experiment_runs import experiment_runs, experiment_values
 from db.store import RunStore
 from sphere_engine.experiments import (
     EXPERIMENT_TAG,
-    TRAIN_MEAN_FRACTION,
-    TRAIN_MEAN_PREFIX,
     VARIANT_TAG,
     Experiment,
 )
@@ -26,6 +24,6 @@ class ExperimentData:
 
 def load_experiment(store: RunStore, experiment: Experiment) -> ExperimentData:
     runs = experiment_runs(store, EXPERIMENT_TAG + experiment.name, VARIANT_TAG)
-    evals, train = experiment.metric_sources()
-    values = experiment_values(store, runs, evals, train, TRAIN_MEAN_FRACTION, TRAIN_MEAN_PREFIX)
+    evals, statistics = experiment.metric_sources()
+    values = experiment_values(store, runs, evals, statistics)
     return ExperimentData(experiment, runs, values)

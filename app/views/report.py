@@ -16,8 +16,6 @@ from db.store import RunStore
 from sphere_engine.experiments import (
     EXPERIMENT_TAG,
     EXPERIMENTS,
-    TRAIN_MEAN_FRACTION,
-    TRAIN_MEAN_PREFIX,
     VARIANT_TAG,
 )
 from sphere_engine.experiments.tables import (
@@ -36,8 +34,8 @@ def _load(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     experiment = EXPERIMENTS[name]
     store = RunStore()
     runs = experiment_runs(store, EXPERIMENT_TAG + name, VARIANT_TAG)
-    evals, train = experiment.metric_sources()
-    values = experiment_values(store, runs, evals, train, TRAIN_MEAN_FRACTION, TRAIN_MEAN_PREFIX)
+    evals, statistics = experiment.metric_sources()
+    values = experiment_values(store, runs, evals, statistics)
     return runs.drop(columns=["config"]), values
 
 

@@ -19,6 +19,7 @@ from sphere_engine.experiments import (
 from sphere_engine.experiments.spec import (
     TRAIN_MEAN_FRACTION,
     TRAIN_MEAN_PREFIX,
+    TRAIN_MEDIAN_PREFIX,
     Claim,
     Comparison,
     Experiment,
@@ -46,6 +47,7 @@ __all__ = [
     "EXPERIMENT_TAG",
     "TRAIN_MEAN_FRACTION",
     "TRAIN_MEAN_PREFIX",
+    "TRAIN_MEDIAN_PREFIX",
     "VARIANT_TAG",
     "Claim",
     "Comparison",

@@ -9,7 +9,11 @@ Metric keys name where a value comes from in the run store:
 - ``"recall@1"`` (no prefix): the run's last evaluation value (``db.queries.final_metrics``);
 - ``"train_mean:norm/var"``: the mean of a per-step training scalar over the last
   ``TRAIN_MEAN_FRACTION`` of the steps (the papers' "mean norm variance of the training
-  batches").
+  batches");
+- ``"train_median:grad/norm_inv_corr"``: the median of a per-step training scalar over
+  the whole run (for mechanism statistics that are undefined or zero once a loss stops
+  producing gradients, and ratios with heavy tails); ``"train_run_mean:"``: the mean
+  over the whole run.
 """
 
 from __future__ import annotations
@@ -21,6 +25,14 @@ from typing import Any, Literal
 TRAIN_MEAN_PREFIX = "train_mean:"
 #: Training scalars are averaged over the last quarter of the run (after the transient).
 TRAIN_MEAN_FRACTION = 0.25
+TRAIN_MEDIAN_PREFIX = "train_median:"
+TRAIN_RUN_MEAN_PREFIX = "train_run_mean:"
+#: prefix -> (fraction of the run's last steps, aggregate) of the training statistics
+TRAINING_STATISTICS: dict[str, tuple[float, str]] = {
+    TRAIN_MEAN_PREFIX: (TRAIN_MEAN_FRACTION, "mean"),
+    TRAIN_MEDIAN_PREFIX: (1.0, "median"),
+    TRAIN_RUN_MEAN_PREFIX: (1.0, "mean"),
+}
 
 
 @dataclass(frozen=True)
@@ -89,12 +101,18 @@ class Experiment:
     pairs: tuple[tuple[str, str], ...] = ()
     notes: str = ""
 
-    def metric_sources(self) -> tuple[list[str], list[str]]:
-        """(evaluation metric names, training scalar names) the tables need."""
-        keys = [m.key for m in self.metrics]
-        evals = [k for k in keys if not k.startswith(TRAIN_MEAN_PREFIX)]
-        train = [k[len(TRAIN_MEAN_PREFIX) :] for k in keys if k.startswith(TRAIN_MEAN_PREFIX)]
-        return evals, train
+    def metric_sources(self) -> tuple[list[str], list[tuple[str, str, float, str]]]:
+        """What the tables need: evaluation metric names, and per training statistic
+        (column key, scalar name, fraction of the last steps, aggregate)."""
+        evals, statistics = [], []
+        for metric in self.metrics:
+            prefix = next((p for p in TRAINING_STATISTICS if metric.key.startswith(p)), None)
+            if prefix is None:
+                evals.append(metric.key)
+                continue
+            fraction, aggregate = TRAINING_STATISTICS[prefix]
+            statistics.append((metric.key, metric.key[len(prefix) :], fraction, aggregate))
+        return evals, statistics
 
     def variant(self, name: str) -> Variant:
         for variant in self.variants:
