@@ -91,6 +91,13 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
     ]
     if experiment.notes:
         lines += ["", f"Note: {experiment.notes}"]
+    ran_steps = int(data.runs["steps"].max())
+    if ran_steps < experiment.steps:
+        lines += [
+            "",
+            f"**Reduced run:** {ran_steps} of the declared {experiment.steps} steps (the "
+            "machine's budget); compare directions, not absolute values, with the paper.",
+        ]
     missing = _missing_runs(data)
     if missing:
         lines += ["", f"**Incomplete:** no finished run for {missing}."]
