@@ -21,7 +21,7 @@ def gain_vs_drop(pairs: pd.DataFrame, r: float, n: int, path: Path) -> Path:
     """Scatter of the R@1 gain against log10(variance without / with SEC), a colour per
     loss; ``r``, ``n``: the Pearson correlation of exactly these points."""
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(5.5, 4.0), dpi=110)
+    figure, axes = plt.subplots(figsize=(5.5, 4.0), dpi=90)
     for name, group in pairs.groupby("pair", sort=False):
         axes.scatter(group["log_variance_ratio"], group["r1_gain"], label=name, s=28)
     axes.axhline(0, color="grey", linewidth=0.6)
@@ -42,8 +42,10 @@ def scatter_matrix(
     coloured by class (RePoNets' ∧ / + / × shapes)."""
     plt = _pyplot()
     dims = min(dims, embeddings.shape[1], 5)  # more panels are unreadable
+    keep = np.random.default_rng(0).permutation(len(labels))[:1000]  # keeps the PNG small
+    embeddings, labels = embeddings[keep], labels[keep]
     unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
-    figure, grid = plt.subplots(dims, dims, figsize=(1.7 * dims, 1.7 * dims), dpi=100)
+    figure, grid = plt.subplots(dims, dims, figsize=(1.7 * dims, 1.7 * dims), dpi=60)
     grid = np.atleast_2d(grid)
     for row in range(dims):
         for col in range(dims):
@@ -53,7 +55,7 @@ def scatter_matrix(
             if row == col:
                 axes.hist(unit[:, col], bins=30, color="grey")
                 continue
-            axes.scatter(unit[:, col], unit[:, row], c=labels, cmap="tab10", s=1.5, alpha=0.6)
+            axes.scatter(unit[:, col], unit[:, row], c=labels, cmap="tab10", s=1.0, alpha=0.7)
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
     figure.savefig(path)
