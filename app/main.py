@@ -51,6 +51,9 @@ def main() -> None:
                 icon=":material/scatter_plot:",
                 url_path="geometry",
             ),
+            st.Page(
+                "views/report.py", title="Report", icon=":material/fact_check:", url_path="report"
+            ),
         ],
     }
     st.navigation(pages).run()

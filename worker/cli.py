@@ -46,6 +46,23 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument(
         "--timeout", type=float, default=1.0, help="seconds to wait for workers to answer"
     )
+    reproduce = commands.add_parser("reproduce", help="run a declared paper experiment")
+    reproduce.add_argument("names", nargs="+", metavar="NAME", help="experiment(s), or all")
+    reproduce.add_argument("--seeds", type=int, nargs="+", default=None, help="default: declared")
+    reproduce.add_argument("--data-root", default=None, help="folder holding MNIST/ etc.")
+    reproduce.add_argument("--steps-scale", type=float, default=1.0, help="× declared steps")
+    reproduce.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a setting of every run, e.g. data.batch_size=128",
+    )  # fmt: skip
+    reproduce.add_argument("--variants", nargs="+", default=None, help="only these arms")
+    where = reproduce.add_mutually_exclusive_group()
+    where.add_argument("--local", action="store_true", help="train here (default)")
+    where.add_argument("--launch", action="store_true", help="enqueue on the workers")
+
+    report = commands.add_parser("report", help="write the reproduction report from the store")
+    report.add_argument("--out", default=None, help="default docs/reproduction.md")
+    report.add_argument("--only", nargs="+", default=None, metavar="NAME", help="experiments")
     return parser
 
 
@@ -59,6 +76,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from worker.local_run import analyze_command
 
         return analyze_command(args.path, args.out)
+    if args.command == "reproduce":
+        from worker.reproduce import reproduce_command
+
+        return reproduce_command(
+            args.names,
+            args.seeds,
+            args.steps_scale,
+            args.data_root,
+            args.launch,
+            args.overrides,
+            args.variants,
+        )
+    if args.command == "report":
+        from worker.report import report_command
+
+        return report_command(args.out, args.only)
     if args.command == "up":
         from worker.stack import up
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
@@ -22,9 +22,12 @@ from db.store import RunStore
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
-from sphere_engine.tracking import BaseTracker, CompositeTracker
+from sphere_engine.tracking import BaseTracker, CompositeTracker, Tracker
 from sphere_engine.validation import validate
 from worker import settings
+
+if TYPE_CHECKING:
+    from sphere_engine.train import TrainingResult
 
 
 class ProgressBar(BaseTracker):
@@ -71,32 +74,57 @@ def _lifecycle(store: RunStore, run_id: str) -> RunLifecycle:
     )
 
 
-def train_command(config_path: str, overrides: list[str], name: str | None = None) -> int:
-    """Train in this process, recording into the store; returns the exit code."""
+def record_train_run(
+    store: RunStore,
+    config: RunConfig,
+    name: str,
+    *,
+    tags: Sequence[str] = (),
+    sweep_id: str | None = None,
+) -> str:
+    """Record a run this process is about to train; its id."""
+    # Recorded as running at once: a queued run that no broker holds could be picked up.
+    run_id = store.create_run(
+        config.to_dict(), name, kind="train", tags=tags, sweep_id=sweep_id, status="running"
+    )
+    print(f"run {run_id} ({name}) recorded in {store.home}", file=sys.stderr)
+    return run_id
+
+
+def train_recorded(
+    store: RunStore, run_id: str, config: RunConfig, progress: Tracker | None = None
+) -> TrainingResult:
+    """Train a validated ``config`` in this process as run ``run_id`` (recorded by
+    ``record_train_run``), with the lifecycle a worker uses: heartbeat, cancel flag, end
+    of run, failures recorded on the run and re-raised."""
     from sphere_engine.train import run_training
 
+    with _lifecycle(store, run_id) as run:
+        if not config.training.checkpoint_dir:
+            config.training.checkpoint_dir = str(run.checkpoint_dir)
+        tracker = CompositeTracker(run.tracker, progress) if progress else run.tracker
+        result = run_training(config, tracker, run.should_stop)
+        if result.cancelled:
+            run.end(
+                "cancelled", f"cancelled at step {result.steps_completed}", device=result.device
+            )
+        else:
+            run.end("finished", device=result.device)
+    return result
+
+
+def train_command(config_path: str, overrides: list[str], name: str | None = None) -> int:
+    """Train in this process, recording into the store; returns the exit code."""
     try:
         config = RunConfig.from_toml(config_path, overrides)
         validate(config)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    store = RunStore()
-    run_name = name or Path(config_path).stem
-    # Recorded as running at once: a queued run that no broker holds could be picked up.
-    run_id = store.create_run(config.to_dict(), run_name, kind="train", status="running")
-    print(f"run {run_id} ({run_name}) recorded in {store.home}", file=sys.stderr)
     try:
-        with _lifecycle(store, run_id) as run:
-            if not config.training.checkpoint_dir:
-                config.training.checkpoint_dir = str(run.checkpoint_dir)
-            tracker = CompositeTracker(run.tracker, ProgressBar())
-            result = run_training(config, tracker, run.should_stop)
-            if result.cancelled:
-                message = f"cancelled at step {result.steps_completed}"
-                run.end("cancelled", message, device=result.device)
-            else:
-                run.end("finished", device=result.device)
+        store = RunStore()
+        run_id = record_train_run(store, config, name or Path(config_path).stem)
+        result = train_recorded(store, run_id, config, progress=ProgressBar())
     except KeyboardInterrupt:
         print("\ncancelled", file=sys.stderr)
         return 130

@@ -22,10 +22,14 @@ class TupletMarginLoss(BaseLoss):
     For each anchor-positive pair (a, p) with angle θ_ap and all negatives n of a:
       L_tuplet(a, p) = log(1 + Σ_n exp(s (cos θ_an − cos(θ_ap − β)))),
     averaged over anchor-positive pairs; β (radians) slackens the positive angle.
-    Intra-pair variance, with E the batch means (detached: targets, like SEC's μ):
+    Intra-pair variance, with E the batch means:
       L_ipv = mean_pos [(1 − ε) E[cos θ_ap] − cos θ_ap]²_+
             + mean_neg [cos θ_an − (1 + ε) E[cos θ_an]]²_+.
     L = L_tuplet + λ L_ipv. Parts without pairs contribute 0.
+    As in Yu & Tao and pytorch-metric-learning, the gradient flows through the means E[·]
+    (``detach_means=False``). Unlike SEC's μ, detaching them is not a no-op: the hinge
+    keeps only one side of the mean, so the terms' derivatives w.r.t. E do not cancel.
+    ``detach_means=True`` treats the means as constant targets (a variant, off by default).
     """
 
     param_help: ClassVar[dict[str, str]] = {
@@ -33,6 +37,8 @@ class TupletMarginLoss(BaseLoss):
         "scale": "s, scale of the cosine logits (inverse temperature)",
         "lambda_ipv": "λ, weight of the intra-pair variance term (0 turns it off)",
         "eps": "ε, relative slack of the intra-pair variance targets (unitless)",
+        "detach_means": "treat the batch means E[cos θ] of the variance term as constants "
+        "(a variant; the paper lets the gradient flow through them)",
     }
 
     def __init__(
@@ -42,6 +48,7 @@ class TupletMarginLoss(BaseLoss):
         scale: float = 64.0,
         lambda_ipv: float = 0.5,
         eps: float = 0.01,
+        detach_means: bool = False,
         **base: Any,
     ) -> None:
         super().__init__(**base)
@@ -50,6 +57,9 @@ class TupletMarginLoss(BaseLoss):
         check_option("lambda_ipv", lambda_ipv, low=0)
         check_option("eps", eps, low=0.0, high=1.0)
         self.margin, self.scale, self.lambda_ipv, self.eps = margin, scale, lambda_ipv, eps
+        if not isinstance(detach_means, bool):
+            raise ValueError(f"detach_means: {detach_means!r} is not allowed; use true or false")
+        self.detach_means = detach_means
 
     def compute_loss(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         sim = cosine_matrix(embeddings).clamp(-1 + _COS_CLAMP, 1 - _COS_CLAMP)  # N × N
@@ -62,8 +72,11 @@ class TupletMarginLoss(BaseLoss):
         zeros = torch.zeros_like(cos_ap)[:, None]
         tuplet = torch.logsumexp(torch.cat([zeros, logits], dim=1), dim=1)  # M
         cos_an = sim[negative]
-        pos_target = (1 - self.eps) * mean_or_zero(cos_ap).detach()
-        neg_target = (1 + self.eps) * mean_or_zero(cos_an).detach()
+        mean_ap, mean_an = mean_or_zero(cos_ap), mean_or_zero(cos_an)
+        if self.detach_means:
+            mean_ap, mean_an = mean_ap.detach(), mean_an.detach()
+        pos_target = (1 - self.eps) * mean_ap
+        neg_target = (1 + self.eps) * mean_an
         ipv = mean_or_zero((pos_target - cos_ap).clamp(min=0) ** 2) + mean_or_zero(
             (cos_an - neg_target).clamp(min=0) ** 2
         )

@@ -51,3 +51,37 @@ def test_coincident_points_have_finite_gradients(circle):
 def test_rejects_negative_lambda():
     with pytest.raises(ValueError, match="lambda_ipv"):
         TupletMarginLoss(lambda_ipv=-1.0)
+
+
+def _points() -> torch.Tensor:
+    # float64, well away from coincident points and from the hinges' kinks
+    return torch.randn(8, 3, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+
+
+POINT_LABELS = torch.tensor([0, 0, 0, 1, 1, 1, 2, 2])
+
+
+def test_gradient_flows_through_the_batch_means():
+    # Yu & Tao / pytorch-metric-learning: no stop-gradient on E[cos θ]. The autograd
+    # gradient must match finite differences of the loss, which see the means move.
+    loss = TupletMarginLoss(margin=0.1, scale=4.0, lambda_ipv=5.0, eps=0.05)
+    embeddings = _points().requires_grad_()
+    assert torch.autograd.gradcheck(lambda e: loss(e, POINT_LABELS), (embeddings,), eps=1e-6)
+
+
+def test_detaching_the_means_is_an_explicit_variant_that_changes_the_gradient():
+    embeddings = _points()
+    gradients = []
+    for detach in (False, True):
+        loss = TupletMarginLoss(scale=4.0, lambda_ipv=5.0, eps=0.05, detach_means=detach)
+        points = embeddings.clone().requires_grad_()
+        loss(points, POINT_LABELS).backward()
+        gradients.append(points.grad)
+    # same value, different gradient: detaching is not a no-op here (unlike SEC's μ)
+    assert not torch.allclose(gradients[0], gradients[1], atol=1e-8)
+    assert TupletMarginLoss().detach_means is False
+
+
+def test_rejects_a_non_boolean_detach_means():
+    with pytest.raises(ValueError, match="detach_means"):
+        TupletMarginLoss(detach_means="yes")

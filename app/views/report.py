@@ -1,0 +1,102 @@
+"""Report: the declared paper experiments, paper vs measured, from the run store.
+
+The same tables and verdicts as ``spherescope report`` (docs/reproduction.md), with the
+key charts: one metric per variant with its seed spread, and for ``sec-losses`` the R@1
+gain against the norm-variance drop.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from db.experiment_runs import experiment_runs, experiment_values
+from db.store import RunStore
+from sphere_engine.experiments import (
+    EXPERIMENT_TAG,
+    EXPERIMENTS,
+    VARIANT_TAG,
+)
+from sphere_engine.experiments.tables import (
+    check_claims,
+    display_table,
+    paired_effects,
+    pearson,
+    summary,
+)
+
+_ICONS = {"agrees": ":material/check_circle:", "disagrees": ":material/cancel:"}
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _load(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    experiment = EXPERIMENTS[name]
+    store = RunStore()
+    runs = experiment_runs(store, EXPERIMENT_TAG + name, VARIANT_TAG)
+    evals, statistics = experiment.metric_sources()
+    values = experiment_values(store, runs, evals, statistics)
+    return runs.drop(columns=["config"]), values
+
+
+def main() -> None:
+    st.title("Reproduction report")
+    name = st.selectbox(
+        "Experiment",
+        list(EXPERIMENTS),
+        key="report.experiment",
+        format_func=lambda n: f"{n}: {EXPERIMENTS[n].title}",
+    )
+    experiment = EXPERIMENTS[name]
+    st.caption(experiment.description)
+    runs, values = _load(name)
+    if runs.empty:
+        st.info(
+            f"Not run yet: `spherescope reproduce {name} --local` (or `--launch`).",
+            icon=":material/info:",
+        )
+        st.stop()
+    steps = ", ".join(str(s) for s in sorted(set(runs["steps"])))
+    seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
+    st.markdown(f"{len(runs)} runs · steps {steps} · seeds {seeds} · mean ± std over seeds")
+    st.dataframe(display_table(experiment, values), hide_index=True, width="stretch")
+
+    st.subheader("Claims")
+    for verdict in check_claims(experiment, values):
+        icon = _ICONS.get(verdict.verdict, ":material/help:")
+        st.markdown(f"{icon} **{verdict.verdict}**: {verdict.claim.text} — {verdict.detail}")
+
+    st.subheader("Per variant")
+    labels = [m.label for m in experiment.metrics]
+    metric = st.selectbox("Metric", labels, key="report.metric")
+    table = summary(experiment, values)
+    chosen = table[table["metric"] == metric].assign(
+        low=lambda t: t["mean"] - t["std"].fillna(0), high=lambda t: t["mean"] + t["std"].fillna(0)
+    )
+    order = [v.name for v in experiment.variants]
+    base = alt.Chart(chosen).encode(y=alt.Y("variant:N", sort=order, title=None))
+    bars = base.mark_bar().encode(x=alt.X("mean:Q", title=metric), tooltip=["mean", "std", "n"])
+    spread = base.mark_errorbar().encode(x="low:Q", x2="high:Q")
+    paper = base.mark_tick(color="red", thickness=2).encode(x="paper:Q")
+    st.altair_chart(bars + spread + paper, width="stretch")
+    st.caption("Bars: measured mean; whiskers: ± one seed std; red ticks: the paper's value.")
+
+    if "loss_pairs" in experiment.analyses:
+        pairs = paired_effects(experiment, values)
+        if not pairs.empty:
+            r, n = pearson(pairs["variance_drop"], pairs["r1_gain"])
+            st.subheader(f"R@1 gain vs norm-variance drop (r = {r:.2f}, n = {n})")
+            scatter = (
+                alt.Chart(pairs)
+                .mark_circle(size=70)
+                .encode(
+                    x=alt.X("variance_drop:Q", title="training norm-variance drop"),
+                    y=alt.Y("r1_gain:Q", title="R@1 gain (points)"),
+                    color=alt.Color("pair:N", title="loss"),
+                    tooltip=["pair", "seed", "variance_drop", "r1_gain"],
+                )
+            )
+            st.altair_chart(scatter, width="stretch")
+
+
+main()

@@ -1,0 +1,58 @@
+"""The paper experiments SphereScope reproduces, declared once as data (no torch).
+
+``spherescope reproduce NAME`` runs one, ``spherescope report`` and the dashboard's
+Report page render them from the run store. Add an experiment: a module here with an
+``EXPERIMENT`` and one line in ``_MODULES``.
+"""
+
+from __future__ import annotations
+
+from sphere_engine.experiments import (
+    isotropic,
+    reponet,
+    sec_ablation,
+    sec_bn_wn,
+    sec_losses,
+    sec_optimizers,
+    sec_simclr,
+)
+from sphere_engine.experiments.spec import (
+    TRAIN_MEAN_FRACTION,
+    TRAIN_MEAN_PREFIX,
+    TRAIN_MEDIAN_PREFIX,
+    Claim,
+    Comparison,
+    Experiment,
+    Metric,
+    Variant,
+)
+
+_MODULES = (sec_ablation, sec_losses, sec_bn_wn, sec_optimizers, sec_simclr, reponet, isotropic)
+EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in _MODULES}
+
+#: Tags that mark a run as part of an experiment and name its variant.
+EXPERIMENT_TAG = "repro:"
+VARIANT_TAG = "variant:"
+
+
+def get_experiment(name: str) -> Experiment:
+    """The declared experiment ``name``; ``ValueError`` listing the known ones otherwise."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"experiment: {name!r} is unknown; choose one of {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name]
+
+
+__all__ = [
+    "EXPERIMENTS",
+    "EXPERIMENT_TAG",
+    "TRAIN_MEAN_FRACTION",
+    "TRAIN_MEAN_PREFIX",
+    "TRAIN_MEDIAN_PREFIX",
+    "VARIANT_TAG",
+    "Claim",
+    "Comparison",
+    "Experiment",
+    "Metric",
+    "Variant",
+    "get_experiment",
+]
