@@ -128,7 +128,14 @@ class RunLifecycle:
         if self.store.cancel_requested(self.run_id):
             self.store.set_status(self.run_id, "cancelled", "cancelled before it started")
             raise RunNotStartable(self.run_id, "cancelled")
-        self.store.set_status(self.run_id, "running", host=socket.gethostname(), pid=os.getpid())
+        try:  # the claim: of processes racing for one queued run, exactly one gets here
+            owner = {"host": socket.gethostname(), "pid": os.getpid()}
+            if record.status == "queued":
+                self.store.start_run(self.run_id, **owner)
+            else:  # accept_running: this process created it running
+                self.store.set_status(self.run_id, "running", **owner)
+        except ValueError:  # claimed, or even ended, by another process meanwhile
+            raise RunNotStartable(self.run_id, self.store.get_run(self.run_id).status) from None
         self.heartbeat.__enter__()
         try:
             self._tracker = self.store.tracker(self.run_id, flush_interval=self.flush_interval)
