@@ -19,6 +19,7 @@ import numpy as np
 
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
+from db.write_errors import StoreWriteError
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import BaseTracker, CompositeTracker
@@ -101,7 +102,8 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
     except KeyboardInterrupt:
         print("\ncancelled", file=sys.stderr)
         return 130
-    except (TrainingDivergedError, ValueError) as error:  # recorded as the worker does
+    except (TrainingDivergedError, ValueError, StoreWriteError, OSError) as error:
+        # Recorded as the worker does; one line (a full disk names the file it was writing).
         print(f"\nerror: {error}", file=sys.stderr)
         return 1
     if result.cancelled:
