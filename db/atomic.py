@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from db.write_errors import NoSpaceError, is_no_space
+
 TEMP_PREFIX = ".tmp-"
 
 
@@ -26,7 +28,8 @@ def temp_path_for(path: Path) -> Path:
 def write_atomic(path: Path, write: Callable[[Path], None], *, fsync: bool = True) -> None:
     """Call ``write(temp_path)`` and rename the result over ``path``.
 
-    On any error the temporary file is removed and the error propagates.
+    On any error the temporary file is removed and the error propagates (a full disk
+    as ``db.write_errors.NoSpaceError``, naming ``path``).
     """
     temp = temp_path_for(path)
     try:
@@ -38,8 +41,10 @@ def write_atomic(path: Path, write: Callable[[Path], None], *, fsync: bool = Tru
             finally:
                 os.close(fd)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as error:
         temp.unlink(missing_ok=True)
+        if is_no_space(error):  # one line naming the file, not a bare "[Errno 28]"
+            raise NoSpaceError(path) from None
         raise
 
 

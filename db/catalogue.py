@@ -78,6 +78,7 @@ class FileCatalogue:
         """Quarantine ``path``: readers skip it and compaction never deletes it."""
         with self._lock:
             self._bad_files[str(path)] = reason
+            self._good_files.discard(str(path))
         self.report_problem(f"corrupt file skipped: {path}: {reason}")
 
     def is_bad_file(self, path: Path) -> bool:

@@ -33,6 +33,8 @@ class Heartbeat:
         while not self._stop.is_set():
             try:
                 self.store.heartbeat(self.run_id)
+            except OSError as error:  # a full disk: one line per beat, not a traceback
+                log.warning("heartbeat of run %s failed: %s", self.run_id, error)
             except Exception:  # a missed beat must not kill the run; the next one retries
                 log.exception("heartbeat of run %s failed", self.run_id)
             self._stop.wait(self.interval)

@@ -37,6 +37,8 @@ HEARTBEAT = "heartbeat.json"
 USER = "user.json"
 RUN_INFO = "run_info.json"
 CANCEL = "CANCEL"
+CLAIM = "claim"  # created with O_EXCL by the one process that takes a queued run
+ENDED = "ended.json"  # a copy of the terminal status, to rebuild a damaged status.json
 
 
 def resolve_home(home: str | os.PathLike[str] | None) -> Path:

@@ -38,6 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from db.heartbeat import Heartbeat
 from db.records import TERMINAL
+from db.write_errors import (
+    NoSpaceError,
+    StoreWriteError,
+    is_no_space,
+    release_space,
+    reserve_space,
+)
 from sphere_engine.errors import TrainingDivergedError
 
 if TYPE_CHECKING:
@@ -60,7 +67,7 @@ class RunNotStartable(RuntimeError):
 
 def failure_message(error: BaseException) -> str:
     """The status message for a run that ended with ``error``."""
-    if isinstance(error, (TrainingDivergedError, ValueError)):
+    if isinstance(error, (TrainingDivergedError, ValueError, StoreWriteError, NoSpaceError)):
         return str(error)  # already a complete sentence naming the cause (or the field)
     return f"{type(error).__name__}: {error}"
 
@@ -128,13 +135,23 @@ class RunLifecycle:
         if self.store.cancel_requested(self.run_id):
             self.store.set_status(self.run_id, "cancelled", "cancelled before it started")
             raise RunNotStartable(self.run_id, "cancelled")
-        self.store.set_status(self.run_id, "running", host=socket.gethostname(), pid=os.getpid())
+        try:  # the claim: of processes racing for one queued run, exactly one gets here
+            owner = {"host": socket.gethostname(), "pid": os.getpid()}
+            if record.status == "queued":
+                self.store.start_run(self.run_id, **owner)
+            else:  # accept_running: this process created it running
+                self.store.set_status(self.run_id, "running", **owner)
+        except ValueError:  # claimed, or even ended, by another process meanwhile
+            raise RunNotStartable(self.run_id, self.store.get_run(self.run_id).status) from None
+        # Room to record the end even if the run fills the disk (given back on leaving).
+        reserve_space(self.store.run_dir(self.run_id))
         self.heartbeat.__enter__()
         try:
             self._tracker = self.store.tracker(self.run_id, flush_interval=self.flush_interval)
         except BaseException as error:  # claimed but cannot log: it must not stay running
             self._end_after(error)
             self.heartbeat.__exit__(None, None, None)
+            release_space(self.store.run_dir(self.run_id))
             raise
         return self
 
@@ -157,6 +174,7 @@ class RunLifecycle:
             raise
         finally:
             self.heartbeat.__exit__(None, None, None)
+            release_space(self.store.run_dir(self.run_id))
 
     def _end_after(self, error: BaseException) -> None:
         if self._tracker is not None:
@@ -174,4 +192,9 @@ class RunLifecycle:
 
     def _end(self, status: str, message: str, **fields: Any) -> None:
         self.status = status
-        self.store.end_run(self.run_id, status, message, **fields)
+        try:
+            self.store.end_run(self.run_id, status, message, **fields)
+        except OSError as error:  # a full disk: give the reserve back and write the end
+            if not (is_no_space(error) and release_space(self.store.run_dir(self.run_id))):
+                raise
+            self.store.end_run(self.run_id, status, message, **fields)

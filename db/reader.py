@@ -5,11 +5,14 @@ runs' folders keeps it fast with many runs), and runs the query on a fresh curso
 process-wide in-memory DuckDB database (one per call, so any thread may read). Two
 things can go wrong while runs are writing, and both are handled here:
 
-* a listed file vanished (compaction replaced chunks, or the run was deleted): list
-  again and retry;
+* a listed file vanished (compaction replaced chunks, the run was deleted, or its
+  folder is being removed by hand, file by file): list again at once and retry,
+  for up to ``VANISHED_RETRY_S``;
 * a file is corrupt or foreign (garbage bytes, another schema): it is checked, skipped
   from then on (quarantined in the ``db.catalogue.FileCatalogue``), and reported
-  through its ``problems()``.
+  through its ``problems()``. Files once read in full are cached as good; when a read
+  fails and no unchecked file explains it, those are checked again (a file can be
+  damaged after it was read).
 
 Readers depend on the catalogue only; passing a ``RunStore`` reads its catalogue.
 """
@@ -35,7 +38,8 @@ from db.schema import TABLES, empty_table, has_schema
 
 log = logging.getLogger(__name__)
 
-ATTEMPTS = 8
+ATTEMPTS = 8  # quarantine passes (each finds at least one more bad file)
+VANISHED_RETRY_S = 10.0  # a run folder removed file by file: keep listing again this long
 _LEADING_WITH = re.compile(r"\s*WITH\s+", re.IGNORECASE)
 _lock = threading.Lock()
 _base: tuple[int, duckdb.DuckDBPyConnection] | None = None
@@ -77,8 +81,9 @@ def query_arrow(
         if not alias.isidentifier():
             raise ValueError(f"source alias {alias!r} is not an identifier")
     catalogue = catalogue_of(source)
-    last_error: Exception | None = None
-    for attempt in range(ATTEMPTS):
+    deadline = time.monotonic() + VANISHED_RETRY_S
+    checks = 0
+    while True:
         if list_files is not None:
             files = list_files()
         else:
@@ -88,17 +93,14 @@ def query_arrow(
             }
         try:
             return _execute(sources, files, sql, params or {})
-        except duckdb.Error as error:
-            last_error = error
+        except duckdb.Error:
             listed = [path for paths in files.values() for path in paths]
-            if any(not path.exists() for path in listed):
-                time.sleep(0.005 * attempt)  # a compaction or delete is in progress
-                continue
-            if _quarantine_bad_files(catalogue, sources, files):
+            if any(not path.exists() for path in listed) and time.monotonic() < deadline:
+                continue  # compacted or removed meanwhile: list again at once, without them
+            checks += 1
+            if checks < ATTEMPTS and _quarantine_bad_files(catalogue, sources, files):
                 continue
             raise
-    assert last_error is not None
-    raise last_error
 
 
 def read_files(source: FileSource, table: str, paths: Sequence[Path]) -> pa.Table:
@@ -148,21 +150,28 @@ def _execute(
 def _quarantine_bad_files(
     catalogue: FileCatalogue, sources: Sources, files: dict[str, list[Path]]
 ) -> bool:
-    """Check every listed file not yet known good; mark the bad ones. Any found?"""
-    found = False
-    for alias, (table, _) in sources.items():
-        for path in files[alias]:
-            reason = check_file(catalogue, path, table)
-            if reason is not None:
-                catalogue.mark_bad_file(path, reason)
-                found = True
-    return found
+    """Check every listed file not yet known good and mark the bad ones; if none is,
+    check the known-good ones again (a file can be damaged after it was read). Any?"""
+    for trust_cache in (True, False):
+        found = False
+        for alias, (table, _) in sources.items():
+            for path in files[alias]:
+                reason = check_file(catalogue, path, table, trust_cache=trust_cache)
+                if reason is not None:
+                    catalogue.mark_bad_file(path, reason)
+                    found = True
+        if found:
+            return True
+    return False
 
 
-def check_file(catalogue: FileCatalogue, path: Path, table: str) -> str | None:
+def check_file(
+    catalogue: FileCatalogue, path: Path, table: str, *, trust_cache: bool = True
+) -> str | None:
     """Why ``path`` cannot be read as ``table`` (``None`` if it can). Results are cached:
-    store files are immutable, so a file once read in full stays good."""
-    if catalogue.is_known_good(path):
+    store files are immutable, so a file once read in full stays good, unless a read
+    fails and nothing else explains it (``trust_cache=False``)."""
+    if trust_cache and catalogue.is_known_good(path):
         return None
     try:
         schema = pq.read_schema(path)

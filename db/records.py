@@ -10,6 +10,8 @@ from typing import Any
 STATUSES: tuple[str, ...] = ("queued", "running", "finished", "failed", "cancelled", "lost")
 TERMINAL: frozenset[str] = frozenset({"finished", "failed", "cancelled", "lost"})
 KINDS: tuple[str, ...] = ("train", "analysis", "external")
+# Shown (never written) for a run whose status.json cannot be read and cannot be rebuilt.
+UNKNOWN = "unknown"
 
 # Allowed status changes. Setting the current status again only updates the fields.
 # Terminal runs may be queued again (a rerun); a run marked lost that turns out to be
@@ -21,6 +23,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "failed": frozenset({"queued"}),
     "cancelled": frozenset({"queued"}),
     "lost": frozenset({"queued", "running", "finished", "failed", "cancelled"}),
+    # Unreadable status: its own process may still end it, a user may rerun it; nothing
+    # may guess that it is lost (the reaper) or start it (a second claim).
+    UNKNOWN: frozenset({"queued", "finished", "failed", "cancelled"}),
 }
 
 
@@ -28,6 +33,11 @@ def check_status(status: object) -> str:
     if status not in STATUSES:
         raise ValueError(f"status {status!r} is unknown; choose one of {', '.join(STATUSES)}")
     return str(status)
+
+
+def check_status_filter(status: object) -> str:
+    """A status to filter listings by: a stored one, or ``unknown``."""
+    return UNKNOWN if status == UNKNOWN else check_status(status)
 
 
 def check_kind(kind: object) -> str:

@@ -24,8 +24,10 @@ from db.records import (
     build_record,
     check_kind,
     check_status,
+    check_status_filter,
     check_tags,
 )
+from db.status_file import read_status_doc
 
 
 def read_optional(catalogue: FileCatalogue, path: Path) -> dict[str, Any] | None:
@@ -107,10 +109,11 @@ def get_run(catalogue: FileCatalogue, run_id: str) -> RunRecord:
         raise ValueError(f"run {run_id}: {error}") from None
     if meta is None:
         raise ValueError(f"unknown run id {run_id!r} (it was deleted)")
+    status, _ = read_status_doc(catalogue, folder)  # rebuilt if damaged, never guessed
     return build_record(
         run_id,
         meta,
-        read_optional(catalogue, folder / layout.STATUS),
+        status,
         read_optional(catalogue, folder / layout.HEARTBEAT),
         read_optional(catalogue, folder / layout.USER),
         read_optional(catalogue, folder / layout.RUN_INFO),
@@ -131,7 +134,7 @@ def list_runs(
     reported in ``problems()``."""
     statuses = {status} if isinstance(status, str) else set(status or ())
     for one in statuses:
-        check_status(one)
+        check_status_filter(one)
     if kind is not None:
         check_kind(kind)
     needle = search.strip().lower() if search else ""

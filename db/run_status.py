@@ -13,6 +13,13 @@ from db.atomic import write_json_atomic
 from db.catalogue import FileCatalogue
 from db.records import TERMINAL, check_status, check_transition
 from db.run_index import read_optional
+from db.status_file import (
+    RunAlreadyClaimed,
+    claim,
+    read_status_doc,
+    release_claim,
+    set_damaged_aside,
+)
 
 RECORD_FIELDS = ("device", "host")  # set_status fields that go to the record, not extra
 
@@ -26,13 +33,40 @@ def set_status(
     clears both and the cancel flag (a rerun). ``device``/``host`` go to the
     record; other keyword fields (JSON values) go to ``record.extra``.
     """
+    _change(catalogue, run_id, status, message, fields, must_claim=False)
+
+
+def start_run(catalogue: FileCatalogue, run_id: str, **fields: Any) -> None:
+    """``queued`` → ``running`` for exactly one of the processes that call it
+    (``status_file.RunAlreadyClaimed``, a ValueError, for the others, and for a run
+    that is no longer queued); ``fields`` as for ``set_status``."""
+    _change(catalogue, run_id, "running", "", fields, must_claim=True)
+
+
+def _change(
+    catalogue: FileCatalogue,
+    run_id: str,
+    status: str,
+    message: str,
+    fields: dict[str, Any],
+    *,
+    must_claim: bool,
+) -> None:
     check_status(status)
     if not isinstance(message, str):
         raise ValueError(f"status message must be a string, got {message!r}")
     folder = catalogue.existing_run_dir(run_id)
-    old = read_optional(catalogue, folder / layout.STATUS) or {}
+    old, problem = read_status_doc(catalogue, folder)
+    old = old or {}
     old_status = old.get("status", "queued")
     check_transition(run_id, old_status, status)
+    if must_claim and old_status != "queued":
+        raise RunAlreadyClaimed(f"run {run_id}: it is {old_status}, not queued")
+    claiming = status == "running" and (old_status == "queued" or must_claim)
+    if claiming:
+        claim(folder, run_id)  # exactly one process starts a queued run
+    if problem:
+        set_damaged_aside(folder)
     now = time.time()
     doc = dict(old)
     doc["status"] = status
@@ -41,19 +75,29 @@ def set_status(
         doc.pop("started_at", None)
         doc.pop("finished_at", None)
         (folder / layout.CANCEL).unlink(missing_ok=True)
+        (folder / layout.ENDED).unlink(missing_ok=True)
+        release_claim(folder)
     elif status == "running" and old_status != "running":
         doc["started_at"] = now
         doc.pop("finished_at", None)
     elif status in TERMINAL and old_status != status:
         doc["finished_at"] = now
     extra = dict(doc.get("extra", {}))
+    extra.pop("status_unreadable", None)
     for key, value in fields.items():
         if key in RECORD_FIELDS:
             doc[key] = str(value)
         else:
             extra[key] = value
     doc["extra"] = extra
-    write_json_atomic(folder / layout.STATUS, doc)
+    try:
+        write_json_atomic(folder / layout.STATUS, doc)
+    except BaseException:
+        if claiming:  # still queued: another process may take it
+            release_claim(folder)
+        raise
+    if status in TERMINAL:  # the copy a damaged status.json is rebuilt from
+        write_json_atomic(folder / layout.ENDED, doc, fsync=False)
 
 
 def heartbeat(
@@ -76,7 +120,11 @@ def heartbeat(
 def note_write_error(catalogue: FileCatalogue, run_id: str, message: str) -> None:
     """Record a tracker's failed write in the run's status (``extra.write_error``)."""
     folder = catalogue.existing_run_dir(run_id)
-    doc = read_optional(catalogue, folder / layout.STATUS) or {"status": "running"}
+    doc, problem = read_status_doc(catalogue, folder)
+    if problem:  # never rewrite a damaged status on a guess; the problem is reported
+        catalogue.report_problem(f"run {run_id}: write error not recorded: {message}")
+        return
+    doc = doc or {"status": "running"}
     doc["extra"] = {**doc.get("extra", {}), "write_error": message, "write_error_at": time.time()}
     write_json_atomic(folder / layout.STATUS, doc)
 

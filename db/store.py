@@ -105,6 +105,11 @@ class RunStore:
         see ``run_status.set_status``. Never compacts (see ``end_run``)."""
         run_status.set_status(self.files, run_id, status, message, **fields)
 
+    def start_run(self, run_id: str, **fields: Any) -> None:
+        """Claim a queued run for this process: ``queued`` → ``running`` for exactly one
+        caller, even across processes and hosts (``run_status.start_run``)."""
+        run_status.start_run(self.files, run_id, **fields)
+
     def end_run(self, run_id: str, status: str, message: str = "", **fields: Any) -> None:
         """Set a terminal status, then compact the run (one file per table for readers).
 

@@ -27,15 +27,14 @@ import pyarrow as pa
 from db import layout
 from db.chunks import write_table_file
 from db.schema import CHECKPOINTS, EVALS, NORMS, SCALARS, SNAPSHOTS, TABLES
+from db.write_errors import StoreWriteError, describe_write_error, is_no_space
+
+__all__ = ["StoreTracker", "StoreWriteError"]
 
 if TYPE_CHECKING:
     from db.store import RunStore
 
 log = logging.getLogger(__name__)
-
-
-class StoreWriteError(RuntimeError):
-    """Buffered values could not be written to the store (they stay buffered)."""
 
 
 def _check_step(step: Any) -> int:
@@ -224,17 +223,21 @@ class StoreTracker:
             try:
                 write_table_file(path, table, build(), fsync=self.fsync)
             except Exception as error:
-                failures.append(f"{table}: {type(error).__name__}: {error}")
+                failures.append((error, f"{table}: {describe_write_error(error, path)}"))
                 continue
             clear()
         try:
             self.store.heartbeat(self.run_id, *self._progress)
         except Exception as error:
-            failures.append(f"heartbeat: {type(error).__name__}: {error}")
+            beat = self.store.run_dir(self.run_id) / layout.HEARTBEAT
+            failures.append((error, f"heartbeat: {describe_write_error(error, beat)}"))
         if failures:
-            message = "; ".join(failures)
+            message = "; ".join(text for _, text in failures)
             log.error("run %s: store write failed: %s", self.run_id, message)
             self._note_error(message)
+            full = [text for error, text in failures if is_no_space(error)]
+            if full:  # one line: "no space left on device writing <path>"
+                raise StoreWriteError(full[0].split(": ", 1)[1])
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
         self.flushes += 1
         self._flushes_since_compaction += bool(pending_tables)
@@ -335,5 +338,5 @@ class StoreTracker:
     def _note_error(self, message: str) -> None:
         try:
             self.store.note_write_error(self.run_id, message)
-        except Exception:
-            log.exception("run %s: could not record the write error", self.run_id)
+        except Exception as error:  # e.g. the disk is full: one line, no traceback
+            log.warning("run %s: could not record the write error: %s", self.run_id, error)

@@ -19,14 +19,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import tomllib
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-# ----------------------------------------------------------------------------- helpers
 
 
 def option(default: Any, help: str, **constraints: Any) -> Any:
@@ -45,11 +44,25 @@ def _type_name(annotation: Any) -> str:
     return str(annotation).replace("typing.", "")
 
 
+def check_finite(value: Any, field_name: str) -> None:
+    """``ValueError`` naming the field if ``value`` is or holds a NaN or an infinity
+    (``<`` range checks pass NaN; the store's strict JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{field_name}: {value!r} is not a finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_finite(item, f"{field_name}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_finite(item, f"{field_name}[{index}]")
+
+
 def coerce_value(value: Any, annotation: Any, field_name: str) -> Any:
     """Check ``value`` against ``annotation`` and return it (ints widen to floats).
 
-    Raises ``ValueError`` naming the field, the value and the expected type.
+    Raises ``ValueError`` naming the field, the value and the expected type (or a NaN).
     """
+    check_finite(value, field_name)
     if annotation is None or annotation is Any:
         return value
     origin = typing.get_origin(annotation)

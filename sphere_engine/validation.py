@@ -106,7 +106,9 @@ def validate(config: RunConfig) -> None:
 
     data_options = _typed_options(datasets, data.name, data.options)
     try:
-        info = dataset_info(data.name, root=data.root, split=data.split, **data_options)
+        info = dataset_info(
+            data.name, root=data.root, split=data.split, download=data.download, **data_options
+        )
     except ValueError as error:
         raise _named("data", error) from None
     num_classes = info.num_classes_train

@@ -16,14 +16,13 @@ from sphere_engine.config import RunConfig
 from sphere_engine.validation import validate
 from worker import settings
 from worker.failures import failure_message
+from worker.train_in_run import train_in_run
 
 log = logging.getLogger(__name__)
 
 
 def execute_run(store: RunStore, run_id: str) -> str:
     """Train run ``run_id`` if it is still queued; return the status it ended with."""
-    from sphere_engine.train import run_training  # imported in the child (warm), never the parent
-
     lifecycle = RunLifecycle(
         store, run_id, heartbeat_s=settings.heartbeat_interval(), describe_failure=failure_message
     )
@@ -32,15 +31,7 @@ def execute_run(store: RunStore, run_id: str) -> str:
             # Checked again at start: a dataset root can vanish between launch and start.
             config = RunConfig.from_dict(store.get_run(run_id).config)
             validate(config)
-            if not config.training.checkpoint_dir:
-                config.training.checkpoint_dir = str(run.checkpoint_dir)
-            result = run_training(config, run.tracker, run.should_stop)
-            if result.cancelled:
-                reason = store.cancel_reason(run_id) or "cancelled"
-                message = f"{reason} at step {result.steps_completed}"
-                run.end("cancelled", message, device=result.device)
-            else:
-                run.end("finished", device=result.device)
+            train_in_run(run, config)  # torch is imported here, in the child, never the parent
     except RunNotStartable as skipped:
         if skipped.status != "cancelled":
             log.warning("%s", skipped)

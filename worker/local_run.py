@@ -19,12 +19,14 @@ import numpy as np
 
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
+from db.write_errors import StoreWriteError
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
-from sphere_engine.tracking import BaseTracker, CompositeTracker, Tracker
+from sphere_engine.tracking import BaseTracker, Tracker
 from sphere_engine.validation import validate
 from worker import settings
+from worker.train_in_run import train_in_run
 
 if TYPE_CHECKING:
     from sphere_engine.train import TrainingResult
@@ -97,20 +99,8 @@ def train_recorded(
     """Train a validated ``config`` in this process as run ``run_id`` (recorded by
     ``record_train_run``), with the lifecycle a worker uses: heartbeat, cancel flag, end
     of run, failures recorded on the run and re-raised."""
-    from sphere_engine.train import run_training
-
     with _lifecycle(store, run_id) as run:
-        if not config.training.checkpoint_dir:
-            config.training.checkpoint_dir = str(run.checkpoint_dir)
-        tracker = CompositeTracker(run.tracker, progress) if progress else run.tracker
-        result = run_training(config, tracker, run.should_stop)
-        if result.cancelled:
-            run.end(
-                "cancelled", f"cancelled at step {result.steps_completed}", device=result.device
-            )
-        else:
-            run.end("finished", device=result.device)
-    return result
+        return train_in_run(run, config, progress)
 
 
 def train_command(config_path: str, overrides: list[str], name: str | None = None) -> int:
@@ -128,7 +118,8 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
     except KeyboardInterrupt:
         print("\ncancelled", file=sys.stderr)
         return 130
-    except (TrainingDivergedError, ValueError) as error:  # recorded as the worker does
+    except (TrainingDivergedError, ValueError, StoreWriteError, OSError) as error:
+        # Recorded as the worker does; one line (a full disk names the file it was writing).
         print(f"\nerror: {error}", file=sys.stderr)
         return 1
     if result.cancelled:

@@ -23,6 +23,11 @@ class DatasetSpec(ABC):
     def build(self, root: str, split: str, download: bool, seed: int) -> DatasetSplits:
         """Load the data and return the train/test splits of ``split``."""
 
+    def check_files(self, root: str, download: bool) -> None:
+        """``ValueError`` naming ``data.root`` if ``build`` could not find its files
+        there (cheap: no loading). Datasets that read nothing from disk accept any root."""
+        return None
+
     @abstractmethod
     def info(self, root: str, split: str) -> DatasetInfo:
         """Class counts and input shape of ``split``, without loading samples."""

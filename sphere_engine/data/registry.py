@@ -35,11 +35,23 @@ def create_dataset(
 
 
 def dataset_info(
-    name: str, *, root: str = "", split: str = "class_disjoint", **options: Any
+    name: str,
+    *,
+    root: str = "",
+    split: str = "class_disjoint",
+    download: bool | None = None,
+    **options: Any,
 ) -> DatasetInfo:
-    """Class counts and input shape of ``name`` under ``split``, without loading images."""
+    """Class counts and input shape of ``name`` under ``split``, without loading images.
+
+    With ``download`` given (as validation does), the dataset's files must also be
+    under ``root`` or downloadable: a missing root fails here, before a run is recorded.
+    """
     check_split(split)
-    return DATASETS.create(name, **options).info(root, split)
+    spec = DATASETS.create(name, **options)
+    if download is not None:
+        spec.check_files(root, download)
+    return spec.info(root, split)
 
 
 def list_datasets() -> list[str]:

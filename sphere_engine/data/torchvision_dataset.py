@@ -60,12 +60,19 @@ class TorchvisionDataset(DatasetSpec):
             f"{files}. Place them there or set data.download = true (needs network)."
         )
 
-    def _load(self, root: str, train: bool, download: bool) -> tuple[Tensor, np.ndarray]:
+    def check_files(self, root: str, download: bool) -> None:
         if not root:
             raise self._missing_files_error(root, "data.root is empty")
+        if download:
+            return  # torchvision creates the folder and fetches what is missing
+        if not Path(root).is_dir():
+            raise self._missing_files_error(root, f"{root!r} does not exist, download is off")
         missing = [path for path in self.expected_paths(root) if not path.is_file()]
-        if missing and not download:
+        if missing:
             raise self._missing_files_error(root, f"{len(missing)} missing, download is off")
+
+    def _load(self, root: str, train: bool, download: bool) -> tuple[Tensor, np.ndarray]:
+        self.check_files(root, download)
         try:
             dataset = self._torchvision_dataset(root, train, download)
         except (OSError, RuntimeError) as error:  # offline download, corrupt files

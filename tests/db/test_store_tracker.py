@@ -134,10 +134,10 @@ def test_write_error_is_raised_recorded_and_retried(store, config, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("db.tracker.write_table_file", failing_write)
-    with pytest.raises(StoreWriteError, match="No space left on device"):
+    with pytest.raises(StoreWriteError, match=r"^no space left on device writing .*scalars"):
         tracker.flush()
     assert tracker.buffered_rows() == 2  # kept for the next attempt
-    assert "No space left" in store.get_run(run_id).extra["write_error"]
+    assert "no space left on device writing" in store.get_run(run_id).extra["write_error"]
     monkeypatch.undo()
     tracker.flush()
     assert len(queries.metric_series(store, run_id, ["a", "b"])) == 2

@@ -166,3 +166,28 @@ def test_name_help_texts_list_no_registered_names() -> None:
         "model",
         "regularizer",
     }
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("optimizer.lr=nan", "optimizer.lr: nan is not a finite number"),
+        ("optimizer.lr=inf", "optimizer.lr: inf is not a finite number"),
+        ("optimizer.lr=-inf", "optimizer.lr: -inf is not a finite number"),
+        ("optimizer.momentum=nan", "optimizer.momentum: nan is not a finite number"),
+        ("optimizer.head_lr=nan", "optimizer.head_lr: nan is not a finite number"),
+        ("regularizer.weight=nan", "regularizer.weight: nan is not a finite number"),
+        ("schedule.gamma=+inf", "schedule.gamma: inf is not a finite number"),
+        ("objective.options.margin=nan", "objective.options.margin: nan is not a finite number"),
+        (
+            "model.options.hidden_dims=[32, inf]",
+            "model.options.hidden_dims[1]: inf is not a finite number",
+        ),
+    ],
+)
+def test_non_finite_numbers_are_refused_naming_the_field(tmp_path, override, message) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('[training]\nsteps = 10\n[regularizer]\nname = "sec"\n')
+    with pytest.raises(ValueError) as caught:
+        RunConfig.from_toml(path, [override])
+    assert str(caught.value) == message  # one line, naming the field

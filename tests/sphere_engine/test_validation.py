@@ -87,6 +87,13 @@ def test_a_good_config_passes_and_is_left_unchanged() -> None:
             small(data={"name": "image_folder", "root": "/nonexistent"}),
             r"^data.root: '/nonexistent' is not a folder",
         ),
+        # A dataset read from disk needs its files under data.root (or download = true).
+        (
+            small(data={"name": "mnist", "root": "/nonexistent", "split": "standard"}),
+            r"^data.root: MNIST files not found in '/nonexistent/MNIST/raw' \('/nonexistent' "
+            r"does not exist, download is off\)",
+        ),
+        (small(data={"name": "cifar10", "root": ""}), r"^data.root: .*data.root is empty"),
         (small(regularizer={"name": "secc", "weight": 1.0}), r"^regularizer.name: unknown"),
         (
             small(regularizer={"name": "sec", "weight": 1.0, "options": {"momentum": 0}}),
@@ -138,3 +145,15 @@ def test_name_choices_come_from_the_registries() -> None:
 def test_validate_takes_only_a_run_config() -> None:
     with pytest.raises(ValueError, match="validate\\(\\) takes a RunConfig"):
         validate(small())  # type: ignore[arg-type]
+
+
+def test_a_missing_dataset_root_fails_but_download_or_the_files_pass(tmp_path) -> None:
+    mnist = {"name": "mnist", "split": "standard", "batch_size": 40, "samples_per_class": 4}
+    validate(RunConfig.from_dict(small(data={**mnist, "root": "/nonexistent", "download": True})))
+    with pytest.raises(ValueError, match=r"^data.root: .*\(4 missing, download is off\)"):
+        validate(RunConfig.from_dict(small(data={**mnist, "root": str(tmp_path)})))
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for name in ("train-images", "train-labels", "t10k-images", "t10k-labels"):
+        (raw / f"{name}-idx{3 if 'images' in name else 1}-ubyte").write_bytes(b"")
+    validate(RunConfig.from_dict(small(data={**mnist, "root": str(tmp_path)})))

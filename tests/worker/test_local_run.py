@@ -76,6 +76,45 @@ def test_bad_config_is_rejected_and_nothing_recorded(tmp_path, store, capsys) ->
     assert queries.list_runs(store).empty
 
 
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("optimizer.lr=nan", "optimizer.lr: nan is not a finite number"),
+        ("optimizer.lr=inf", "optimizer.lr: inf is not a finite number"),
+        ("regularizer.weight=nan", "regularizer.weight: nan is not a finite number"),
+        ("optimizer.momentum=nan", "optimizer.momentum: nan is not a finite number"),
+        ("regularizer.options.momentum=nan", "regularizer.options.momentum: nan is not a finite"),
+        ("data.root=/nonexistent", "data.root: MNIST files not found in '/nonexistent/MNIST/raw'"),
+    ],
+)
+def test_non_finite_values_and_a_missing_root_are_one_line_errors(
+    tmp_path, store, capsys, override, message
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(CONFIG)
+    mnist = ["--set", "data.name=mnist", "--set", "data.split=standard"]
+    assert main(["train", str(path), *mnist, "--set", override]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1, err
+    assert queries.list_runs(store).empty and not list(store.runs_dir.iterdir())
+
+
+def test_the_spherescope_command_refuses_nan_with_exit_code_2(tmp_path, store) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(CONFIG)
+    result = subprocess.run(
+        [sys.executable, "-m", "worker.cli", "train", str(path), "--set", "optimizer.lr=nan"],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == "error: optimizer.lr: nan is not a finite number\n"
+    assert queries.list_runs(store).empty
+
+
 def test_diverging_run_is_recorded_as_failed(tmp_path, store, capsys) -> None:
     path = tmp_path / "diverge.toml"
     path.write_text(

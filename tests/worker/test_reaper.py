@@ -68,3 +68,18 @@ def test_a_killed_worker_leaves_a_lost_run_that_is_never_run_again(store, worker
     )
     assert f"run {run_id} marked lost" in restarted.log_text(offset)
     assert f"train_run[{run_id}] received" not in restarted.log_text(offset)
+
+
+def test_a_workers_reaper_never_rewrites_a_damaged_status(store, worker) -> None:
+    """Issue 13, item 7: the reaper thread of a real worker marks a silent run lost but
+    leaves a run whose status.json is damaged as it is (shown ``unknown``)."""
+    damaged, silent = (store.create_run(config(), status="running") for _ in range(2))
+    for run_id in (damaged, silent):
+        store.heartbeat(run_id, step=3, total=30)
+    status_file = store.run_dir(damaged) / "status.json"
+    status_file.write_text('{"status": "runn')
+    wait_status(store, silent, {"lost"}, timeout_s=lost_after() + 30)  # the reaper ran
+    time.sleep(6)  # and again (every 5 s)
+    assert status_file.read_text() == '{"status": "runn'
+    record = store.get_run(damaged)
+    assert record.status == "unknown" and "last heartbeat at step 3" in record.status_message

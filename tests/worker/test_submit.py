@@ -125,6 +125,21 @@ def spy_enqueue(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
             RunConfig.from_dict(config(regularizer={"name": "secc", "weight": 1.0})),
             r"^regularizer\.name: unknown regularizer 'secc'",
         ),
+        # Non-finite numbers (NaN passes `<` range checks) and a missing dataset root.
+        (config(optimizer={"lr": float("nan")}), r"^optimizer\.lr: nan is not a finite number$"),
+        (config(optimizer={"momentum": float("inf")}), r"^optimizer\.momentum: inf is not a fin"),
+        (
+            config(regularizer={"name": "sec", "weight": float("nan")}),
+            r"^regularizer\.weight: nan is not a finite number$",
+        ),
+        (
+            config(objective={"options": {"margin": float("-inf")}}),
+            r"^objective\.options\.margin: -inf is not a finite number$",
+        ),
+        (
+            config(data={"name": "mnist", "root": "/nonexistent", "samples_per_class": 4}),
+            r"^data\.root: MNIST files not found in '/nonexistent/MNIST/raw'",
+        ),
         ({"trainin": {}}, r"trainin: unknown config section"),
         ("not a dict", r"expected a dict or a RunConfig"),
     ],
