@@ -35,7 +35,11 @@ from sphere_engine.metrics.retrieval import (
     retrieval_metrics,
 )
 from sphere_engine.metrics.softmax_clustering import softmax_clustering_metrics
-from sphere_engine.metrics.verification import verification_roc, verification_scores
+from sphere_engine.metrics.verification import (
+    verification_roc,
+    verification_scores,
+    verification_scores_and_roc,
+)
 
 __all__ = [
     "BACKENDS",
@@ -71,5 +75,6 @@ __all__ = [
     "uniformity",
     "verification_roc",
     "verification_scores",
+    "verification_scores_and_roc",
     "vertex_alignment",
 ]
