@@ -52,9 +52,8 @@ class Digits(DatasetSpec):
             # Border pixels are constant in training: keep them at zero, don't divide by 0.
             std = train_x.std(0).clamp_min(1e-3)
             x = (x - mean) / std
-            pixel_range = PixelRange.of(
-                mean.reshape(self._input_shape()), std.reshape(self._input_shape())
-            )
+            shape = self._input_shape()  # per-pixel statistics, one sample's shape
+            pixel_range = PixelRange.of(mean.reshape(shape), std.reshape(shape), channels=False)
         if not self.as_image:
             splits = split_pool(x, labels, split, seed, VectorAugment())
         else:
