@@ -39,6 +39,8 @@ SECTION_TITLES = {
     "schedule": "Learning-rate schedule",
     "training": "Training",
     "diagnostics": "Diagnostics",
+    "evaluation": "Evaluation",
+    "robustness": "Robustness",
 }
 #: Sections whose ``name`` picks a registered component with options of its own.
 COMPONENT_SECTIONS = ("data", "model", "objective", "regularizer")

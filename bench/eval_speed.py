@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/eval_speed.py [--suites full,pml,verification,robustness]
         [--cases 10k,60k] [--skip-baseline-60k] [--robustness-images 10000]
+        [--data-root ../shared/data]
 
 Suites: ``full`` (below: ``evaluate_embeddings`` against scikit-learn), ``pml`` (the
 metrics pytorch-metric-learning's ``AccuracyCalculator`` computes, against it; see
@@ -176,6 +177,7 @@ def main() -> None:
     parser.add_argument("--cases", default="10k,60k")
     parser.add_argument("--skip-baseline-60k", action="store_true")
     parser.add_argument("--robustness-images", type=int, default=10_000)
+    parser.add_argument("--data-root", default="", help="folder holding MNIST/raw (robustness)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "IMPLEMENTATION"))
     arguments = parser.parse_args()
     if arguments.worker:
@@ -192,7 +194,7 @@ def main() -> None:
             theirs = None if skip else run(case, "pml")
             print(eval_baselines.report_pml(case, run(case, "core"), theirs))
     if "robustness" in suites:
-        timing = eval_baselines.robustness_seconds(arguments.robustness_images)
+        timing = eval_baselines.robustness_seconds(arguments.robustness_images, arguments.data_root)
         scaled = timing["seconds"] * 10_000 / timing["images"]
         print(
             f"robustness (PGD-10, 3 eps, LeNet++) on {timing['images']} images, "

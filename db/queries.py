@@ -16,7 +16,7 @@ from db.config_diff import diff_configs
 from db.export import export_run
 from db.reader import query_arrow
 from db.records import RunRecord
-from db.schema import CHECKPOINTS, EVALS, SCALARS, SNAPSHOTS
+from db.schema import CHECKPOINTS, CURVES, EVALS, SCALARS, SNAPSHOTS
 from db.selection import check_names, check_runs, in_list
 from db.series import metric_series, sample_norms
 from db.store import RunStore
@@ -222,3 +222,16 @@ def checkpoints(store: RunStore, run_id: str) -> pd.DataFrame:
     runs = check_runs(store, [run_id])
     sql = "SELECT step, path, wall_time FROM c ORDER BY step, wall_time"
     return query_arrow(store, {"c": (CHECKPOINTS, runs)}, sql).to_pandas()
+
+
+def latest_curves(store: RunStore, run_ids: str | Iterable[str], name: str) -> pd.DataFrame:
+    """Each run's curve ``name`` (e.g. ``verification/roc``) at the last step it was
+    evaluated: columns run_id, step, point, x, y (sorted by run and point)."""
+    runs = check_runs(store, run_ids)
+    (wanted,) = check_names(name) or [name]
+    sql = (
+        "SELECT run_id, step, point, x, y FROM c WHERE name = $name AND (run_id, step) IN "
+        "(SELECT run_id, max(step) FROM c WHERE name = $name GROUP BY run_id) "
+        "ORDER BY run_id, point"
+    )
+    return query_arrow(store, {"c": (CURVES, runs)}, sql, {"name": wanted}).to_pandas()

@@ -9,6 +9,7 @@ NORMS = "norms"  # tracked-sample norms: run_id, step, sample, norm
 EVALS = "evals"  # evaluation results: run_id, step, name, value, wall_time
 SNAPSHOTS = "snapshots"  # embedding snapshots: run_id, step, point, label, norm, coords
 CHECKPOINTS = "checkpoints"  # checkpoint files: run_id, step, path, wall_time
+CURVES = "curves"  # evaluated curves (the ROC): run_id, step, name, point, x, y
 # Per-bucket summaries of the compacted scalars, written by compaction (never chunks):
 # one row per (level, name, step // level) with the bucket's count, last step and value,
 # finite min and max, and latest wall time; see ``db.levels``.
@@ -59,6 +60,16 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("wall_time", pa.float64()),
         ]
     ),
+    CURVES: pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("step", pa.int64()),
+            ("name", pa.string()),
+            ("point", pa.int64()),  # position along the curve, from 0
+            ("x", pa.float64()),
+            ("y", pa.float64()),
+        ]
+    ),
     SCALAR_LEVELS: pa.schema(
         [
             ("run_id", pa.string()),
@@ -85,6 +96,7 @@ SORT_KEYS: dict[str, list[tuple[str, str]]] = {
     EVALS: [("name", "ascending"), ("step", "ascending"), ("wall_time", "ascending")],
     SNAPSHOTS: [("step", "ascending"), ("point", "ascending")],
     CHECKPOINTS: [("step", "ascending"), ("wall_time", "ascending")],
+    CURVES: [("name", "ascending"), ("step", "ascending"), ("point", "ascending")],
     SCALAR_LEVELS: [("level", "ascending"), ("name", "ascending"), ("step", "ascending")],
 }
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from db import layout
 from db.chunks import write_table_file
-from db.schema import CHECKPOINTS, EVALS, NORMS, SCALARS, SNAPSHOTS, TABLES
+from db.schema import CHECKPOINTS, CURVES, EVALS, NORMS, SCALARS, SNAPSHOTS, TABLES
 from db.write_errors import StoreWriteError, describe_write_error, is_no_space
 
 __all__ = ["StoreTracker", "StoreWriteError"]
@@ -150,6 +150,7 @@ class StoreTracker:
         self._norm_values = array("d")
         self._snapshots: list[tuple[int, np.ndarray, np.ndarray]] = []
         self._checkpoints: list[tuple[int, str, float]] = []
+        self._curves: list[tuple[int, str, np.ndarray, np.ndarray]] = []
         self._progress: tuple[int | None, int | None] = (None, None)
         self._last_flush = time.monotonic()
 
@@ -184,6 +185,13 @@ class StoreTracker:
 
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
         self._evals.add(metrics, _check_step(step), time.time())
+        self._maybe_flush()
+
+    def track_curve(self, name: str, x: Any, y: Any, step: int) -> None:
+        xs, ys = np.array(x, dtype=np.float64), np.array(y, dtype=np.float64)
+        if not isinstance(name, str) or not name or xs.ndim != 1 or xs.shape != ys.shape:
+            raise ValueError(f"curve {name!r}: x and y must be 1-D of one length")
+        self._curves.append((_check_step(step), name, xs, ys))
         self._maybe_flush()
 
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
@@ -269,6 +277,7 @@ class StoreTracker:
             + len(self._norm_values)
             + sum(points.shape[0] for _, points, _ in self._snapshots)
             + len(self._checkpoints)
+            + sum(xs.size for _, _, xs, _ in self._curves)
         )
 
     def _maybe_flush(self) -> None:
@@ -288,6 +297,7 @@ class StoreTracker:
             (SNAPSHOTS, len(self._snapshots), self._snapshots_table, self._snapshots.clear),
             (CHECKPOINTS, len(self._checkpoints), self._checkpoints_table,
              self._checkpoints.clear),
+            (CURVES, len(self._curves), self._curves_table, self._curves.clear),
         ]  # fmt: skip
 
     def _norms_table(self) -> pa.Table:
@@ -332,6 +342,25 @@ class StoreTracker:
                 "step": pa.array(steps, pa.int64()),
                 "path": pa.array(paths, pa.string()),
                 "wall_time": pa.array(walls, pa.float64()),
+            }
+        )
+
+    def _curves_table(self) -> pa.Table:
+        steps, names, xs, ys = zip(*self._curves, strict=True)
+        sizes = [x.size for x in xs]
+        return pa.table(
+            {
+                "run_id": _constant_strings(self.run_id, sum(sizes)),
+                "step": pa.array(np.repeat(np.array(steps, dtype=np.int64), sizes)),
+                "name": pa.array(
+                    [n for n, size in zip(names, sizes, strict=True) for _ in range(size)],
+                    pa.string(),
+                ),
+                "point": pa.array(
+                    np.concatenate([np.arange(size, dtype=np.int64) for size in sizes])
+                ),
+                "x": pa.array(np.concatenate(xs)),
+                "y": pa.array(np.concatenate(ys)),
             }
         )
 

@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-
-def option(default: Any, help: str, **constraints: Any) -> Any:
-    """A dataclass field with help text and optional ``min``/``max``/``choices``."""
-    metadata = {"help": help, **constraints}
-    if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
+from sphere_engine.config_evaluation import (
+    EvaluationConfig,
+    RobustnessConfig,
+    check_evaluation_combinations,
+)
+from sphere_engine.config_option import option
 
 
 def _type_name(annotation: Any) -> str:
@@ -246,6 +245,9 @@ class DiagnosticsConfig:
     )
     eval_max_samples: int = option(10000, "Test samples used per evaluation (0 = all)", min=0)
     gradient_stats: bool = option(True, "Gradient diagnostics on the embedding")
+    recall_ks: list[int] = option(
+        [1, 2, 4, 8], "K values of Recall@K at evaluation (In-shop: 1, 10, 20, 30)"
+    )
 
 
 SECTIONS: dict[str, type] = {
@@ -257,6 +259,8 @@ SECTIONS: dict[str, type] = {
     "schedule": ScheduleConfig,
     "training": TrainingConfig,
     "diagnostics": DiagnosticsConfig,
+    "evaluation": EvaluationConfig,
+    "robustness": RobustnessConfig,
 }
 
 
@@ -272,6 +276,8 @@ class RunConfig:
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
     diagnostics: DiagnosticsConfig = field(default_factory=DiagnosticsConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    robustness: RobustnessConfig = field(default_factory=RobustnessConfig)
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -350,6 +356,7 @@ class RunConfig:
                 f"schedule.warmup_steps: {self.schedule.warmup_steps} must be below "
                 f"training.steps ({self.training.steps})"
             )
+        check_evaluation_combinations(self)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

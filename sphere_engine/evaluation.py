@@ -1,4 +1,7 @@
-"""Periodic evaluation of the model on the test split during training."""
+"""Periodic evaluation of the model on the test split during training.
+
+Runs at evaluation steps only; the per-step training path never calls it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,16 @@ import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
+from sphere_engine.evaluation_extras import (
+    linear_probe_enabled,
+    probe_indices,
+    query_mask,
+    robustness_due,
+    robustness_metrics,
+)
 from sphere_engine.tracking import Tracker
+
+ROC_CURVE = "verification/roc"  # tracker curve name: x = FAR, y = TAR
 
 
 def gather_inputs(dataset: Any, indices: np.ndarray) -> torch.Tensor:
@@ -26,6 +38,13 @@ class Evaluator:
     accuracy, and for fixed polytope heads the angle between each class centroid and
     its vertex. A snapshot of at most ``snapshot_size`` raw test embeddings with labels
     goes to the tracker for the geometry explorer.
+
+    The ``evaluation`` section adds (SCIENCE.md §7): the query–gallery protocol (a
+    seeded ``query_fraction`` of the evaluated samples queries the rest; its retrieval
+    keys replace the leave-one-out ones), verification metrics and the downsampled ROC
+    (tracker curve ``verification/roc``), softmax-output clustering for heads and the
+    linear probe on a seeded train-split sample; ``robustness`` attacks at most
+    ``max_samples`` of the evaluated samples at the final evaluation (or every one).
     """
 
     def __init__(self, splits: Any, config: RunConfig, device: torch.device) -> None:
@@ -41,29 +60,82 @@ class Evaluator:
             rng.permutation(len(self.indices))[: min(diagnostics.snapshot_size, len(self.indices))]
         )
         self.same_classes = config.data.split == "standard"
+        evaluation = config.evaluation
+        self.is_query = None
+        if evaluation.retrieval_protocol == "query_gallery":
+            self.is_query = query_mask(
+                len(self.indices), evaluation.query_fraction, config.training.seed
+            )
+        self.probe_rows = None
+        if linear_probe_enabled(config):
+            self.probe_rows = probe_indices(
+                len(splits.train.labels),
+                evaluation.linear_probe_max_samples,
+                config.training.seed,
+            )
+        if config.robustness.enabled and splits.pixel_range is None:
+            raise ValueError(
+                f"robustness.enabled: dataset {config.data.name!r} declares no valid input "
+                "range to attack within"
+            )
 
     @torch.no_grad()
     def embed(
-        self, model: torch.nn.Module, batch_size: int = 1024
+        self,
+        model: torch.nn.Module,
+        batch_size: int = 1024,
+        dataset: Any = None,
+        indices: np.ndarray | None = None,
     ) -> tuple[torch.Tensor, np.ndarray]:
+        """Embeddings and labels of ``dataset`` (the test split) at ``indices`` (the
+        evaluated subset)."""
+        dataset = self.splits.test if dataset is None else dataset
+        indices = self.indices if indices is None else indices
         model.eval()
         chunks = []
-        for start in range(0, len(self.indices), batch_size):
-            inputs = gather_inputs(self.splits.test, self.indices[start : start + batch_size])
+        for start in range(0, len(indices), batch_size):
+            inputs = gather_inputs(dataset, indices[start : start + batch_size])
             chunks.append(model(inputs.to(self.device)))
-        labels = np.asarray(self.splits.test.labels)[self.indices]
+        labels = np.asarray(dataset.labels)[indices]
         return torch.cat(chunks), labels
 
     def evaluate(
-        self, model: torch.nn.Module, objective: Any, tracker: Tracker, step: int
+        self,
+        model: torch.nn.Module,
+        objective: Any,
+        tracker: Tracker,
+        step: int,
+        *,
+        final: bool = False,
     ) -> dict[str, float]:
-        from sphere_engine.metrics import evaluate_embeddings, vertex_alignment
+        """All evaluation metrics at ``step``; ``final``: the run's last evaluation
+        (where robustness runs unless it is asked at every evaluation)."""
+        from sphere_engine.metrics import (
+            evaluate_embeddings,
+            retrieval_protocol_metrics,
+            vertex_alignment,
+        )
 
+        seed = self.config.training.seed
+        recall_ks = tuple(self.config.diagnostics.recall_ks)
         embeddings, labels = self.embed(model)
-        metrics = evaluate_embeddings(embeddings, labels, seed=self.config.training.seed)
+        metrics = evaluate_embeddings(embeddings, labels, ks=recall_ks, seed=seed)
+        if self.is_query is not None:
+            metrics |= retrieval_protocol_metrics(
+                embeddings,
+                labels,
+                protocol="query_gallery",
+                is_query=self.is_query,
+                recall_ks=recall_ks,
+            )
         head = getattr(objective, "head", None)
-        if head is not None and self.same_classes:
+        if head is not None:
             logits = head(embeddings)
+            if self.config.evaluation.softmax_clustering:
+                from sphere_engine.metrics import softmax_clustering_metrics
+
+                metrics |= softmax_clustering_metrics(logits.float(), labels, seed=seed)
+        if head is not None and self.same_classes:
             predictions = logits.argmax(dim=1).cpu().numpy()
             metrics["classifier_accuracy"] = float((predictions == labels).mean())
             if getattr(head, "is_fixed", False):
@@ -71,7 +143,53 @@ class Evaluator:
                 for name, value in vertex_alignment(embeddings, labels, vertices).items():
                     metrics[name if name.startswith("vertex/") else f"vertex/{name}"] = value
         host = embeddings.float().cpu().numpy()
+        metrics |= self._verification(host, labels, tracker, step)
+        if self.probe_rows is not None:
+            from sphere_engine.metrics import linear_probe_accuracy
+
+            train_embeddings, train_labels = self.embed(
+                model, dataset=self.splits.train, indices=self.probe_rows
+            )
+            metrics |= linear_probe_accuracy(
+                train_embeddings.float().cpu().numpy(), train_labels, host, labels
+            )
+        if robustness_due(self.config.robustness, final):
+            metrics |= self._robustness(model, head, labels)
         tracker.track_eval(metrics, step)
         if len(self.snapshot_rows):
             tracker.track_snapshot(host[self.snapshot_rows], labels[self.snapshot_rows], step)
         return metrics
+
+    def _verification(
+        self, host: np.ndarray, labels: np.ndarray, tracker: Tracker, step: int
+    ) -> dict[str, float]:
+        evaluation = self.config.evaluation
+        if not evaluation.verification:
+            return {}
+        from sphere_engine.metrics import verification_scores_and_roc
+
+        metrics, (far, tar, _) = verification_scores_and_roc(
+            host,
+            labels,
+            far_targets=tuple(evaluation.far_targets),
+            max_genuine_pairs=evaluation.max_genuine_pairs,
+            max_impostor_pairs=evaluation.max_impostor_pairs,
+            seed=self.config.training.seed,
+        )
+        tracker.track_curve(ROC_CURVE, far.tolist(), tar.tolist(), step)
+        return metrics
+
+    def _robustness(
+        self, model: torch.nn.Module, head: Any, labels: np.ndarray
+    ) -> dict[str, float]:
+        rows = self.indices[: self.config.robustness.max_samples]
+        inputs = gather_inputs(self.splits.test, rows).to(self.device)
+        return robustness_metrics(
+            model,
+            head if self.same_classes else None,  # accuracy needs the head's own classes
+            inputs,
+            labels[: len(rows)],
+            self.splits.pixel_range,
+            self.config.robustness,
+            self.config.training.seed,
+        )

@@ -37,6 +37,9 @@ class Tracker(Protocol):
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
         """Evaluation metrics on the test split at one step."""
 
+    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
+        """A curve evaluated at one step (``verification/roc``: x = FAR, y = TAR)."""
+
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
         """Raw (un-normalised) test embeddings (N × d float32) with labels (N int)."""
 
@@ -70,6 +73,9 @@ class BaseTracker:
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
         pass
 
+    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
+        pass
+
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
         pass
 
@@ -93,6 +99,7 @@ class InMemoryTracker(BaseTracker):
     sample_norms: list[tuple[int, int, float]] = field(default_factory=list)  # step, sample, norm
     evals: list[tuple[int, str, float]] = field(default_factory=list)
     snapshots: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
+    curves: list[tuple[int, str, list[float], list[float]]] = field(default_factory=list)
     checkpoints: list[tuple[int, str]] = field(default_factory=list)
     progress: tuple[int, int] = (0, 0)
     flushes: int = 0
@@ -113,6 +120,9 @@ class InMemoryTracker(BaseTracker):
 
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
         self.evals.extend((step, name, float(value)) for name, value in metrics.items())
+
+    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
+        self.curves.append((step, name, [float(v) for v in x], [float(v) for v in y]))
 
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
         self.snapshots.append((step, np.asarray(embeddings), np.asarray(labels)))
@@ -167,6 +177,10 @@ class CompositeTracker(BaseTracker):
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
         for tracker in self.trackers:
             tracker.track_eval(metrics, step)
+
+    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
+        for tracker in self.trackers:
+            tracker.track_curve(name, x, y, step)
 
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
         for tracker in self.trackers:

@@ -232,7 +232,9 @@ def run_training(
 
             # ---- periodic evaluation on the test split (and at the end)
             if step % diagnostics.eval_every == 0 or step == training.steps:
-                final_metrics = evaluator.evaluate(model, objective, tracker, step)
+                final_metrics = evaluator.evaluate(
+                    model, objective, tracker, step, final=step == training.steps
+                )
                 model.train()
 
             # ---- periodic checkpoint
@@ -248,7 +250,7 @@ def run_training(
 
         # ---- end (finished or cancelled): final evaluation if it was not just done
         if cancelled and step and step % diagnostics.eval_every:
-            final_metrics = evaluator.evaluate(model, objective, tracker, step)
+            final_metrics = evaluator.evaluate(model, objective, tracker, step, final=True)
         if (
             training.checkpoint_dir
             and step

@@ -112,6 +112,11 @@ def validate(config: RunConfig) -> None:
     except ValueError as error:
         raise _named("data", error) from None
     num_classes = info.num_classes_train
+    if config.robustness.enabled and not getattr(datasets.get(data.name), "has_pixel_range", True):
+        raise ValueError(
+            f"robustness.enabled: dataset {data.name!r} declares no valid input range to "
+            "attack within; turn robustness off or use an image dataset"
+        )
     if data.samples_per_class:
         classes_per_batch = data.batch_size // data.samples_per_class
         if classes_per_batch > num_classes:

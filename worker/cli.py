@@ -7,6 +7,19 @@ import sys
 from collections.abc import Sequence
 
 
+def _ks(text: str) -> list[int]:
+    """``"1,10,20"`` → [1, 10, 20] (each an integer ≥ 1)."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of integers"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: each K must be an integer >= 1")
+    return values
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spherescope", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -23,8 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     analyze = commands.add_parser("analyze", help="diagnostics of a saved embeddings file")
-    analyze.add_argument("path", help="embeddings file (.npz, .npy, .pt, .parquet)")
+    analyze.add_argument(
+        "path", nargs="?", default=None, help="embeddings file (.npz, .npy, .csv, .parquet)"
+    )
     analyze.add_argument("--out", default=None, help="write the report here (JSON)")
+    analyze.add_argument("--query", default=None, help="query embeddings file (with --gallery)")
+    analyze.add_argument("--gallery", default=None, help="gallery embeddings file")
+    analyze.add_argument("--ks", type=_ks, default=None, help="Recall@K values, e.g. 1,10,20,30")
 
     up = commands.add_parser("up", help="start Redis (unless REDIS_URL), workers and the app")
     up.add_argument("--port", type=int, default=8501, help="dashboard port (default 8501)")
@@ -75,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "analyze":
         from worker.local_run import analyze_command
 
-        return analyze_command(args.path, args.out)
+        return analyze_command(
+            args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks
+        )
     if args.command == "reproduce":
         from worker.reproduce import reproduce_command
 

@@ -129,33 +129,60 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
     return 0
 
 
-def analyze_command(path: str, out: str | None = None, name: str | None = None) -> int:
-    """Metrics for embeddings a user already has; printed, written as JSON, recorded."""
-    from sphere_engine.metrics import evaluate_embeddings, load_embeddings_file
+def analyze_command(
+    path: str | None,
+    out: str | None = None,
+    name: str | None = None,
+    *,
+    query: str | None = None,
+    gallery: str | None = None,
+    ks: list[int] | None = None,
+) -> int:
+    """Metrics for embeddings a user already has; printed, written as JSON, recorded.
+    ``path`` alone: leave-one-out retrieval; ``query`` + ``gallery`` files instead:
+    the query–gallery protocol (``sphere_engine.metrics.analysis``)."""
+    from sphere_engine.metrics import analysis_metrics, load_labelled_embeddings, load_query_gallery
 
     try:
-        embeddings, labels = load_embeddings_file(path)
-        metrics = evaluate_embeddings(embeddings, labels)
+        if (query is None) != (gallery is None) or (path is None) == (query is None):
+            raise ValueError("give either FILE, or both --query and --gallery")
+        is_query = None
+        if query is not None and gallery is not None:
+            queries, galleries = load_query_gallery(query, gallery)
+            embeddings = np.concatenate([queries.embeddings, galleries.embeddings])
+            labels = np.concatenate([queries.labels, galleries.labels])
+            is_query = np.arange(len(labels)) < len(queries.labels)
+            source = query
+        else:
+            assert path is not None
+            embeddings, labels, _ = load_labelled_embeddings(path)
+            source = path
+        metrics, roc = analysis_metrics(embeddings, labels, is_query=is_query, recall_ks=ks)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_metrics(metrics))
-    target = Path(out) if out else Path(path).with_suffix(".metrics.json")
+    target = Path(out) if out else Path(source).with_suffix(".metrics.json")
     target.write_text(json.dumps(metrics, indent=2, sort_keys=True))
     print(f"metrics written to {target}", file=sys.stderr)
 
     store = RunStore()
     keep = np.sort(np.random.default_rng(0).permutation(len(labels))[:2000])
+    sources = [path] if path is not None else [query, gallery]
     config = {
         "analysis": {
-            "source": str(Path(path).resolve()),
+            "source": str(Path(source).resolve()),
             "samples": len(labels),
             "dimension": int(embeddings.shape[1]),
+            "protocol": "leave_one_out" if is_query is None else "query_gallery",
+            "files": [str(Path(str(f)).resolve()) for f in sources],
         }
     }
-    run_id = store.create_run(config, name or Path(path).name, kind="analysis", status="running")
+    run_id = store.create_run(config, name or Path(source).name, kind="analysis", status="running")
     with _lifecycle(store, run_id) as run:  # ends finished, compacted
         run.tracker.track_eval(metrics, 0)
+        if roc is not None:
+            run.tracker.track_curve("verification/roc", roc[0].tolist(), roc[1].tolist(), 0)
         run.tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # seeded sample of ≤ 2000
     print(f"analysis recorded as run {run_id} in {store.home}", file=sys.stderr)
     return 0

@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 
 from app.data.reads import final_metrics
-from sphere_engine.catalogue import PAPER_TABLE, column_key, find
+from sphere_engine.catalogue import PAPER_TABLE, PAPER_TABLE_OPTIONAL, column_key, find
 
 
-def _columns() -> list[tuple[str, str, bool, bool]]:
-    """(column key, header, higher is better, shown in percent) per paper column."""
+def _columns(optional: bool = False) -> list[tuple[str, str, bool, bool]]:
+    """(column key, header, higher is better, shown in percent) per paper column (with
+    ``optional``: also the catalogue's optional columns, e.g. TAR@FAR)."""
     result = []
-    for source, key in PAPER_TABLE:
+    for source, key in PAPER_TABLE + (PAPER_TABLE_OPTIONAL if optional else ()):
         metric = find(key, source)
         assert metric is not None, key  # tests/sphere_engine/test_catalogue.py checks this
         higher = bool(metric.higher_is_better)
@@ -27,8 +28,12 @@ def _columns() -> list[tuple[str, str, bool, bool]]:
 def paper_table(run_ids: Sequence[str]) -> pd.DataFrame:
     """Final metrics in the SEC paper's layout: run, NMI, F1, R@1, MAP@R, norm var
     (test set). Fractions (retrieval, clustering) are shown in percent, as in the paper."""
-    columns = _columns()
+    columns = _columns(optional=True)
     finals = final_metrics(tuple(run_ids), [c for c, _, _, _ in columns])
+    required = len(PAPER_TABLE)  # optional columns only when some run logged them
+    columns = columns[:required] + [
+        c for c in columns[required:] if c[0] in finals and finals[c[0]].notna().any()
+    ]
     headers = ["run_id", "run", *[h for _, h, _, _ in columns]]
     if finals.empty:
         return pd.DataFrame(columns=headers)
@@ -41,4 +46,4 @@ def paper_table(run_ids: Sequence[str]) -> pd.DataFrame:
 
 def paper_best() -> dict[str, bool]:
     """Column header → higher is better, for highlighting the best value per column."""
-    return {title: higher for _, title, higher, _ in _columns()}
+    return {title: higher for _, title, higher, _ in _columns(optional=True)}

@@ -225,3 +225,41 @@ def coordinate_columns(frame: pd.DataFrame) -> list[str]:
 def snapshot_coordinates(frame: pd.DataFrame) -> np.ndarray:
     """A snapshot's N × d coordinates as floats."""
     return frame[coordinate_columns(frame)].to_numpy(float)
+
+
+# ----------------------------------------------------------------------------- curves
+#: Prefix of the robustness evaluation keys (``robustness/<attack>/<metric>@eps=<ε>``).
+ROBUSTNESS_PREFIX = "robustness/"
+
+
+@store_read(LIVE_TTL)
+def roc_curves(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
+    """Each run's latest verification ROC: run_id, step, point, far, tar."""
+    if not run_ids:
+        return pd.DataFrame(columns=["run_id", "step", "point", "far", "tar"])
+    frame = queries.latest_curves(store, list(run_ids), "verification/roc")
+    return frame.rename(columns={"x": "far", "y": "tar"})
+
+
+@store_read(LIVE_TTL)
+def robustness_values(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
+    """Each run's robustness values at its latest evaluation that had them: run_id,
+    step, attack, metric (``accuracy`` or ``recall@1``), epsilon, value."""
+    columns = ["run_id", "step", "attack", "metric", "epsilon", "value"]
+    if not run_ids:
+        return pd.DataFrame(columns=columns)
+    known = queries.eval_names(store, list(run_ids))
+    names = [n for n in known if n.startswith(ROBUSTNESS_PREFIX)]
+    if not names:
+        return pd.DataFrame(columns=columns)
+    frame = queries.eval_series(store, list(run_ids), names)
+    last = frame.groupby("run_id")["step"].transform("max")
+    frame = frame[frame["step"] == last]
+    parts = (
+        frame["name"]
+        .str.removeprefix(ROBUSTNESS_PREFIX)
+        .str.extract(r"^(?P<attack>[^/]+)/(?P<metric>.+)@eps=(?P<epsilon>[^@]+)$")
+    )
+    frame = pd.concat([frame.reset_index(drop=True), parts.reset_index(drop=True)], axis=1)
+    frame["epsilon"] = pd.to_numeric(frame["epsilon"], errors="coerce")
+    return frame.dropna(subset=["epsilon"])[columns].reset_index(drop=True)

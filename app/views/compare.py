@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from app.panels import evaluations
 
 DEFAULT_METRIC = "norm/var"
 
@@ -123,6 +124,7 @@ def main() -> None:
         mime="text/csv",
         key="compare.csv",
     )
+    evaluations.show(run_ids, color_labels)
     st.subheader("Config differences")
     if diff.empty:
         st.caption("The runs' configs are identical.")

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from app.panels import evaluations
 from sphere_engine.catalogue import (
     ChartGroup,
     Source,
@@ -98,6 +99,7 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
         _evaluations(run_id, evals, x=x)
 
     panel()
+    evaluations.show([run_id])
     record = data.run(run_id)
     with st.expander("Config and run info"):
         st.code(

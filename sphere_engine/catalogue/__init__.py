@@ -3,7 +3,13 @@
 Import it anywhere (the dashboard, db readers, the CLI) without loading torch.
 """
 
-from sphere_engine.catalogue.entries import CHART_GROUPS, METRICS, PAPER_TABLE, RUNS_TABLE
+from sphere_engine.catalogue.entries import (
+    CHART_GROUPS,
+    METRICS,
+    PAPER_TABLE,
+    PAPER_TABLE_OPTIONAL,
+    RUNS_TABLE,
+)
 from sphere_engine.catalogue.lookup import (
     chart_groups,
     find,
@@ -26,6 +32,7 @@ __all__ = [
     "CHART_GROUPS",
     "METRICS",
     "PAPER_TABLE",
+    "PAPER_TABLE_OPTIONAL",
     "QUALIFIER",
     "RUNS_TABLE",
     "ChartGroup",

@@ -15,6 +15,20 @@ from sphere_engine.catalogue.metric import ChartGroup, Metric, Source
 TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
 BOTH = (TRAIN, EVAL)
 
+
+def _eval(
+    key: str,
+    title: str,
+    unit: str = "",
+    higher_is_better: bool | None = None,
+    *,
+    log_scale: bool = False,
+    short: str = "",
+) -> Metric:
+    """An evaluation-only metric."""
+    return Metric(key, "eval", title, unit, higher_is_better, log_scale, (EVAL,), short)
+
+
 #: The Run page's training-step charts, in page order (two per row).
 CHART_GROUPS: tuple[ChartGroup, ...] = (
     ChartGroup("loss", "Loss terms", legend_title="term"),
@@ -149,6 +163,28 @@ METRICS: tuple[Metric, ...] = (
     Metric(
         "vertex/angle_max", "eval", "max centroid–vertex angle", "degrees", False, sources=(EVAL,)
     ),
+    # ---- evaluations of SCIENCE.md §7 (sphere_engine.evaluation, config `evaluation`)
+    _eval("recall@", "recall@K (a configured K)", "fraction", True, short="R@K"),
+    _eval("verification/auc", "verification ROC AUC", "fraction", True, short="ROC AUC"),
+    _eval("verification/eer", "equal error rate", "fraction", False, short="EER"),
+    _eval("verification/tar@far=", "TAR at a FAR", "fraction", True, short="TAR@FAR"),
+    _eval("verification/accuracy", "verification accuracy (10-fold)", "fraction", True),
+    _eval("verification/accuracy_std", "verification accuracy std (10-fold)", "fraction"),
+    _eval("verification/genuine_pairs", "genuine pairs scored", "count"),
+    _eval("verification/impostor_pairs", "impostor pairs scored", "count"),
+    _eval("verification/min_far", "smallest resolvable FAR", "fraction", log_scale=True),
+    _eval("clustering/softmax_nmi", "NMI (k-means on softmax)", "fraction", True),
+    _eval("clustering/softmax_ami", "AMI (k-means on softmax)", "fraction", True),
+    _eval("clustering/softmax_f1", "pairwise F1 (k-means on softmax)", "fraction", True),
+    _eval("linear_probe/accuracy", "linear-probe accuracy", "fraction", True, short="probe acc"),
+    _eval("linear_probe/train_accuracy", "linear-probe train accuracy", "fraction", True),
+    *(
+        _eval(
+            f"robustness/{attack}/{what}@eps=", f"{title} under {attack.upper()}", "fraction", True
+        )
+        for attack in ("fgsm", "pgd")
+        for what, title in (("accuracy", "accuracy"), ("recall@1", "R@1"))
+    ),
 )
 
 #: Columns of the Runs table after the run facts: (source, key).
@@ -165,6 +201,14 @@ PAPER_TABLE: tuple[tuple[Source, str], ...] = (
     (EVAL, "recall@1"),
     (EVAL, "map@r"),
     (EVAL, "norm/var"),
+)
+
+#: Columns added to the paper table when some compared run logged them.
+PAPER_TABLE_OPTIONAL: tuple[tuple[Source, str], ...] = (
+    (EVAL, "verification/tar@far=1e-3"),
+    (EVAL, "verification/eer"),
+    (EVAL, "clustering/softmax_nmi"),
+    (EVAL, "linear_probe/accuracy"),
 )
 
 #: Evaluation metrics printed first by the CLI and drawn by default on the Run page.

@@ -26,6 +26,9 @@ class Source(StrEnum):
         return "training batch" if self is Source.TRAINING_BATCH else "test set"
 
 
+#: A key ending in one of these names a family of keys (see ``Metric``).
+FAMILY_ENDINGS = ("/", "@", "=")
+
 #: The qualifier separator of a column key: ``"<source>:<key>"``.
 QUALIFIER = ":"
 
@@ -34,11 +37,12 @@ QUALIFIER = ":"
 class Metric:
     """One logged statistic.
 
-    ``key`` is the name the engine logs (``norm/var``); a key ending in ``/`` stands for
-    a family whose members are named at run time (``loss/`` + a regulariser's registry
-    name). ``sources`` says where it is logged: per training step, at evaluation, or
-    both ("shown" follows: the Run page's step charts for the training batch, its
-    evaluation chart and the final tables for evaluations). ``group`` is the Run page
+    ``key`` is the name the engine logs (``norm/var``); a key ending in ``/``, ``@`` or
+    ``=`` stands for a family whose members are named at run time (``loss/`` + a
+    regulariser's registry name, ``recall@`` + a configured K, ``...@eps=`` + an ε).
+    ``sources`` says where it is logged: per training step, at evaluation, or both
+    ("shown" follows: the Run page's step charts for the training batch, its evaluation
+    chart and the final tables for evaluations). ``group`` is the Run page
     chart it is drawn in (see ``ChartGroup``); evaluation-only metrics use ``"eval"``.
     """
 
@@ -53,7 +57,7 @@ class Metric:
 
     @property
     def is_family(self) -> bool:
-        return self.key.endswith("/")
+        return self.key.endswith(FAMILY_ENDINGS)
 
     @property
     def shown(self) -> str:

@@ -18,6 +18,9 @@ class DatasetSpec(ABC):
     param_help: ClassVar[dict[str, str]] = {}
     # Datasets need nothing from other components; a spec may override this.
     traits: ClassVar[ComponentTraits] = ComponentTraits()
+    # Whether ``build`` declares ``DatasetSplits.pixel_range`` (images and pixel vectors
+    # do); adversarial robustness needs it (``validation.validate`` asks).
+    has_pixel_range: ClassVar[bool] = True
 
     @abstractmethod
     def build(self, root: str, split: str, download: bool, seed: int) -> DatasetSplits:

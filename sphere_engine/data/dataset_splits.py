@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import Tensor
 from torch.utils.data import Dataset
 
@@ -22,6 +23,10 @@ class DatasetSplits:
     training loop (``iter_batches``) uses it when present, else a DataLoader.
     ``augment`` maps a batch (N, *input_shape) to a randomly augmented batch of the
     same shape (two calls give the two views of NT-Xent).
+
+    ``pixel_range`` declares the valid input range for adversarial attacks: model inputs
+    are ``(pixels - mean) / std`` with pixels in [0, 1] (``PixelRange``); None when the
+    dataset has no such range (synthetic vectors), and then no robustness evaluation.
     """
 
     train: Dataset[Any]
@@ -30,6 +35,34 @@ class DatasetSplits:
     num_classes_test: int
     input_shape: tuple[int, ...]
     augment: Callable[[Tensor], Tensor]
+    pixel_range: PixelRange | None = None
 
     def info(self) -> DatasetInfo:
         return DatasetInfo(self.num_classes_train, self.num_classes_test, self.input_shape)
+
+
+@dataclass(frozen=True)
+class PixelRange:
+    """Model inputs are ``(pixels - mean) / std`` with pixels in [0, 1]; ``mean`` and
+    ``std`` broadcast over one sample (per channel (C, 1, 1), per feature, or scalar)."""
+
+    mean: Tensor
+    std: Tensor
+
+    @classmethod
+    def of(cls, mean: Any = 0.0, std: Any = 1.0, channels: bool = True) -> PixelRange:
+        """From per-channel sequences (shaped (C, 1, 1) when ``channels``) or tensors."""
+        mean_t = torch.as_tensor(mean, dtype=torch.float32)
+        std_t = torch.as_tensor(std, dtype=torch.float32)
+        if channels and mean_t.dim() == 1:
+            mean_t, std_t = mean_t.reshape(-1, 1, 1), std_t.reshape(-1, 1, 1)
+        return cls(mean_t, std_t)
+
+    def to_pixels(self, inputs: Tensor) -> Tensor:
+        """Model inputs (N, ...) → pixels in [0, 1] (clamped against rounding)."""
+        mean, std = self.mean.to(inputs.device), self.std.to(inputs.device)
+        return (inputs * std + mean).clamp_(0.0, 1.0)
+
+    def to_inputs(self, pixels: Tensor) -> Tensor:
+        """Pixels in [0, 1] → model inputs (differentiable)."""
+        return (pixels - self.mean.to(pixels.device)) / self.std.to(pixels.device)

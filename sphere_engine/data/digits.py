@@ -8,7 +8,7 @@ from sklearn.datasets import load_digits
 
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
-from sphere_engine.data.dataset_splits import DatasetSplits
+from sphere_engine.data.dataset_splits import DatasetSplits, PixelRange
 from sphere_engine.data.image_augment import ImageAugment
 from sphere_engine.data.memory_splits import split_pool
 from sphere_engine.data.registry import DATASETS
@@ -44,6 +44,7 @@ class Digits(DatasetSpec):
         bunch = load_digits()
         x = torch.from_numpy(bunch.data.astype(np.float32) / 16.0)
         labels = bunch.target.astype(np.int64)
+        pixel_range = PixelRange.of(0.0, 1.0)  # pixels 0..16 scaled to [0, 1]
         if self.standardize:
             train_idx, _ = split_indices(labels, split, seed)
             train_x = x[torch.from_numpy(train_idx)]
@@ -51,8 +52,13 @@ class Digits(DatasetSpec):
             # Border pixels are constant in training: keep them at zero, don't divide by 0.
             std = train_x.std(0).clamp_min(1e-3)
             x = (x - mean) / std
+            shape = self._input_shape()  # per-pixel statistics, one sample's shape
+            pixel_range = PixelRange.of(mean.reshape(shape), std.reshape(shape), channels=False)
         if not self.as_image:
-            return split_pool(x, labels, split, seed, VectorAugment())
-        x = x.reshape(-1, 1, 8, 8)
-        augment = ImageAugment(padding=1, flip=False, noise_std=0.05)
-        return split_pool(x, labels, split, seed, augment)
+            splits = split_pool(x, labels, split, seed, VectorAugment())
+        else:
+            x = x.reshape(-1, 1, 8, 8)
+            augment = ImageAugment(padding=1, flip=False, noise_std=0.05)
+            splits = split_pool(x, labels, split, seed, augment)
+        splits.pixel_range = pixel_range
+        return splits

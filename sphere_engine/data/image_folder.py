@@ -8,9 +8,9 @@ import numpy as np
 
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
-from sphere_engine.data.dataset_splits import DatasetSplits
+from sphere_engine.data.dataset_splits import DatasetSplits, PixelRange
 from sphere_engine.data.image_augment import ImageAugment
-from sphere_engine.data.image_folder_data import ImageFolderData
+from sphere_engine.data.image_folder_data import IMAGENET_MEAN, IMAGENET_STD, ImageFolderData
 from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.splitting import class_disjoint_counts, split_indices
 from sphere_engine.option_checks import check_option
@@ -107,4 +107,5 @@ class ImageFolder(DatasetSpec):
             num_classes_test=test.num_classes,
             input_shape=(3, self.image_size, self.image_size),
             augment=ImageAugment(padding=self.image_size // 8, flip=True, noise_std=0.05),
+            pixel_range=PixelRange.of(IMAGENET_MEAN, IMAGENET_STD),
         )

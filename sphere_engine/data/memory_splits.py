@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sphere_engine.data.dataset_splits import DatasetSplits
+from sphere_engine.data.dataset_splits import DatasetSplits, PixelRange
 from sphere_engine.data.splitting import split_indices
 from sphere_engine.data.tensor_data import TensorData
 
@@ -16,7 +16,14 @@ from sphere_engine.data.tensor_data import TensorData
 def memory_splits(
     train: TensorData, test: TensorData, augment: Callable[[Tensor], Tensor]
 ) -> DatasetSplits:
-    """Wrap two in-memory splits; the input shape is that of one sample."""
+    """Wrap two in-memory splits; the input shape is that of one sample. uint8 images
+    (scaled to [0, 1], then normalised) declare their pixel range."""
+    pixel_range = None
+    if train.x.dtype == torch.uint8:
+        pixel_range = PixelRange(
+            torch.zeros(()) if train.mean is None else train.mean[0].cpu(),
+            torch.ones(()) if train.std is None else train.std[0].cpu(),
+        )
     return DatasetSplits(
         train=train,
         test=test,
@@ -24,6 +31,7 @@ def memory_splits(
         num_classes_test=test.num_classes,
         input_shape=tuple(train.x.shape[1:]),
         augment=augment,
+        pixel_range=pixel_range,
     )
 
 

@@ -23,6 +23,8 @@ class Synthetic(DatasetSpec):
     independent draw, so the ``standard`` split's stratified 70/30 test part is a
     separate draw from the same clusters."""
 
+    has_pixel_range = False  # gaussian vectors: no valid input range to attack within
+
     param_help = {  # noqa: RUF012
         "num_classes": "Number of clusters (classes)",
         "dim": "Dimension of the input vectors",

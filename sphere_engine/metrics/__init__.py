@@ -1,6 +1,7 @@
 """Evaluation metrics and geometry diagnostics of embedding sets (pure functions)."""
 
 from sphere_engine.geometry import class_centroids
+from sphere_engine.metrics.analysis import analysis_metrics, load_query_gallery
 from sphere_engine.metrics.angles import angular_separation, vertex_alignment
 from sphere_engine.metrics.backend import BACKENDS, resolve_backend
 from sphere_engine.metrics.clustering import (
@@ -35,7 +36,11 @@ from sphere_engine.metrics.retrieval import (
     retrieval_metrics,
 )
 from sphere_engine.metrics.softmax_clustering import softmax_clustering_metrics
-from sphere_engine.metrics.verification import verification_roc, verification_scores
+from sphere_engine.metrics.verification import (
+    verification_roc,
+    verification_scores,
+    verification_scores_and_roc,
+)
 
 __all__ = [
     "BACKENDS",
@@ -44,6 +49,7 @@ __all__ = [
     "agglomerative_nmi",
     "alignment",
     "ami",
+    "analysis_metrics",
     "angular_separation",
     "class_centroids",
     "clustering_metrics",
@@ -54,6 +60,7 @@ __all__ = [
     "linear_probe_accuracy",
     "load_embeddings_file",
     "load_labelled_embeddings",
+    "load_query_gallery",
     "map_at_r",
     "nmi",
     "norm_statistics",
@@ -71,5 +78,6 @@ __all__ = [
     "uniformity",
     "verification_roc",
     "verification_scores",
+    "verification_scores_and_roc",
     "vertex_alignment",
 ]

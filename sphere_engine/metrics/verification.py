@@ -179,6 +179,12 @@ def verification_scores(
     scores, genuine, fold = _scored_pairs(
         embeddings, labels, pairs, max_genuine_pairs, max_impostor_pairs, seed
     )
+    return _metrics(scores, genuine, fold, targets)
+
+
+def _metrics(
+    scores: np.ndarray, genuine: np.ndarray, fold: np.ndarray, targets: tuple[float, ...]
+) -> dict[str, float]:
     far, tar, _, order, group_end = _roc(scores, genuine)
     impostors = int((~genuine).sum())
     widths = np.diff(np.concatenate([[0.0], far]))
@@ -229,11 +235,42 @@ def verification_roc(
     FAR is at most that value; duplicates are dropped, so at most ``max_points`` remain,
     ordered by increasing FAR. Points with FAR = 0 are left out (no log position).
     """
-    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 2:
-        raise ValueError(f"max_points must be an integer ≥ 2; got {max_points!r}")
+    _check_max_points(max_points)
     scores, genuine, _ = _scored_pairs(
         embeddings, labels, pairs, max_genuine_pairs, max_impostor_pairs, seed
     )
+    return _downsampled_roc(scores, genuine, max_points)
+
+
+def verification_scores_and_roc(
+    embeddings: Any,
+    labels: Any,
+    *,
+    pairs: Any = None,
+    far_targets: Any = FAR_TARGETS,
+    max_points: int = ROC_POINTS,
+    max_genuine_pairs: int = MAX_GENUINE_PAIRS,
+    max_impostor_pairs: int = MAX_IMPOSTOR_PAIRS,
+    seed: int = 0,
+) -> tuple[dict[str, float], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``verification_scores`` and ``verification_roc`` of the same arguments, the pairs
+    drawn and scored once (what the training evaluation stores)."""
+    targets = _check_far_targets(far_targets)
+    _check_max_points(max_points)
+    scores, genuine, fold = _scored_pairs(
+        embeddings, labels, pairs, max_genuine_pairs, max_impostor_pairs, seed
+    )
+    return _metrics(scores, genuine, fold, targets), _downsampled_roc(scores, genuine, max_points)
+
+
+def _check_max_points(max_points: Any) -> None:
+    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 2:
+        raise ValueError(f"max_points must be an integer ≥ 2; got {max_points!r}")
+
+
+def _downsampled_roc(
+    scores: np.ndarray, genuine: np.ndarray, max_points: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     far, tar, thresholds, _, _ = _roc(scores, genuine)
     smallest = far[far > 0].min()
     grid = np.geomspace(smallest, 1.0, max_points)

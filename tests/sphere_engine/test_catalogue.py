@@ -122,3 +122,34 @@ def test_importing_the_catalogue_loads_no_torch_and_no_numpy() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_every_key_the_section_7_evaluations_log_is_in_the_catalogue() -> None:
+    """Verification, softmax clustering, linear probe, robustness, configured Ks."""
+    config = RunConfig.from_dict(
+        {
+            "data": {"name": "digits", "split": "standard", "batch_size": 20,
+                     "samples_per_class": 4},
+            "model": {"name": "mlp", "embedding_dim": 9},
+            "objective": {"kind": "head", "name": "linear"},
+            "training": {"steps": 2, "seed": 0},
+            "diagnostics": {"eval_every": 2, "eval_max_samples": 200, "recall_ks": [1, 10, 30]},
+            "evaluation": {"linear_probe": "on", "retrieval_protocol": "query_gallery"},
+            "robustness": {"enabled": True, "steps": 1, "max_samples": 40},
+        }
+    )  # fmt: skip
+    tracker = InMemoryTracker()
+    run_training(config, tracker)
+    evaluated = {k for _, k, _ in tracker.evals}
+    for key in (
+        "verification/eer",
+        "recall@30",
+        "linear_probe/accuracy",
+        "clustering/softmax_f1",
+        "robustness/pgd/accuracy@eps=0.1",
+    ):
+        assert key in evaluated  # fmt: skip
+    assert _uncatalogued(tracker) == []
+    # ... and for pair losses, the robustness R@1 keys
+    assert find("robustness/fgsm/recall@1@eps=0.05", EVAL) is not None
+    assert find("recall@1000", EVAL) is not None and find("recall@1000", TRAIN) is None

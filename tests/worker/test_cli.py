@@ -13,17 +13,30 @@ from worker import cli, launch, local_run
 def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
     calls = []
     monkeypatch.setattr(local_run, "train_command", lambda *a: calls.append(("train", a)) or 3)
-    monkeypatch.setattr(local_run, "analyze_command", lambda *a: calls.append(("an", a)) or 4)
+    monkeypatch.setattr(
+        local_run, "analyze_command", lambda *a, **kw: calls.append(("an", a, kw)) or 4
+    )
 
     assert cli.main(["train", "run.toml", "--set", "optimizer.lr=0.1", "--set", "a.b=1"]) == 3
     assert cli.main(["analyze", "emb.npz", "--out", "r.json"]) == 4
     assert cli.main(["analyze", "emb.npz"]) == 4
+    assert cli.main(["analyze", "--query", "q.npz", "--gallery", "g.csv", "--ks", "1,10,20"]) == 4
 
+    none = {"query": None, "gallery": None, "ks": None}
     assert calls == [
         ("train", ("run.toml", ["optimizer.lr=0.1", "a.b=1"])),
-        ("an", ("emb.npz", "r.json")),
-        ("an", ("emb.npz", None)),
+        ("an", ("emb.npz", "r.json"), none),
+        ("an", ("emb.npz", None), none),
+        ("an", (None, None), {"query": "q.npz", "gallery": "g.csv", "ks": [1, 10, 20]}),
     ]
+
+
+@pytest.mark.parametrize("text", ["1,x", "0,5", ","])
+def test_analyze_refuses_bad_ks(text: str, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli.build_parser().parse_args(["analyze", "e.npz", "--ks", text])
+    assert stop.value.code == 2
+    assert "--ks" in capsys.readouterr().err
 
 
 def test_up_and_worker_options_have_safe_defaults() -> None:

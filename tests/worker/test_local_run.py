@@ -148,6 +148,37 @@ def test_analyze_prints_writes_and_records(tmp_path, store, capsys) -> None:
     assert len(queries.snapshot(store, run_id, 0)) == 100
 
 
+def test_analyze_query_gallery_with_string_labels(tmp_path, store, capsys) -> None:
+    rng = np.random.default_rng(0)
+    names = np.array(["ant", "bee", "cat", "dog"])
+    centres = 5 * np.eye(8)[:4]
+
+    def save(path: Path, classes: np.ndarray) -> None:
+        points = centres[classes] + 0.1 * rng.normal(size=(len(classes), 8))
+        np.savez(path, embeddings=points, labels=names[classes])
+
+    save(tmp_path / "q.npz", np.array([1, 2, 3] * 5))  # the query file lacks "ant": other ids
+    save(tmp_path / "g.npz", np.arange(40) % 4)
+    out = tmp_path / "qg.json"
+    argv = ["analyze", "--query", str(tmp_path / "q.npz"), "--gallery", str(tmp_path / "g.npz")]
+    assert main([*argv, "--ks", "1,10", "--out", str(out)]) == 0
+    metrics = json.loads(out.read_text())
+    # names matched across files: every query finds its class in the gallery
+    assert metrics["recall@1"] == 1.0 and metrics["recall@10"] == 1.0
+    assert metrics["retrieval/queries"] == 15 and "recall@2" not in metrics
+    assert metrics["verification/auc"] == pytest.approx(1.0)
+    run_id = queries.list_runs(store, kind="analysis")["run_id"][0]
+    assert store.get_run(run_id).config["analysis"]["protocol"] == "query_gallery"
+    roc = queries.latest_curves(store, [run_id], "verification/roc")
+    assert len(roc) > 0 and roc["x"].iloc[-1] == 1.0
+
+
+def test_analyze_needs_a_file_or_a_query_and_a_gallery(tmp_path, store, capsys) -> None:
+    assert main(["analyze", "--query", str(tmp_path / "q.npz")]) == 2
+    assert "give either FILE, or both --query and --gallery" in capsys.readouterr().err
+    assert queries.list_runs(store).empty
+
+
 def test_analyze_missing_file_is_a_clear_error(tmp_path, store, capsys) -> None:
     assert main(["analyze", str(tmp_path / "nope.npz")]) == 2
     assert "does not exist" in capsys.readouterr().err

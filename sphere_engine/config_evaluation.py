@@ -1,0 +1,132 @@
+# ruff: noqa: RUF009 - option() returns dataclasses.field(...) with help metadata
+"""Config sections of the evaluations of SCIENCE.md §7: ``evaluation`` and ``robustness``.
+
+Part of the one run config (``config.py`` lists them in ``SECTIONS``); kept apart so
+each file stays small. ``check_evaluation_combinations`` holds their cross-field rules
+(pure, no registries); ``validation.validate`` adds the dataset check of ``robustness``.
+
+Decisions (docs/architecture.md):
+- verification runs at every evaluation by default (bounded by the pair caps);
+- softmax clustering runs for classifier heads by default (nothing to do for losses);
+- the linear probe is ``auto``: on for self-supervised objectives (those whose traits
+  say ``requires_views``, i.e. NT-Xent) on the ``standard`` split, where test classes
+  are train classes; ``on`` asks for it with any objective and needs that split;
+- robustness is off by default; when on, it attacks at the final evaluation (or at
+  every one with ``every_evaluation``), ε in pixel units (inputs in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from sphere_engine.config_option import option
+
+if TYPE_CHECKING:
+    from sphere_engine.config import RunConfig
+
+ATTACKS = ("fgsm", "pgd")  # as sphere_engine.robustness.ATTACKS (that one imports torch)
+MAX_LIST = 16  # longest K / FAR / ε list (each value is a stored series)
+
+
+@dataclass
+class EvaluationConfig:
+    retrieval_protocol: Literal["leave_one_out", "query_gallery"] = option(
+        "leave_one_out",
+        "leave_one_out: every test sample queries all the others; query_gallery: a seeded "
+        "fraction of the evaluated test samples queries the rest (In-shop style)",
+    )
+    query_fraction: float = option(
+        0.5,
+        "query_gallery: fraction of the evaluated test samples used as queries",
+        min=0.01,
+        max=0.99,
+    )
+    verification: bool = option(
+        True, "Face-verification metrics (ROC, TAR@FAR, EER, 10-fold accuracy) and the ROC"
+    )
+    far_targets: list[float] = option(
+        [1e-1, 1e-2, 1e-3, 1e-4], "FAR values at which TAR is reported (each in (0, 1))"
+    )
+    max_genuine_pairs: int = option(
+        200_000, "Most same-class pairs scored (a seeded sample above)", min=1, max=10_000_000
+    )
+    max_impostor_pairs: int = option(
+        200_000,
+        "Impostor pairs scored (seeded); TAR@FAR=x needs at least 10/x of them",
+        min=1,
+        max=10_000_000,
+    )
+    softmax_clustering: bool = option(
+        True, "Classifier heads: k-means NMI/AMI/F1 on the softmax outputs too"
+    )
+    linear_probe: Literal["auto", "on", "off"] = option(
+        "auto",
+        "Logistic regression on frozen train-split embeddings, accuracy on the test split; "
+        "auto: for self-supervised objectives (NT-Xent) on the standard split",
+    )
+    linear_probe_max_samples: int = option(
+        5000,
+        "Train-split samples the linear probe is fitted on (seeded)",
+        min=10,
+        max=200_000,
+    )
+
+
+@dataclass
+class RobustnessConfig:
+    enabled: bool = option(
+        False,
+        "Adversarial robustness (accuracy for heads, R@1 against a clean gallery for pair "
+        "losses) as a function of ε; never on the training steps",
+    )
+    attacks: list[str] = option(["fgsm", "pgd"], "L∞ attacks: fgsm, pgd")
+    epsilons: list[float] = option(
+        [0.0, 0.05, 0.1, 0.2], "ε values in pixel units (inputs in [0, 1]); 0 = clean"
+    )
+    steps: int = option(10, "PGD iterations", min=1, max=1000)
+    step_size: float = option(0.0, "PGD step α in pixel units (0: 2.5·ε / steps)", min=0.0)
+    random_start: bool = option(True, "PGD starts from a uniform point inside the ε-ball")
+    max_samples: int = option(1000, "Test samples attacked (seeded)", min=1, max=100_000)
+    every_evaluation: bool = option(
+        False, "Attack at every evaluation (false: only at the final one)"
+    )
+
+
+def _check_list(name: str, values: list, check: object, rule: str) -> None:
+    if not values or len(values) > MAX_LIST:
+        raise ValueError(f"{name}: {values!r} must list 1 to {MAX_LIST} values")
+    for value in values:
+        if not check(value):  # type: ignore[operator]
+            raise ValueError(f"{name}: {value!r} is out of range; must be {rule}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name}: {values!r} repeats a value")
+
+
+def check_evaluation_combinations(config: RunConfig) -> None:
+    """Cross-field rules of the evaluation settings (pure, cheap)."""
+    _check_list("diagnostics.recall_ks", config.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
+    evaluation, robustness = config.evaluation, config.robustness
+    _check_list(
+        "evaluation.far_targets",
+        evaluation.far_targets,
+        lambda x: math.isfinite(x) and 0 < x < 1,
+        "in (0, 1)",
+    )
+    if evaluation.linear_probe == "on" and config.data.split != "standard":
+        raise ValueError(
+            "evaluation.linear_probe: 'on' needs data.split = 'standard' (the probe is "
+            f"scored on test classes it was trained on); data.split is {config.data.split!r}"
+        )
+    _check_list(
+        "robustness.attacks", robustness.attacks, lambda a: a in ATTACKS, "one of 'fgsm', 'pgd'"
+    )
+    _check_list(
+        "robustness.epsilons",
+        robustness.epsilons,
+        lambda e: math.isfinite(e) and 0 <= e <= 1,
+        "in [0, 1] (pixel units)",
+    )
+    if not math.isfinite(robustness.step_size):
+        raise ValueError(f"robustness.step_size: {robustness.step_size!r} is not finite")
