@@ -58,6 +58,9 @@ class EvaluationConfig:
         min=1,
         max=10_000_000,
     )
+    agglomerative: bool = option(
+        False, "Agglomerative (Ward) clustering NMI too, beside k-means (slower: O(N²))"
+    )
     softmax_clustering: bool = option(
         True, "Classifier heads: k-means NMI/AMI/F1 on the softmax outputs too"
     )

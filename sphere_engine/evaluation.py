@@ -119,7 +119,13 @@ class Evaluator:
         seed = self.config.training.seed
         recall_ks = tuple(self.config.diagnostics.recall_ks)
         embeddings, labels = self.embed(model)
-        metrics = evaluate_embeddings(embeddings, labels, ks=recall_ks, seed=seed)
+        metrics = evaluate_embeddings(
+            embeddings,
+            labels,
+            ks=recall_ks,
+            seed=seed,
+            agglomerative=self.config.evaluation.agglomerative,
+        )
         if self.is_query is not None:
             metrics |= retrieval_protocol_metrics(
                 embeddings,

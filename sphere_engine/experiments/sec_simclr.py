@@ -37,6 +37,7 @@ EXPERIMENT = Experiment(
             (Comparison("train_mean:norm/var", "NT-Xent + 0.1·SEC", "NT-Xent", "<"),),
         ),
     ),
-    notes="The linear probe is the evaluation issue's `linear_probe/accuracy`; "
-    "until it is logged that column stays empty and its claim is 'not measured'.",
+    notes="The linear probe (`linear_probe/accuracy`): logistic regression on frozen "
+    "train-split embeddings, accuracy on the test split (on by default for NT-Xent on the "
+    "standard split).",
 )
