@@ -29,9 +29,11 @@ from typing import Any, Literal
 # ----------------------------------------------------------------------------- helpers
 
 
-def option(default: Any, help: str, **constraints: Any) -> Any:
-    """A dataclass field with help text and optional ``min``/``max``/``choices``."""
-    metadata = {"help": help, **constraints}
+def option(default: Any, help: str, *, label: str = "", **constraints: Any) -> Any:
+    """A dataclass field with help text, the label forms show (``label``; declared once
+    here, so every form names the field the same way) and optional
+    ``min``/``max``/``choices``."""
+    metadata = {"help": help, "label": label, **constraints}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -141,98 +143,171 @@ def _section_from_dict(cls: type, data: Any, section: str) -> Any:
 
 @dataclass
 class DataConfig:
-    name: str = option("digits", "Dataset (a registered dataset name)", registry="dataset")
-    root: str = option("", "Folder holding the dataset's files (for datasets read from disk)")
-    download: bool = option(False, "Download the dataset into `root` if it is missing")
+    name: str = option(
+        "digits", "Dataset (a registered dataset name)", registry="dataset", label="Dataset"
+    )
+    root: str = option(
+        "", "Folder holding the dataset's files (for datasets read from disk)", label="Data folder"
+    )
+    download: bool = option(
+        False, "Download the dataset into `root` if it is missing", label="Download if missing"
+    )
     split: str = option(
         "class_disjoint",
         "class_disjoint: first half of the classes trains, the rest tests (metric learning); "
         "standard: the dataset's own train/test split with the same classes",
         choices=("class_disjoint", "standard"),
+        label="Train/test split",
     )
-    options: dict[str, Any] = option({}, "Options of the chosen dataset (see its option list)")
-    batch_size: int = option(40, "Samples per training batch", min=2, max=65536)
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen dataset (see its option list)", label="Dataset options"
+    )
+    batch_size: int = option(40, "Samples per training batch", min=2, max=65536, label="Batch size")
     samples_per_class: int = option(
-        8, "K of the class-balanced P×K sampler (0 = plain shuffled batches)", min=0, max=4096
+        8,
+        "K of the class-balanced P×K sampler (0 = plain shuffled batches)",
+        min=0,
+        max=4096,
+        label="Samples per class (K)",
     )
     num_workers: int = option(
-        0, "DataLoader worker processes (0 = load in the main process)", min=0, max=64
+        0,
+        "DataLoader worker processes (0 = load in the main process)",
+        min=0,
+        max=64,
+        label="Loader workers",
     )
 
 
 @dataclass
 class ModelConfig:
-    name: str = option("mlp", "Backbone (a registered model name)", registry="model")
-    embedding_dim: int = option(64, "Dimension d of the embedding", min=1, max=65536)
-    embedding_bn: bool = option(False, "BatchNorm on the embedding (before any normalisation)")
-    weight_norm: bool = option(False, "Weight normalisation on the last (embedding) layer")
-    options: dict[str, Any] = option({}, "Options of the chosen backbone (see its option list)")
+    name: str = option(
+        "mlp", "Backbone (a registered model name)", registry="model", label="Backbone"
+    )
+    embedding_dim: int = option(
+        64, "Dimension d of the embedding", min=1, max=65536, label="Embedding dimension"
+    )
+    embedding_bn: bool = option(
+        False,
+        "BatchNorm on the embedding (before any normalisation)",
+        label="BatchNorm on the embedding",
+    )
+    weight_norm: bool = option(
+        False,
+        "Weight normalisation on the last (embedding) layer",
+        label="Weight norm on the last layer",
+    )
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen backbone (see its option list)", label="Backbone options"
+    )
 
 
 @dataclass
 class ObjectiveConfig:
     kind: Literal["loss", "head"] = option(
-        "loss", "loss: a pair loss on normalised embeddings; head: a classifier head + softmax"
+        "loss",
+        "loss: a pair loss on normalised embeddings; head: a classifier head + softmax",
+        label="Objective kind",
     )
     name: str = option(
-        "triplet", "Loss or head (a registered name of the chosen kind)", registry="objective"
+        "triplet",
+        "Loss or head (a registered name of the chosen kind)",
+        registry="objective",
+        label="Loss or head",
     )
-    options: dict[str, Any] = option({}, "Options of the loss or head (margin, scale, ...)")
+    options: dict[str, Any] = option(
+        {}, "Options of the loss or head (margin, scale, ...)", label="Objective options"
+    )
 
 
 @dataclass
 class RegularizerConfig:
     name: str = option(
-        "none", "Norm regulariser (a registered name, or none)", registry="regularizer"
+        "none",
+        "Norm regulariser (a registered name, or none)",
+        registry="regularizer",
+        label="Regulariser",
     )
-    weight: float = option(0.0, "Weight η of the regulariser term", min=0.0)
-    options: dict[str, Any] = option({}, "Options of the chosen regulariser (see its list)")
+    weight: float = option(0.0, "Weight η of the regulariser term", min=0.0, label="Weight η")
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen regulariser (see its list)", label="Regulariser options"
+    )
 
 
 @dataclass
 class OptimizerConfig:
-    name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser")
-    lr: float = option(1e-3, "Learning rate of the backbone", min=0.0)
+    name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser", label="Optimiser")
+    lr: float = option(1e-3, "Learning rate of the backbone", min=0.0, label="Learning rate")
     head_lr: float | None = option(
-        None, "Learning rate of the head / loss parameters (default: same as lr)", min=0.0
+        None,
+        "Learning rate of the head / loss parameters (default: same as lr)",
+        min=0.0,
+        label="Head learning rate",
     )
-    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0)
-    nesterov: bool = option(False, "SGD Nesterov momentum")
-    weight_decay: float = option(0.0, "Weight decay", min=0.0)
+    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0, label="Momentum")
+    nesterov: bool = option(False, "SGD Nesterov momentum", label="Nesterov momentum")
+    weight_decay: float = option(0.0, "Weight decay", min=0.0, label="Weight decay")
 
 
 @dataclass
 class ScheduleConfig:
-    name: Literal["constant", "step", "cosine"] = option("constant", "Learning-rate schedule")
-    milestones: list[int] = option([], "step: iterations at which lr is multiplied by gamma")
-    gamma: float = option(0.1, "step: decay factor", min=0.0, max=1.0)
-    warmup_steps: int = option(0, "Linear warm-up iterations", min=0)
-    min_lr_ratio: float = option(0.0, "cosine: final lr as a fraction of lr", min=0.0, max=1.0)
+    name: Literal["constant", "step", "cosine"] = option(
+        "constant", "Learning-rate schedule", label="Schedule"
+    )
+    milestones: list[int] = option(
+        [], "step: iterations at which lr is multiplied by gamma", label="Milestones (steps)"
+    )
+    gamma: float = option(0.1, "step: decay factor", min=0.0, max=1.0, label="Decay factor γ")
+    warmup_steps: int = option(0, "Linear warm-up iterations", min=0, label="Warm-up steps")
+    min_lr_ratio: float = option(
+        0.0, "cosine: final lr as a fraction of lr", min=0.0, max=1.0, label="Final lr ratio"
+    )
 
 
 @dataclass
 class TrainingConfig:
-    steps: int = option(300, "Training iterations", min=1, max=10_000_000)
-    seed: int = option(0, "Random seed (data order, initialisation)", min=0)
-    device: Literal["auto", "cpu", "cuda"] = option("auto", "auto uses CUDA when present")
-    checkpoint_every: int = option(
-        0, "Save a checkpoint every N steps (0 = only at the end)", min=0
+    steps: int = option(300, "Training iterations", min=1, max=10_000_000, label="Training steps")
+    seed: int = option(0, "Random seed (data order, initialisation)", min=0, label="Seed")
+    device: Literal["auto", "cpu", "cuda"] = option(
+        "auto", "auto uses CUDA when present", label="Device"
     )
-    checkpoint_dir: str = option("", "Where checkpoints go (empty: none are written)")
+    checkpoint_every: int = option(
+        0,
+        "Save a checkpoint every N steps (0 = only at the end)",
+        min=0,
+        label="Checkpoint every (steps)",
+    )
+    checkpoint_dir: str = option(
+        "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
+    )
 
 
 @dataclass
 class DiagnosticsConfig:
-    log_every: int = option(1, "Log the per-iteration geometry statistics every N steps", min=1)
+    log_every: int = option(
+        1,
+        "Log the per-iteration geometry statistics every N steps",
+        min=1,
+        label="Log every (steps)",
+    )
     eval_every: int = option(
-        100, "Evaluate on the test split every N steps (and at the end)", min=1
+        100,
+        "Evaluate on the test split every N steps (and at the end)",
+        min=1,
+        label="Evaluate every (steps)",
     )
-    tracked_samples: int = option(16, "Training samples whose norms are followed", min=0, max=1024)
+    tracked_samples: int = option(
+        16, "Training samples whose norms are followed", min=0, max=1024, label="Tracked samples"
+    )
     snapshot_size: int = option(
-        2000, "Test embeddings kept per evaluation snapshot", min=0, max=2000
+        2000, "Test embeddings kept per evaluation snapshot", min=0, max=2000, label="Snapshot size"
     )
-    eval_max_samples: int = option(10000, "Test samples used per evaluation (0 = all)", min=0)
-    gradient_stats: bool = option(True, "Gradient diagnostics on the embedding")
+    eval_max_samples: int = option(
+        10000, "Test samples used per evaluation (0 = all)", min=0, label="Evaluation samples"
+    )
+    gradient_stats: bool = option(
+        True, "Gradient diagnostics on the embedding", label="Gradient statistics"
+    )
 
 
 SECTIONS: dict[str, type] = {

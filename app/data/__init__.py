@@ -24,8 +24,10 @@ from app.data.cache import home, store
 from app.data.components import (
     component_names,
     component_params,
+    config_error,
     default_config,
     registries,
+    sweep_error,
     validate_config,
 )
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
@@ -79,6 +81,7 @@ __all__ = [
     "component_names",
     "component_params",
     "config_diff",
+    "config_error",
     "config_values",
     "coordinate_columns",
     "default_config",
@@ -121,6 +124,7 @@ __all__ = [
     "snapshot",
     "snapshot_steps",
     "store",
+    "sweep_error",
     "sweeps",
     "tags",
     "to_wide",
