@@ -27,7 +27,9 @@ from worker import settings
 # so the warning says nothing here. Only that message is silenced, and C_FORCE_ROOT is
 # never set: a pickle configuration would still be refused.
 warnings.filterwarnings(
-    "ignore", message="You're running the worker with superuser privileges", category=SecurityWarning
+    "ignore",
+    message="You're running the worker with superuser privileges",
+    category=SecurityWarning,
 )
 # faiss logs "Loading faiss with AVX2 support" at INFO in every fresh child (one per run).
 logging.getLogger("faiss.loader").setLevel(logging.WARNING)

@@ -69,7 +69,9 @@ def config_error(config_json: str) -> str | None:
     return None
 
 
-def sweep_error(config: Mapping[str, Any], grid: Mapping[str, list[Any]], seeds: list[int]) -> str | None:
+def sweep_error(
+    config: Mapping[str, Any], grid: Mapping[str, list[Any]], seeds: list[int]
+) -> str | None:
     """The first invalid combination of a sweep, as ``worker.launch_sweep`` would
     refuse it (``"sweep combination optimizer.lr=-1: optimizer.lr: ..."``), or None."""
     import worker

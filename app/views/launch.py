@@ -24,7 +24,9 @@ def main() -> None:
         st.dataframe(pd.DataFrame({"run": preset.names}), hide_index=True, width="stretch")
         left, right = st.columns(2)
         launch_preset = left.button(
-            f"Launch preset ({plural(len(preset.names), 'run')})", key="launch.preset.go", type="primary"
+            f"Launch preset ({plural(len(preset.names), 'run')})",
+            key="launch.preset.go",
+            type="primary",
         )
         edit_index = right.selectbox(
             "Edit one of its runs in the form",
