@@ -8,7 +8,8 @@ the store's files or torch.
 - ``paper``: the SEC paper's final table, from the metric catalogue;
 - ``geometry``: projections, centroid angles and head vertices of snapshots;
 - ``actions``: launch, cancel, delete, tags, notes;
-- ``components``: the registries and config checks the launch form uses.
+- ``components``: the registries and config checks the launch form uses;
+- ``lifecycle``: what pages say about a run's status (declared once).
 """
 
 from app.data.actions import (
@@ -31,6 +32,7 @@ from app.data.components import (
     validate_config,
 )
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
+from app.data.lifecycle import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.paper import paper_best, paper_table
 from app.data.reads import (
     Totals,
@@ -64,6 +66,7 @@ from app.data.tables import (
     preferred_runs,
     progress_fraction,
     run_labels,
+    run_progress,
     runs_table,
     series_csv,
     sweeps,
@@ -92,6 +95,7 @@ __all__ = [
     "final_metrics",
     "fixed_head",
     "flatten_config",
+    "gpu_worker_alive",
     "grouped_series",
     "head_vertices",
     "home",
@@ -105,6 +109,7 @@ __all__ = [
     "metric_names",
     "metric_series",
     "new_sweep_id",
+    "no_metrics_message",
     "paper_best",
     "paper_table",
     "pca",
@@ -115,6 +120,7 @@ __all__ = [
     "registries",
     "run",
     "run_labels",
+    "run_progress",
     "runs",
     "runs_table",
     "sample_norms",
@@ -129,4 +135,5 @@ __all__ = [
     "tags",
     "to_wide",
     "validate_config",
+    "waiting_note",
 ]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from app import transforms
+from app.data.lifecycle import waiting_note
 from app.data.reads import final_metrics, latest_metrics, metric_series, points_total, runs
 from db.config_diff import flatten
 from sphere_engine.catalogue import RUNS_TABLE, Source, column_key, header, split_column_key
@@ -52,6 +53,12 @@ def progress_fraction(step: object, total: object) -> float:
     if total is None or pd.isna(total) or not total or step is None or pd.isna(step):
         return 0.0
     return float(min(max(step / total, 0.0), 1.0))  # type: ignore[operator]
+
+
+def run_progress(status: str, step: object, total: object) -> float:
+    """The progress bar's fraction: a finished run (or analysis) is complete even when
+    it logged no step count."""
+    return 1.0 if status == "finished" else progress_fraction(step, total)
 
 
 def elapsed_seconds(row: Any, now: float | None = None) -> float | None:
@@ -102,16 +109,19 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     ]  # fmt: skip
     if frame.empty:
         return pd.DataFrame(columns=columns)
+    records = frame[["status", "kind", "config", "started_at", "finished_at"]].to_dict("records")
     table = pd.DataFrame(
         {
             "run_id": frame["run_id"],
             "name": frame["name"],
             "status": frame["status"],
             "progress": [
-                progress_fraction(s, t)
-                for s, t in zip(frame["progress_step"], frame["progress_total"], strict=True)
+                run_progress(status, step, total)
+                for status, step, total in zip(
+                    frame["status"], frame["progress_step"], frame["progress_total"], strict=True
+                )
             ],
-            "elapsed": [elapsed_seconds(row, now) for _, row in frame.iterrows()],
+            "elapsed": [elapsed_seconds(row, now) for row in records],
             "device": frame["device"].fillna(""),
             "kind": frame["kind"],
             "tags": [
@@ -120,7 +130,10 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
             ],
             "sweep_id": frame["sweep_id"].fillna(""),
             "created": frame["created_at"],
-            "message": frame["status_message"].fillna(""),
+            "message": [
+                waiting_note(row) or (message if isinstance(message, str) else "")
+                for row, message in zip(records, frame["status_message"], strict=True)
+            ],
         }
     )
     run_ids = tuple(frame["run_id"])

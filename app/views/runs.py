@@ -47,6 +47,7 @@ def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: b
             hide_index=True,
             width="stretch",
             key="runs.table",
+            placeholder="–",  # queued runs have no elapsed time or metrics yet
             column_config={
                 "open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
                 "progress": st.column_config.ProgressColumn(
