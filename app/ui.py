@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import altair as alt
@@ -108,3 +108,23 @@ def format_seconds(seconds: float | None) -> str:
 def query_param(name: str) -> str | None:
     value = st.query_params.get(name)
     return str(value) if value else None
+
+
+def query_ids(name: str) -> list[str]:
+    """The comma-separated run ids of query parameter ``name`` (``?runs=a,b``)."""
+    value = query_param(name) or ""
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def warn_unknown_runs(wanted: Iterable[str], known: Collection[str]) -> list[str]:
+    """Say which of the ``wanted`` run ids (from a link) name no run; return them.
+
+    A page never silently shows other runs than the link asked for."""
+    missing = [run_id for run_id in wanted if run_id not in known]
+    if missing:
+        ids = ", ".join(f"`{run_id}`" for run_id in missing)
+        st.warning(
+            f"No run with id {ids}: it was deleted or the link is mistyped. Pick runs below.",
+            icon=":material/warning:",
+        )
+    return missing
