@@ -21,7 +21,6 @@ import streamlit as st  # noqa: E402
 
 from app.auth import require_access  # noqa: E402
 
-
 #: Every icon is an emoji or a bundled Material symbol. The favicon must be an emoji:
 #: Streamlit draws an emoji favicon as an inline SVG, but fetches a ``:material/...:``
 #: favicon from fonts.gstatic.com (nothing the dashboard shows may come from the internet).
@@ -44,9 +43,7 @@ def main() -> None:
         # The default page is served at "/" only; this hidden twin answers /runs (the
         # name the sidebar shows), so a typed or bookmarked /runs finds the page.
         "": [
-            st.Page(
-                "views/runs.py", title="Runs", icon="📋", url_path="runs", visibility="hidden"
-            ),
+            st.Page("views/runs.py", title="Runs", icon="📋", url_path="runs", visibility="hidden"),
         ],
     }
     st.navigation(pages).run()
