@@ -22,6 +22,13 @@ RUN_PAGE = "views/run.py"
 COMPARE_PAGE = "views/compare.py"
 GEOMETRY_PAGE = "views/geometry.py"
 
+COMPOUND_CHARTS = (
+    alt.VConcatChart,
+    alt.HConcatChart,
+    alt.ConcatChart,
+    alt.RepeatChart,
+    alt.FacetChart,
+)
 #: Live parts re-render this often (seconds): new points are on screen within 3 s.
 LIVE_INTERVAL_S = 2.0
 
@@ -60,7 +67,10 @@ def run_page(main: Callable[[], Any]) -> None:
 
 def show_chart(chart: alt.TopLevelMixin, *, key: str | None = None) -> None:
     """Render an Altair chart and, when it was downsampled, its "N of M points" caption."""
-    st.altair_chart(chart, width="stretch", key=key)
+    # Vega's "fit" autosize (what a stretched chart asks for) works for single and
+    # layered views only; a compound chart (a scatter matrix) keeps its own size.
+    compound = isinstance(chart, COMPOUND_CHARTS)
+    st.altair_chart(chart, width="content" if compound else "stretch", key=key)
     note = points_note_of(chart)
     if note:
         st.caption(note)

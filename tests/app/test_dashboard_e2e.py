@@ -198,6 +198,8 @@ class BrowserLog:
             self.failed.append(f"{response.status} {response.url}")
 
     def _console(self, message) -> None:
+        if message.type == "warning" and "Autosize" in message.text:
+            self.errors.append(f"Vega: {message.text}")  # a compound chart asked to "fit"
         if message.type != "error":
             return
         where = urlsplit((message.location or {}).get("url", "")).path
@@ -215,6 +217,8 @@ class BrowserLog:
 def _check_cleared_number_is_reported(page, base: str) -> None:
     """Issue 14, bug 2: a cleared number is reported and disables Launch; it never
     comes back as an older value."""
+    from playwright.sync_api import expect
+
     page.goto(base + "/launch")
     page.get_by_role("heading", name="Launch runs").wait_for(timeout=60_000)
     page.get_by_role("tab", name="Optimiser", exact=True).click()
@@ -228,11 +232,12 @@ def _check_cleared_number_is_reported(page, base: str) -> None:
     _settle(page)
     assert field.input_value() == ""
     page.get_by_text("optimizer.lr: enter a value").first.wait_for(timeout=30_000)
-    assert page.get_by_role("button", name="Launch run").is_disabled()
+    expect(page.get_by_role("button", name="Launch run")).to_be_disabled(timeout=30_000)
     field.fill("0.001")
     field.press("Enter")
     _settle(page)
-    assert not page.get_by_role("button", name="Launch run").is_disabled()
+    expect(page.get_by_role("button", name="Launch run")).to_be_enabled(timeout=30_000)
+    assert field.input_value() == "0.001"
 
 
 # ----------------------------------------------------------------------------- the flow
