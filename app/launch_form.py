@@ -1,15 +1,19 @@
 """The launch form, built from ``RunConfig``'s fields and the component registries.
 
-Every config field becomes a widget chosen from its type (Literal/choices → select,
-bool → checkbox, int/float → number, lists and optional values → text), with the
-field's help text and limits as the tooltip. The options of the chosen dataset,
-model, loss/head and regulariser come from ``Registry.params``. Values are not
-clamped by the widgets: ``RunConfig.from_dict`` is the one validator, and its message
-is shown next to the field it names.
+Every config field becomes a widget chosen from its type (``launch_fields``:
+Literal/choices → select, bool → checkbox, int/float → number, lists and optional
+values → text), labelled with the field's declared label and with its help text and
+limits as the tooltip. The options of the chosen dataset, model, loss/head and
+regulariser come from ``Registry.params``. Values are not clamped by the widgets:
+``validate_config`` (schema, registries, data) is the one validator, and its message is
+shown under every field it names and, above the tabs, with the tab to look at.
 
 The form's values live in ``st.session_state[DRAFT]`` (a full config dict), so they
 survive page switches, a failed validation and a rerun; "clone" and presets replace
-the draft and bump a generation counter that gives every widget a fresh key.
+the draft and bump a generation counter that gives every widget a fresh key. Each
+widget owns its value once created; the last component chosen per kind and the options
+set per component are remembered (``MEMORY``), so switching between a loss and a head
+restores each side and never carries one component's options into another.
 """
 
 from __future__ import annotations
