@@ -18,11 +18,6 @@ from app.launch_fields import parse_list
 MAX_GRID_KEYS = 3
 
 
-def plural(count: int, noun: str) -> str:
-    """ "1 run", "2 runs"."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def parse_seeds(text: str) -> list[int]:
     """ "0, 1, 2" → [0, 1, 2]; empty → [] (the form's seed). Anything that is not a whole
     number ≥ 0 is a ``ValueError`` naming it."""

@@ -33,6 +33,11 @@ COMPOUND_CHARTS = (
 LIVE_INTERVAL_S = 2.0
 
 
+def plural(count: int, noun: str) -> str:
+    """ "1 run", "2 runs"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def friendly_error(error: Exception) -> str:
     """A short, readable message for ``error`` (no traceback)."""
     text = str(error).strip() or type(error).__name__

@@ -7,7 +7,8 @@ import streamlit as st
 
 from app import data, launch_form, ui
 from app.presets import PRESETS
-from app.sweep_form import plural, sweep_size, sweep_widgets
+from app.sweep_form import sweep_size, sweep_widgets
+from app.ui import plural
 
 LAUNCHED = "launch.launched"
 
