@@ -17,29 +17,17 @@ import pandas as pd
 from app import transforms
 
 MAX_POINTS = 5000
-#: Categorical palette for runs; the domain (sorted run ids) fixes each run's colour.
+#: Categorical palette for runs and classes; the domain (sorted run ids) fixes each run's
+#: colour. Every colour is saturated enough to read as a thin line on white (no pastel
+#: second half: class 9 and a second metric must not fade into the background).
 RUN_PALETTE = [
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#aec7e8",
-    "#ffbb78",
-    "#98df8a",
-    "#ff9896",
-    "#c5b0d5",
-    "#c49c94",
-    "#f7b6d2",
-    "#c7c7c7",
-    "#dbdb8d",
-    "#9edae5",
-]
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#393b79", "#e6550d", "#31a354", "#843c39", "#7b4173",
+    "#3182bd", "#8c6d31", "#637939", "#636363", "#a55194",
+]  # fmt: skip
+#: Classes (scatter plots) and metrics share the runs' palette.
+CATEGORY_SCALE = alt.Scale(range=RUN_PALETTE)
 CHART_HEIGHT = 260
 
 
@@ -134,9 +122,10 @@ def metric_lines(
     frame, note = _limit(frame, [color], x, total)
     color_enc = alt.Color(
         f"{color}:N",
-        scale=color_scale or alt.Undefined,
+        scale=color_scale or CATEGORY_SCALE,
         title=legend_title or color,
-        legend=alt.Legend(orient="bottom", labelLimit=260),
+        # one series needs no legend: the chart's title names it
+        legend=alt.Legend(orient="bottom", labelLimit=260) if frame[color].nunique() > 1 else None,
     )
     base = alt.Chart(frame).encode(x=_x_encoding(x))
     line = base.mark_line(interpolate="linear").encode(
@@ -290,27 +279,39 @@ def scatter_matrix(
     data = frame
     if vertices is not None and len(vertices):
         data = pd.concat([frame, vertices[coords].assign(kind="vertex")], ignore_index=True)
-    base = alt.Chart().properties(width=cell, height=cell)
-    dots = (
-        base.mark_circle(size=10, opacity=0.6)
-        .encode(
-            x=alt.X(alt.repeat("column"), type="quantitative", scale=alt.Scale(zero=False)),
-            y=alt.Y(alt.repeat("row"), type="quantitative", scale=alt.Scale(zero=False)),
-            color=alt.Color(f"{color}:N", title="class"),
-        )
-        .transform_filter(alt.datum.kind == "embedding")
-    )
-    layers = [dots]
-    if vertices is not None and len(vertices):
-        layers.append(
-            base.mark_point(shape="cross", size=90, color="black", filled=True)
-            .encode(
-                x=alt.X(alt.repeat("column"), type="quantitative"),
-                y=alt.Y(alt.repeat("row"), type="quantitative"),
+    has_vertices = vertices is not None and len(vertices) > 0
+
+    def pair(x: str, y: str) -> alt.TopLevelMixin:
+        base = alt.Chart().properties(width=cell, height=cell)
+        if x == y:  # the diagonal: the coordinate's distribution, not x against itself
+            return (
+                base.mark_bar(opacity=0.7)
+                .encode(
+                    x=alt.X(f"{x}:Q", bin=alt.Bin(maxbins=20), title=x),
+                    y=alt.Y("count():Q", title="points"),
+                )
+                .transform_filter(alt.datum.kind == "embedding")
             )
+        dots = (
+            base.mark_circle(size=10, opacity=0.6)
+            .encode(
+                x=alt.X(f"{x}:Q", scale=alt.Scale(zero=False)),
+                y=alt.Y(f"{y}:Q", scale=alt.Scale(zero=False)),
+                color=alt.Color(f"{color}:N", title="class", scale=CATEGORY_SCALE),
+            )
+            .transform_filter(alt.datum.kind == "embedding")
+        )
+        if not has_vertices:
+            return dots
+        marks = (  # "×": a cross turned by 45° (the caption's symbol)
+            base.mark_point(shape="cross", angle=45, size=90, color="black", filled=True)
+            .encode(x=f"{x}:Q", y=f"{y}:Q")
             .transform_filter(alt.datum.kind == "vertex")
         )
-    chart = alt.layer(*layers, data=data).repeat(row=coords, column=coords)
+        return alt.layer(dots, marks)
+
+    rows = [alt.hconcat(*(pair(x, y) for x in coords)) for y in coords]
+    chart = alt.vconcat(*rows, data=data)
     return _finish(chart, note, title)
 
 
@@ -330,7 +331,7 @@ def pca_scatter(
         .encode(
             x=alt.X("pc1:Q", title=f"PC1 ({explained[0]:.0%} of variance)"),
             y=alt.Y("pc2:Q", title=f"PC2 ({explained[1]:.0%} of variance)"),
-            color=alt.Color(f"{color}:N", title="class"),
+            color=alt.Color(f"{color}:N", title="class", scale=CATEGORY_SCALE),
             tooltip=[
                 f"{color}:N",
                 alt.Tooltip("pc1:Q", format=".3g"),

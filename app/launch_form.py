@@ -1,15 +1,19 @@
 """The launch form, built from ``RunConfig``'s fields and the component registries.
 
-Every config field becomes a widget chosen from its type (Literal/choices → select,
-bool → checkbox, int/float → number, lists and optional values → text), with the
-field's help text and limits as the tooltip. The options of the chosen dataset,
-model, loss/head and regulariser come from ``Registry.params``. Values are not
-clamped by the widgets: ``RunConfig.from_dict`` is the one validator, and its message
-is shown next to the field it names.
+Every config field becomes a widget chosen from its type (``launch_fields``:
+Literal/choices → select, bool → checkbox, int/float → number, lists and optional
+values → text), labelled with the field's declared label and with its help text and
+limits as the tooltip. The options of the chosen dataset, model, loss/head and
+regulariser come from ``Registry.params``. Values are not clamped by the widgets:
+``validate_config`` (schema, registries, data) is the one validator, and its message is
+shown under every field it names and, above the tabs, with the tab to look at.
 
 The form's values live in ``st.session_state[DRAFT]`` (a full config dict), so they
 survive page switches, a failed validation and a rerun; "clone" and presets replace
-the draft and bump a generation counter that gives every widget a fresh key.
+the draft and bump a generation counter that gives every widget a fresh key. Each
+widget owns its value once created; the last component chosen per kind and the options
+set per component are remembered (``MEMORY``), so switching between a loss and a head
+restores each side and never carries one component's options into another.
 """
 
 from __future__ import annotations
@@ -17,18 +21,25 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import math
-import tomllib
-import types
+import re
 import typing
-from typing import Any, Literal
+from typing import Any
 
 import streamlit as st
 
 from app import data
+from app.launch_fields import (
+    EMPTY,
+    constraints_text,
+    field_label,
+    format_literal,
+    humanise,
+    value_widget,
+)
 
 DRAFT = "launch.draft"
 GENERATION = "launch.generation"
+MEMORY = "launch.memory"
 
 SECTION_TITLES = {
     "data": "Data",
@@ -63,6 +74,7 @@ def load_into_form(config: dict[str, Any]) -> None:
         if isinstance(values, dict) and section in merged:
             merged[section].update(copy.deepcopy(values))
     st.session_state[DRAFT] = merged
+    st.session_state[MEMORY] = {}
     st.session_state[GENERATION] = st.session_state.get(GENERATION, 0) + 1
 
 
@@ -70,115 +82,16 @@ def _key(*parts: str) -> str:
     return f"lf{st.session_state.get(GENERATION, 0)}." + ".".join(parts)
 
 
-# ----------------------------------------------------------------------------- values
+def _memory() -> dict[str, Any]:
+    """The last choice per component kind ("objective:loss" → name) and the options
+    last set per component ("objective:loss:triplet" → {...}): switching the objective
+    from a head back to a loss brings back that loss and its options, never the head's."""
+    return st.session_state.setdefault(MEMORY, {})
 
 
-def parse_literal(text: str) -> Any:
-    """A TOML literal (number, bool, quoted string, list) or else the text itself."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
+# ----------------------------------------------------------------------------- errors
 
-
-def format_literal(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return ", ".join(format_literal(v) for v in value)
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def parse_list(text: str) -> list[Any]:
-    """ "100, 200" → [100, 200]; items parse as literals."""
-    return [parse_literal(part) for part in text.split(",") if part.strip()]
-
-
-def _constraints(meta: dict[str, Any]) -> str:
-    parts = []
-    if "min" in meta:
-        parts.append(f"min {meta['min']}")
-    if "max" in meta:
-        parts.append(f"max {meta['max']}")
-    return f" ({', '.join(parts)})" if parts else ""
-
-
-def _float_step(value: Any) -> float:
-    if isinstance(value, (int, float)) and value and math.isfinite(value):
-        return float(10 ** math.floor(math.log10(abs(value))))
-    return 0.1
-
-
-def _base_type(annotation: Any) -> tuple[str, Any]:
-    """Classify a type hint: ("literal", args), ("bool"|"int"|"float"|"str", None),
-    ("optional", inner), ("list", item) or ("other", None)."""
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is Literal:
-        return "literal", args
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        if len(inner) == 1 and len(args) == 2:
-            return "optional", inner[0]
-        return "other", None
-    if origin in (list, tuple):
-        return "list", args[0] if args else Any
-    for simple in (bool, int, float, str):
-        if annotation is simple:
-            return simple.__name__, None
-    return "other", None
-
-
-def value_widget(
-    label: str,
-    annotation: Any,
-    value: Any,
-    *,
-    key: str,
-    help: str,
-    choices: typing.Sequence[Any] | None = None,
-) -> Any:
-    """One widget for a value of type ``annotation``; returns the parsed value."""
-    kind, extra = _base_type(annotation)
-    if choices is None and kind == "literal":
-        choices = list(extra)
-    if choices is not None:
-        options = list(choices)
-        if value not in options:
-            options.append(value)
-        return st.selectbox(label, options, index=options.index(value), key=key, help=help)
-    if kind == "bool":
-        return st.checkbox(label, value=bool(value), key=key, help=help)
-    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
-        return int(st.number_input(label, value=value, step=1, key=key, help=help))
-    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(
-            st.number_input(
-                label, value=float(value), step=_float_step(value), format="%g", key=key, help=help
-            )
-        )
-    if kind == "list":
-        text = st.text_input(
-            label, value=format_literal(value or []), key=key, help=f"{help} — comma-separated"
-        )
-        return parse_list(text)
-    if kind == "str":
-        return st.text_input(label, value=value or "", key=key, help=help)
-    # optional numbers, unions such as float | "auto", anything else: a TOML literal
-    text = st.text_input(
-        label,
-        value=format_literal(value),
-        key=key,
-        help=f"{help} — a number, true/false, or text; empty = none",
-    )
-    return parse_literal(text)
+_FIELD_PATTERN = re.compile(r"\b([a-z]+(?:\.[a-z0-9_@]+)+)")
 
 
 def error_field(error: str) -> str:
@@ -186,20 +99,42 @@ def error_field(error: str) -> str:
     return error.split(":", 1)[0].strip()
 
 
+def mentioned_fields(error: str) -> list[str]:
+    """Every dotted config field an error names, the one it starts with first."""
+    fields = [error_field(error)]
+    for match in _FIELD_PATTERN.findall(error):
+        if match.split(".", 1)[0] in SECTION_TITLES and match not in fields:
+            fields.append(match)
+    return fields
+
+
+def error_tabs(error: str) -> list[str]:
+    """The titles of the tabs holding the fields an error names, in order."""
+    tabs: list[str] = []
+    for field in mentioned_fields(error):
+        title = SECTION_TITLES.get(field.split(".", 1)[0])
+        if title and title not in tabs:
+            tabs.append(title)
+    return tabs
+
+
 def _slot(slots: dict[str, Any], field: str) -> None:
     """Reserve the place under a field where its validation message will go."""
     slots[field] = st.empty()
 
 
-def _place_error(slots: dict[str, Any], error: str) -> bool:
-    """Show ``error`` under the field it names (or its closest parent); True if placed."""
-    field = error_field(error)
-    while field:
-        if field in slots:
+def _place_error(slots: dict[str, Any], error: str) -> list[str]:
+    """Show ``error`` under every field it names (or the field's closest parent), so a
+    rule between fields on two tabs shows on both; returns the fields it was shown at."""
+    placed: list[str] = []
+    for named in mentioned_fields(error):
+        field = named
+        while field and field not in slots:
+            field = field.rpartition(".")[0]
+        if field and field not in placed:
             slots[field].error(error, icon=":material/block:")
-            return True
-        field = field.rpartition(".")[0]
-    return False
+            placed.append(field)
+    return placed
 
 
 # ----------------------------------------------------------------------------- the form
@@ -208,27 +143,37 @@ def _place_error(slots: dict[str, Any], error: str) -> bool:
 def render() -> tuple[dict[str, Any], str | None]:
     """Draw the form from the draft; return (the config it describes, its error).
 
-    The error is ``RunConfig.from_dict``'s message for the current values (None when
-    valid); it is also shown under the field it names, in the same rerun.
+    The error is the first problem of the current values (an emptied field, then
+    ``validate_config``'s message); it is shown under every field it names and, above
+    the tabs, with the names of the tabs to look at, in the same rerun.
     """
     from sphere_engine.config import SECTIONS
 
     config = copy.deepcopy(draft())
     slots: dict[str, Any] = {}
+    missing: list[str] = []
+    notice = st.empty()  # above the tabs: which tab holds the problem
     tabs = st.tabs([SECTION_TITLES[s] for s in SECTIONS])
     for tab, (section, cls) in zip(tabs, SECTIONS.items(), strict=True):
         with tab:
-            config[section] = _render_section(section, cls, config[section], slots)
+            config[section] = _render_section(section, cls, config[section], slots, missing)
             _slot(slots, section)
+    error = missing[0] if missing else None
+    # an emptied field keeps the draft's last value, so a page switch cannot lose it
     st.session_state[DRAFT] = config
-    error = validation_error(config)
+    if error is None:
+        error = validation_error(config)
     if error:
         _place_error(slots, error)
+        notice.warning(
+            f"Fix the config on tab {' and '.join(error_tabs(error)) or 'Data'}: {error}",
+            icon=":material/arrow_downward:",
+        )
     return config, error
 
 
 def _render_section(
-    section: str, cls: type, values: dict[str, Any], slots: dict[str, Any]
+    section: str, cls: type, values: dict[str, Any], slots: dict[str, Any], missing: list[str]
 ) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     result = dict(values)
@@ -236,23 +181,27 @@ def _render_section(
     columns = st.columns(3)
     for index, fld in enumerate(fields):
         meta = dict(fld.metadata)
-        help_text = meta.get("help", "") + _constraints(meta)
+        help_text = meta.get("help", "") + constraints_text(meta)
         field_name = f"{section}.{fld.name}"
         with columns[index % 3]:
             if fld.name == "name" and section in COMPONENT_SECTIONS:
-                result["name"] = _component_select(section, result, help_text)
+                result["name"] = _component_select(section, values, result, meta, help_text)
             else:
-                result[fld.name] = value_widget(
-                    fld.name,
+                chosen = value_widget(
+                    field_label(meta, fld.name),
                     hints[fld.name],
-                    result.get(fld.name),
+                    values.get(fld.name),
                     key=_key(field_name),
                     help=help_text,
                     choices=meta.get("choices"),
                 )
+                if chosen is EMPTY:
+                    missing.append(f"{field_name}: enter a value (the field is empty)")
+                else:
+                    result[fld.name] = chosen
             _slot(slots, field_name)
     if section in COMPONENT_SECTIONS:
-        result["options"] = _render_options(section, result, slots)
+        result["options"] = _render_options(section, values, result, slots, missing)
     return result
 
 
@@ -262,27 +211,50 @@ def _registry_kind(section: str, values: dict[str, Any]) -> str:
     return section
 
 
-def _component_select(section: str, values: dict[str, Any], help_text: str) -> str:
+def _component_select(
+    section: str,
+    before: dict[str, Any],
+    values: dict[str, Any],
+    meta: dict[str, Any],
+    help_text: str,
+) -> str:
+    """The component's name; one widget (and one remembered choice) per kind, so a
+    loss chosen before switching to a head comes back when switching back."""
     kind = _registry_kind(section, values)
     names = data.component_names(kind)
-    current = values.get("name")
-    if current not in names:
-        current = names[0] if names else ""
-    label = {"objective": f"name ({kind})"}.get(section, "name")
-    return st.selectbox(
-        label,
-        names,
-        index=names.index(current) if current in names else 0,
-        key=_key(section, "name", kind) if section == "objective" else _key(section, "name"),
-        help=help_text,
+    memory = _memory()
+    remembered = memory.get(f"{section}:{kind}")
+    drafted = before.get("name") if _registry_kind(section, before) == kind else None
+    default_name = data.default_config()[section]["name"]
+    current = next(
+        (n for n in (remembered, drafted, default_name) if n in names), names[0] if names else ""
     )
+    label = {"loss": "Loss", "head": "Head"}.get(kind) if section == "objective" else None
+    key = _key(section, "name", kind) if section == "objective" else _key(section, "name")
+    chosen = value_widget(
+        label or field_label(meta, "name"), str, current, key=key, help=help_text, choices=names
+    )
+    memory[f"{section}:{kind}"] = chosen
+    return chosen
 
 
-def _render_options(section: str, values: dict[str, Any], slots: dict[str, Any]) -> dict[str, Any]:
-    """The chosen component's options; only values that differ from the default are kept."""
+def _render_options(
+    section: str,
+    before: dict[str, Any],
+    values: dict[str, Any],
+    slots: dict[str, Any],
+    missing: list[str],
+) -> dict[str, Any]:
+    """The chosen component's options; only values that differ from the default are kept.
+
+    The draft's options belong to the component the draft names; another component
+    starts from its remembered options (or its defaults), never from those."""
     kind = _registry_kind(section, values)
     name = values.get("name", "")
-    current = dict(values.get("options") or {})
+    memory = _memory()
+    owner = f"{section}:{kind}:{name}"
+    same = _registry_kind(section, before) == kind and before.get("name") == name
+    current = dict(before.get("options") or {}) if same else dict(memory.get(owner, {}))
     try:
         params = data.component_params(kind, name)
     except ValueError:
@@ -305,27 +277,27 @@ def _render_options(section: str, values: dict[str, Any], slots: dict[str, Any])
         help_text = f"{param.help or option} ({shown_default})"
         with columns[index % 3]:
             chosen = value_widget(
-                option,
+                humanise(option),
                 annotation,
                 value,
                 key=_key(section, "options", kind, name, option),
                 help=help_text,
             )
             _slot(slots, f"{section}.options.{option}")
+        if chosen is EMPTY:
+            missing.append(f"{section}.options.{option}: enter a value (the field is empty)")
+            chosen = value
         default_cmp = list(default) if isinstance(default, tuple) else default
         if required or chosen != default_cmp:
             options[option] = chosen
     _slot(slots, f"{section}.options")
+    memory[owner] = options
     return options
 
 
 def validation_error(config: dict[str, Any]) -> str | None:
-    """``RunConfig.from_dict``'s message for ``config``, or None when it is valid."""
-    try:
-        data.validate_config(config)
-    except ValueError as error:
-        return str(error)
-    return None
+    """``validate_config``'s message for ``config`` (schema, registries, data), or None."""
+    return data.config_error(json.dumps(config, sort_keys=True))
 
 
 def config_preview(config: dict[str, Any]) -> str:

@@ -21,39 +21,30 @@ import streamlit as st  # noqa: E402
 
 from app.auth import require_access  # noqa: E402
 
+#: Every icon is an emoji or a bundled Material symbol. The favicon must be an emoji:
+#: Streamlit draws an emoji favicon as an inline SVG, but fetches a ``:material/...:``
+#: favicon from fonts.gstatic.com (nothing the dashboard shows may come from the internet).
+APP_ICON = "🌐"
+
 
 def main() -> None:
-    st.set_page_config(page_title="SphereScope", page_icon=":material/language:", layout="wide")
+    st.set_page_config(page_title="SphereScope", page_icon=APP_ICON, layout="wide")
     require_access()  # beyond loopback: nothing is shown or launched without the token
     pages = {
         "Train": [
-            st.Page(
-                "views/runs.py", title="Runs", icon=":material/list:", url_path="runs", default=True
-            ),
-            st.Page(
-                "views/launch.py",
-                title="Launch",
-                icon=":material/rocket_launch:",
-                url_path="launch",
-            ),
+            st.Page("views/runs.py", title="Runs", icon="📋", url_path="overview", default=True),
+            st.Page("views/launch.py", title="Launch", icon="🚀", url_path="launch"),
         ],
         "Analyse": [
-            st.Page("views/run.py", title="Run", icon=":material/monitoring:", url_path="run"),
-            st.Page(
-                "views/compare.py",
-                title="Compare",
-                icon=":material/compare_arrows:",
-                url_path="compare",
-            ),
-            st.Page(
-                "views/geometry.py",
-                title="Geometry",
-                icon=":material/scatter_plot:",
-                url_path="geometry",
-            ),
-            st.Page(
-                "views/report.py", title="Report", icon=":material/fact_check:", url_path="report"
-            ),
+            st.Page("views/run.py", title="Run", icon="📈", url_path="run"),
+            st.Page("views/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+            st.Page("views/geometry.py", title="Geometry", icon="🔵", url_path="geometry"),
+            st.Page("views/report.py", title="Report", icon="📄", url_path="report"),
+        ],
+        # The default page is served at "/" only; this hidden twin answers /runs (the
+        # name the sidebar shows), so a typed or bookmarked /runs finds the page.
+        "": [
+            st.Page("views/runs.py", title="Runs", icon="📋", url_path="runs", visibility="hidden"),
         ],
     }
     st.navigation(pages).run()

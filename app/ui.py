@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import altair as alt
@@ -22,8 +22,20 @@ RUN_PAGE = "views/run.py"
 COMPARE_PAGE = "views/compare.py"
 GEOMETRY_PAGE = "views/geometry.py"
 
+COMPOUND_CHARTS = (
+    alt.VConcatChart,
+    alt.HConcatChart,
+    alt.ConcatChart,
+    alt.RepeatChart,
+    alt.FacetChart,
+)
 #: Live parts re-render this often (seconds): new points are on screen within 3 s.
 LIVE_INTERVAL_S = 2.0
+
+
+def plural(count: int, noun: str) -> str:
+    """ "1 run", "2 runs"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def friendly_error(error: Exception) -> str:
@@ -60,7 +72,10 @@ def run_page(main: Callable[[], Any]) -> None:
 
 def show_chart(chart: alt.TopLevelMixin, *, key: str | None = None) -> None:
     """Render an Altair chart and, when it was downsampled, its "N of M points" caption."""
-    st.altair_chart(chart, width="stretch", key=key)
+    # Vega's "fit" autosize (what a stretched chart asks for) works for single and
+    # layered views only; a compound chart (a scatter matrix) keeps its own size.
+    compound = isinstance(chart, COMPOUND_CHARTS)
+    st.altair_chart(chart, width="content" if compound else "stretch", key=key)
     note = points_note_of(chart)
     if note:
         st.caption(note)
@@ -108,3 +123,23 @@ def format_seconds(seconds: float | None) -> str:
 def query_param(name: str) -> str | None:
     value = st.query_params.get(name)
     return str(value) if value else None
+
+
+def query_ids(name: str) -> list[str]:
+    """The comma-separated run ids of query parameter ``name`` (``?runs=a,b``)."""
+    value = query_param(name) or ""
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def warn_unknown_runs(wanted: Iterable[str], known: Collection[str]) -> list[str]:
+    """Say which of the ``wanted`` run ids (from a link) name no run; return them.
+
+    A page never silently shows other runs than the link asked for."""
+    missing = [run_id for run_id in wanted if run_id not in known]
+    if missing:
+        ids = ", ".join(f"`{run_id}`" for run_id in missing)
+        st.warning(
+            f"No run with id {ids}: it was deleted or the link is mistyped. Pick runs below.",
+            icon=":material/warning:",
+        )
+    return missing

@@ -16,12 +16,9 @@ of a hard-coded list of names; ``sphere_engine.validation.name_choices`` lists t
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
-import math
 import tomllib
-import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,100 +29,7 @@ from sphere_engine.config_evaluation import (
     RobustnessConfig,
     check_evaluation_combinations,
 )
-from sphere_engine.config_option import option
-
-
-def _type_name(annotation: Any) -> str:
-    if typing.get_origin(annotation) is Literal:
-        return " or ".join(repr(a) for a in typing.get_args(annotation))
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
-
-
-def check_finite(value: Any, field_name: str) -> None:
-    """``ValueError`` naming the field if ``value`` is or holds a NaN or an infinity
-    (``<`` range checks pass NaN; the store's strict JSON has neither)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{field_name}: {value!r} is not a finite number")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            check_finite(item, f"{field_name}.{key}")
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            check_finite(item, f"{field_name}[{index}]")
-
-
-def coerce_value(value: Any, annotation: Any, field_name: str) -> Any:
-    """Check ``value`` against ``annotation`` and return it (ints widen to floats).
-
-    Raises ``ValueError`` naming the field, the value and the expected type (or a NaN).
-    """
-    check_finite(value, field_name)
-    if annotation is None or annotation is Any:
-        return value
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    bad = ValueError(f"{field_name}: {value!r} is not a valid {_type_name(annotation)}")
-    if origin is Literal:
-        if value not in args or isinstance(value, bool) != isinstance(args[0], bool):
-            raise ValueError(
-                f"{field_name}: {value!r} is not allowed; choose one of "
-                + ", ".join(repr(a) for a in args)
-            )
-        return value
-    if origin in (typing.Union, types.UnionType):
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                if value is None:
-                    return None
-                continue
-            try:
-                return coerce_value(value, arg, field_name)
-            except ValueError as error:
-                errors.append(error)
-        raise bad
-    if origin in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise bad
-        item_type = args[0] if args else Any
-        return [coerce_value(v, item_type, f"{field_name}[{i}]") for i, v in enumerate(value)]
-    if origin is dict or annotation is dict:
-        if not isinstance(value, dict):
-            raise bad
-        return copy.deepcopy(value)  # the config never shares nested lists with its input
-    if annotation is bool:
-        if not isinstance(value, bool):
-            raise bad
-        return value
-    if annotation is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise bad
-        return value
-    if annotation is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad
-        return float(value)
-    if annotation is str:
-        if not isinstance(value, str):
-            raise bad
-        return value
-    return value
-
-
-def _check_range(value: Any, meta: dict[str, Any], field_name: str) -> None:
-    if value is None:
-        return
-    if "choices" in meta and value not in meta["choices"]:
-        raise ValueError(
-            f"{field_name}: {value!r} is not allowed; choose one of "
-            + ", ".join(repr(c) for c in meta["choices"])
-        )
-    if "min" in meta and value < meta["min"]:
-        raise ValueError(f"{field_name}: {value!r} is below the minimum {meta['min']!r}")
-    if "max" in meta and value > meta["max"]:
-        raise ValueError(f"{field_name}: {value!r} is above the maximum {meta['max']!r}")
+from sphere_engine.config_fields import check_range, coerce_value, option
 
 
 def _section_from_dict(cls: type, data: Any, section: str) -> Any:
@@ -143,7 +47,7 @@ def _section_from_dict(cls: type, data: Any, section: str) -> Any:
         if name not in data:
             continue
         value = coerce_value(data[name], hints[name], f"{section}.{name}")
-        _check_range(value, dict(fld.metadata), f"{section}.{name}")
+        check_range(value, dict(fld.metadata), f"{section}.{name}")
         values[name] = value
     return cls(**values)
 
@@ -153,100 +57,175 @@ def _section_from_dict(cls: type, data: Any, section: str) -> Any:
 
 @dataclass
 class DataConfig:
-    name: str = option("digits", "Dataset (a registered dataset name)", registry="dataset")
-    root: str = option("", "Folder holding the dataset's files (for datasets read from disk)")
-    download: bool = option(False, "Download the dataset into `root` if it is missing")
+    name: str = option(
+        "digits", "Dataset (a registered dataset name)", registry="dataset", label="Dataset"
+    )
+    root: str = option(
+        "", "Folder holding the dataset's files (for datasets read from disk)", label="Data folder"
+    )
+    download: bool = option(
+        False, "Download the dataset into `root` if it is missing", label="Download if missing"
+    )
     split: str = option(
         "class_disjoint",
         "class_disjoint: first half of the classes trains, the rest tests (metric learning); "
         "standard: the dataset's own train/test split with the same classes",
         choices=("class_disjoint", "standard"),
+        label="Train/test split",
     )
-    options: dict[str, Any] = option({}, "Options of the chosen dataset (see its option list)")
-    batch_size: int = option(40, "Samples per training batch", min=2, max=65536)
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen dataset (see its option list)", label="Dataset options"
+    )
+    batch_size: int = option(40, "Samples per training batch", min=2, max=65536, label="Batch size")
     samples_per_class: int = option(
-        8, "K of the class-balanced P×K sampler (0 = plain shuffled batches)", min=0, max=4096
+        8,
+        "K of the class-balanced P×K sampler (0 = plain shuffled batches)",
+        min=0,
+        max=4096,
+        label="Samples per class (K)",
     )
     num_workers: int = option(
-        0, "DataLoader worker processes (0 = load in the main process)", min=0, max=64
+        0,
+        "DataLoader worker processes (0 = load in the main process)",
+        min=0,
+        max=64,
+        label="Loader workers",
     )
 
 
 @dataclass
 class ModelConfig:
-    name: str = option("mlp", "Backbone (a registered model name)", registry="model")
-    embedding_dim: int = option(64, "Dimension d of the embedding", min=1, max=65536)
-    embedding_bn: bool = option(False, "BatchNorm on the embedding (before any normalisation)")
-    weight_norm: bool = option(False, "Weight normalisation on the last (embedding) layer")
-    options: dict[str, Any] = option({}, "Options of the chosen backbone (see its option list)")
+    name: str = option(
+        "mlp", "Backbone (a registered model name)", registry="model", label="Backbone"
+    )
+    embedding_dim: int = option(
+        64, "Dimension d of the embedding", min=1, max=65536, label="Embedding dimension"
+    )
+    embedding_bn: bool = option(
+        False,
+        "BatchNorm on the embedding (before any normalisation)",
+        label="BatchNorm on the embedding",
+    )
+    weight_norm: bool = option(
+        False,
+        "Weight normalisation on the last (embedding) layer",
+        label="Weight norm on the last layer",
+    )
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen backbone (see its option list)", label="Backbone options"
+    )
 
 
 @dataclass
 class ObjectiveConfig:
     kind: Literal["loss", "head"] = option(
-        "loss", "loss: a pair loss on normalised embeddings; head: a classifier head + softmax"
+        "loss",
+        "loss: a pair loss on normalised embeddings; head: a classifier head + softmax",
+        label="Objective kind",
     )
     name: str = option(
-        "triplet", "Loss or head (a registered name of the chosen kind)", registry="objective"
+        "triplet",
+        "Loss or head (a registered name of the chosen kind)",
+        registry="objective",
+        label="Loss or head",
     )
-    options: dict[str, Any] = option({}, "Options of the loss or head (margin, scale, ...)")
+    options: dict[str, Any] = option(
+        {}, "Options of the loss or head (margin, scale, ...)", label="Objective options"
+    )
 
 
 @dataclass
 class RegularizerConfig:
     name: str = option(
-        "none", "Norm regulariser (a registered name, or none)", registry="regularizer"
+        "none",
+        "Norm regulariser (a registered name, or none)",
+        registry="regularizer",
+        label="Regulariser",
     )
-    weight: float = option(0.0, "Weight η of the regulariser term", min=0.0)
-    options: dict[str, Any] = option({}, "Options of the chosen regulariser (see its list)")
+    weight: float = option(0.0, "Weight η of the regulariser term", min=0.0, label="Weight η")
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen regulariser (see its list)", label="Regulariser options"
+    )
 
 
 @dataclass
 class OptimizerConfig:
-    name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser")
-    lr: float = option(1e-3, "Learning rate of the backbone", min=0.0)
+    name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser", label="Optimiser")
+    lr: float = option(1e-3, "Learning rate of the backbone", min=0.0, label="Learning rate")
     head_lr: float | None = option(
-        None, "Learning rate of the head / loss parameters (default: same as lr)", min=0.0
+        None,
+        "Learning rate of the head / loss parameters (default: same as lr)",
+        min=0.0,
+        label="Head learning rate",
     )
-    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0)
-    nesterov: bool = option(False, "SGD Nesterov momentum")
-    weight_decay: float = option(0.0, "Weight decay", min=0.0)
+    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0, label="Momentum")
+    nesterov: bool = option(False, "SGD Nesterov momentum", label="Nesterov momentum")
+    weight_decay: float = option(0.0, "Weight decay", min=0.0, label="Weight decay")
 
 
 @dataclass
 class ScheduleConfig:
-    name: Literal["constant", "step", "cosine"] = option("constant", "Learning-rate schedule")
-    milestones: list[int] = option([], "step: iterations at which lr is multiplied by gamma")
-    gamma: float = option(0.1, "step: decay factor", min=0.0, max=1.0)
-    warmup_steps: int = option(0, "Linear warm-up iterations", min=0)
-    min_lr_ratio: float = option(0.0, "cosine: final lr as a fraction of lr", min=0.0, max=1.0)
+    name: Literal["constant", "step", "cosine"] = option(
+        "constant", "Learning-rate schedule", label="Schedule"
+    )
+    milestones: list[int] = option(
+        [], "step: iterations at which lr is multiplied by gamma", label="Milestones (steps)"
+    )
+    gamma: float = option(0.1, "step: decay factor", min=0.0, max=1.0, label="Decay factor γ")
+    warmup_steps: int = option(0, "Linear warm-up iterations", min=0, label="Warm-up steps")
+    min_lr_ratio: float = option(
+        0.0, "cosine: final lr as a fraction of lr", min=0.0, max=1.0, label="Final lr ratio"
+    )
 
 
 @dataclass
 class TrainingConfig:
-    steps: int = option(300, "Training iterations", min=1, max=10_000_000)
-    seed: int = option(0, "Random seed (data order, initialisation)", min=0)
-    device: Literal["auto", "cpu", "cuda"] = option("auto", "auto uses CUDA when present")
-    checkpoint_every: int = option(
-        0, "Save a checkpoint every N steps (0 = only at the end)", min=0
+    steps: int = option(300, "Training iterations", min=1, max=10_000_000, label="Training steps")
+    seed: int = option(0, "Random seed (data order, initialisation)", min=0, label="Seed")
+    device: Literal["auto", "cpu", "cuda"] = option(
+        "auto", "auto uses CUDA when present", label="Device"
     )
-    checkpoint_dir: str = option("", "Where checkpoints go (empty: none are written)")
+    checkpoint_every: int = option(
+        0,
+        "Save a checkpoint every N steps (0 = only at the end)",
+        min=0,
+        label="Checkpoint every (steps)",
+    )
+    checkpoint_dir: str = option(
+        "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
+    )
 
 
 @dataclass
 class DiagnosticsConfig:
-    log_every: int = option(1, "Log the per-iteration geometry statistics every N steps", min=1)
+    log_every: int = option(
+        1,
+        "Log the per-iteration geometry statistics every N steps",
+        min=1,
+        label="Log every (steps)",
+    )
     eval_every: int = option(
-        100, "Evaluate on the test split every N steps (and at the end)", min=1
+        100,
+        "Evaluate on the test split every N steps (and at the end)",
+        min=1,
+        label="Evaluate every (steps)",
     )
-    tracked_samples: int = option(16, "Training samples whose norms are followed", min=0, max=1024)
+    tracked_samples: int = option(
+        16, "Training samples whose norms are followed", min=0, max=1024, label="Tracked samples"
+    )
     snapshot_size: int = option(
-        2000, "Test embeddings kept per evaluation snapshot", min=0, max=2000
+        2000, "Test embeddings kept per evaluation snapshot", min=0, max=2000, label="Snapshot size"
     )
-    eval_max_samples: int = option(10000, "Test samples used per evaluation (0 = all)", min=0)
-    gradient_stats: bool = option(True, "Gradient diagnostics on the embedding")
+    eval_max_samples: int = option(
+        10000, "Test samples used per evaluation (0 = all)", min=0, label="Evaluation samples"
+    )
+    gradient_stats: bool = option(
+        True, "Gradient diagnostics on the embedding", label="Gradient statistics"
+    )
     recall_ks: list[int] = option(
-        [1, 2, 4, 8], "K values of Recall@K at evaluation (In-shop: 1, 10, 20, 30)"
+        [1, 2, 4, 8],
+        "K values of Recall@K at evaluation (In-shop: 1, 10, 20, 30)",
+        label="Recall@K values",
     )
 
 

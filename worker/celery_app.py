@@ -12,11 +12,27 @@ Execution model (see ``docs/architecture.md``, section worker):
 
 from __future__ import annotations
 
+import logging
+import warnings
 from typing import Any
 
 from celery import Celery, signals
+from celery.exceptions import SecurityWarning
 
 from worker import settings
+
+# Celery warns at every worker start when it runs as root (containers, CI). The risk it
+# names is unpickling messages as root; this app accepts JSON only (``accept_content``
+# below, and Celery refuses to start as root with pickle unless C_FORCE_ROOT is set),
+# so the warning says nothing here. Only that message is silenced, and C_FORCE_ROOT is
+# never set: a pickle configuration would still be refused.
+warnings.filterwarnings(
+    "ignore",
+    message="You're running the worker with superuser privileges",
+    category=SecurityWarning,
+)
+# faiss logs "Loading faiss with AVX2 support" at INFO in every fresh child (one per run).
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 
 app = Celery("spherescope", include=["worker.tasks", "worker.lifecycle"])
 app.conf.update(

@@ -13,11 +13,13 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import redis
+
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.validation import validate
 from worker import routing
-from worker.celery_app import app, broker_url
+from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir
 from worker.settings import BrokerNotConfigured
 from worker.sweep import expand_grid
@@ -66,6 +68,35 @@ def launch(
     return run_id
 
 
+def check_sweep(
+    base_config: RunConfig | Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+) -> list[tuple[RunConfig, str]]:
+    """Every (validated config, label) a sweep would launch; records nothing.
+
+    The first invalid combination raises ``ValueError`` naming it and the field
+    (``"sweep combination optimizer.lr=-1: optimizer.lr: -1 is below the minimum 0.0"``).
+    """
+    base = validate_config(base_config).to_dict()
+    validated = []
+    for data, label in expand_grid(base, grid, seeds):
+        try:
+            validated.append((validate_config(data), label))
+        except ValueError as error:
+            raise ValueError(f"sweep combination {label or '(base)'}: {error}") from None
+    return validated
+
+
+def gpu_worker_alive() -> bool | None:
+    """Whether a live worker serves the gpu queue (its Redis liveness key); None when
+    no broker is configured or it cannot be reached (nothing is known)."""
+    try:
+        return routing.gpu_worker_alive(routing.redis_client(broker_url()))
+    except (BrokerNotConfigured, redis.RedisError, OSError):
+        return None
+
+
 def launch_sweep(
     base_config: RunConfig | Mapping[str, Any],
     grid: Mapping[str, Sequence[Any]],
@@ -80,13 +111,7 @@ def launch_sweep(
     Every expanded config is validated before any run is recorded; the first invalid
     one raises ``ValueError`` naming the combination.
     """
-    base = validate_config(base_config).to_dict()
-    validated = []
-    for data, label in expand_grid(base, grid, seeds):
-        try:
-            validated.append((validate_config(data), label))
-        except ValueError as error:
-            raise ValueError(f"sweep combination {label or '(base)'}: {error}") from None
+    validated = check_sweep(base_config, grid, seeds)
     store = store or RunStore()
     for config, _ in validated:
         check_checkpoint_dir(config, store.home)
@@ -107,9 +132,9 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """Ask a run to stop; return its status afterwards.
 
     A running run stops cooperatively within seconds (status ``cancelled`` set by its
-    worker, metrics and last checkpoint kept). A queued run is revoked and marked
-    ``cancelled`` at once; if its message still reaches a worker, the status check
-    there skips it. A run that already ended is left as it is.
+    worker, metrics and last checkpoint kept). A queued run is marked
+    ``cancelled`` at once; when its message reaches a worker, the status check there
+    skips it. A run that already ended is left as it is.
     """
     store = store or RunStore()
     record = store.get_run(run_id)
@@ -117,10 +142,9 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
         return record.status
     store.request_cancel(run_id)
     if record.status == "queued":
-        # without a broker there is nothing to revoke; a worker skips a cancelled run anyway
-        with contextlib.suppress(BrokerNotConfigured):
-            broker_url()
-            app.control.revoke(run_id)
+        # No Celery revoke: the store is the truth, and a worker that takes the message
+        # skips a run that is no longer queued. (A revoke also made every worker log
+        # "Failed to mark task ... as revoked in backend": there is no result backend.)
         # ValueError: a worker took it in the meantime; it sees the cancel flag and stops
         with contextlib.suppress(ValueError):
             store.set_status(run_id, "cancelled", "cancelled before it started")

@@ -8,7 +8,8 @@ the store's files or torch.
 - ``paper``: the SEC paper's final table, from the metric catalogue;
 - ``geometry``: projections, centroid angles and head vertices of snapshots;
 - ``actions``: launch, cancel, delete, tags, notes;
-- ``components``: the registries and config checks the launch form uses.
+- ``components``: the registries and config checks the launch form uses;
+- ``lifecycle``: what pages say about a run's status (declared once).
 """
 
 from app.data.actions import (
@@ -24,11 +25,14 @@ from app.data.cache import home, store
 from app.data.components import (
     component_names,
     component_params,
+    config_error,
     default_config,
     registries,
+    sweep_error,
     validate_config,
 )
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
+from app.data.lifecycle import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.paper import paper_best, paper_table
 from app.data.reads import (
     Totals,
@@ -64,6 +68,7 @@ from app.data.tables import (
     preferred_runs,
     progress_fraction,
     run_labels,
+    run_progress,
     runs_table,
     series_csv,
     sweeps,
@@ -81,6 +86,7 @@ __all__ = [
     "component_names",
     "component_params",
     "config_diff",
+    "config_error",
     "config_values",
     "coordinate_columns",
     "default_config",
@@ -91,6 +97,7 @@ __all__ = [
     "final_metrics",
     "fixed_head",
     "flatten_config",
+    "gpu_worker_alive",
     "grouped_series",
     "head_vertices",
     "home",
@@ -104,6 +111,7 @@ __all__ = [
     "metric_names",
     "metric_series",
     "new_sweep_id",
+    "no_metrics_message",
     "paper_best",
     "paper_table",
     "pca",
@@ -116,6 +124,7 @@ __all__ = [
     "roc_curves",
     "run",
     "run_labels",
+    "run_progress",
     "runs",
     "runs_table",
     "sample_norms",
@@ -125,8 +134,10 @@ __all__ = [
     "snapshot",
     "snapshot_steps",
     "store",
+    "sweep_error",
     "sweeps",
     "tags",
     "to_wide",
     "validate_config",
+    "waiting_note",
 ]

@@ -6,6 +6,7 @@ needs them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,31 @@ def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     run_config = RunConfig.from_dict(dict(config))
     validate(run_config)
     return run_config.to_dict()
+
+
+@st.cache_data(ttl=5, max_entries=256, show_spinner=False)
+def config_error(config_json: str) -> str | None:
+    """``validate_config``'s message for a config given as JSON, or None when it is
+    valid. Cached briefly (every rerun of the form asks; ``data.root`` may change)."""
+    try:
+        validate_config(json.loads(config_json))
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def sweep_error(
+    config: Mapping[str, Any], grid: Mapping[str, list[Any]], seeds: list[int]
+) -> str | None:
+    """The first invalid combination of a sweep, as ``worker.launch_sweep`` would
+    refuse it (``"sweep combination optimizer.lr=-1: optimizer.lr: ..."``), or None."""
+    import worker
+
+    try:
+        worker.check_sweep(dict(config), dict(grid), list(seeds))
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def default_config() -> dict[str, Any]:

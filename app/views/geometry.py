@@ -16,6 +16,7 @@ def main() -> None:
     frame = data.runs()
     labels = data.run_labels(frame) if not frame.empty else {}
     wanted = ui.query_param("run_id")
+    ui.warn_unknown_runs([wanted] if wanted else [], labels)  # issue 14, bug 13
     options = list(labels)
     preferred = data.preferred_runs(frame, 2)
     if wanted in labels:

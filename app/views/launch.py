@@ -7,9 +7,10 @@ import streamlit as st
 
 from app import data, launch_form, ui
 from app.presets import PRESETS
+from app.sweep_form import sweep_size, sweep_widgets
+from app.ui import plural
 
 LAUNCHED = "launch.launched"
-MAX_GRID_KEYS = 3
 
 
 def main() -> None:
@@ -24,7 +25,9 @@ def main() -> None:
         st.dataframe(pd.DataFrame({"run": preset.names}), hide_index=True, width="stretch")
         left, right = st.columns(2)
         launch_preset = left.button(
-            f"Launch preset ({len(preset.names)} runs)", key="launch.preset.go", type="primary"
+            f"Launch preset ({plural(len(preset.names), 'run')})",
+            key="launch.preset.go",
+            type="primary",
         )
         edit_index = right.selectbox(
             "Edit one of its runs in the form",
@@ -45,14 +48,23 @@ def main() -> None:
     sweep = st.toggle("Sweep mode: a grid of values × several seeds", key="launch.sweep")
     grid: dict[str, list] = {}
     seeds: list[int] = []
-    if sweep:
-        grid, seeds = _sweep_widgets(config)
+    sweep_problem = None
+    if sweep:  # combinations are checked once the form's own config is valid
+        grid, seeds, sweep_problem = sweep_widgets(config, check=not error)
     with st.expander("Config (JSON)"):
         st.code(launch_form.config_preview(config), language="json")
     if error:
-        st.error(f"Invalid config — {error}", icon=":material/block:")
-    label = f"Launch sweep ({_sweep_size(grid, seeds)} runs)" if sweep else "Launch run"
-    launch_clicked = st.button(label, key="launch.go", type="primary", disabled=bool(error))
+        tabs = " and ".join(launch_form.error_tabs(error))
+        st.error(f"Invalid config (tab {tabs or 'Data'}) — {error}", icon=":material/block:")
+    blocked = error or sweep_problem
+    label = f"Launch sweep ({plural(sweep_size(grid, seeds), 'run')})" if sweep else "Launch run"
+    launch_clicked = st.button(
+        label,
+        key="launch.go",
+        type="primary",
+        disabled=bool(blocked),
+        help=f"Disabled: {blocked}" if blocked else None,
+    )
     # -- data: launching -------------------------------------------------------------
     try:  # refused by the launcher (no broker, checkpoint_dir outside the store): one line
         if launch_preset:
@@ -64,7 +76,7 @@ def main() -> None:
                 sweep_id=sweep_id,
             )
             st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
-        if launch_clicked and not error:
+        if launch_clicked and not blocked:
             if sweep:
                 sweep_id, ids = data.launch_sweep(
                     config, grid, seeds, name=run_name or None, tags=tags
@@ -79,34 +91,6 @@ def main() -> None:
     launched = st.session_state.get(LAUNCHED)
     if launched:
         _show_launched(launched)
-
-
-def _sweep_widgets(config: dict) -> tuple[dict[str, list], list[int]]:
-    keys = sorted(data.flatten_config(config))
-    grid: dict[str, list] = {}
-    st.caption(
-        "Each row varies one setting over comma-separated values; every combination "
-        "runs once per seed."
-    )
-    for row in range(MAX_GRID_KEYS):
-        key_col, values_col = st.columns([1, 2])
-        key = key_col.selectbox(f"Setting {row + 1}", ["", *keys], key=f"launch.grid.key{row}")
-        values = values_col.text_input(
-            f"Values {row + 1}", key=f"launch.grid.values{row}", placeholder="e.g. 0, 0.1, 0.5"
-        )
-        parsed = launch_form.parse_list(values)
-        if key and parsed:
-            grid[key] = parsed
-    seed_text = st.text_input("Seeds", value="0, 1, 2", key="launch.seeds")
-    seeds = [s for s in launch_form.parse_list(seed_text) if isinstance(s, int)]
-    return grid, seeds
-
-
-def _sweep_size(grid: dict[str, list], seeds: list[int]) -> int:
-    size = max(len(seeds), 1)
-    for values in grid.values():
-        size *= len(values)
-    return size
 
 
 def _show_launched(launched: dict) -> None:

@@ -89,11 +89,7 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
             st.rerun(scope="app")  # the run ended: render once more without polling
         names = data.metric_names([run_id])
         if not names:
-            st.info(
-                "No metrics recorded yet. A queued run starts when a worker is free; "
-                "the first points appear a few seconds after it starts.",
-                icon=":material/hourglass_top:",
-            )
+            st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
             return
         _charts(run_id, names, log_y=log_y, x=x)
         _evaluations(run_id, evals, x=x)
@@ -114,7 +110,7 @@ def _header(record: Any) -> None:
     status_col, progress_col, elapsed_col, device_col = st.columns([1, 2, 1, 1])
     status_col.metric("Status", record.status)
     step, total = record.progress_step, record.progress_total
-    fraction = data.progress_fraction(step, total)
+    fraction = data.run_progress(record.status, step, total)
     progress_col.progress(fraction, text=f"step {step or 0} of {total or '?'}")
     elapsed_col.metric("Elapsed", ui.format_seconds(data.elapsed_seconds(record)))
     device_col.metric("Device", record.device or "–")

@@ -47,6 +47,7 @@ def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: b
             hide_index=True,
             width="stretch",
             key="runs.table",
+            placeholder="–",  # queued runs have no elapsed time or metrics yet
             column_config={
                 "open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
                 "progress": st.column_config.ProgressColumn(
@@ -62,7 +63,7 @@ def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: b
                 },
             },
         )
-        st.caption(f"{len(frame)} run(s)" + (" · updating live" if live else ""))
+        st.caption(ui.plural(len(frame), "run") + (" · updating live" if live else ""))
 
     table()
 
@@ -80,7 +81,7 @@ def _actions(frame: pd.DataFrame) -> None:
     if cancel_col.button("Cancel", key="runs.cancel", icon=":material/stop_circle:"):
         for run_id in selected:
             data.cancel_run(run_id)
-        st.toast(f"Cancel requested for {len(selected)} run(s)")
+        st.toast(f"Cancel requested for {ui.plural(len(selected), 'run')}")
         st.rerun()
     if clone_col.button(
         "Clone into the launch form", key="runs.clone", icon=":material/content_copy:"
@@ -98,7 +99,7 @@ def _actions(frame: pd.DataFrame) -> None:
     pending = st.session_state.get(CONFIRM_DELETE)
     if pending:
         st.warning(
-            f"Delete {len(pending)} run(s) and all their data? This cannot be undone.",
+            f"Delete {ui.plural(len(pending), 'run')} and all their data? This cannot be undone.",
             icon=":material/warning:",
         )
         yes, no = st.columns(2)

@@ -89,7 +89,20 @@ def test_scatter_matrix_limits_coordinates_and_draws_vertices():
     vertices = pd.DataFrame(np.eye(4, 10), columns=[f"c{i}" for i in range(10)])
     chart = charts.scatter_matrix(points, list(points.columns[:10]), vertices=vertices, total=6000)
     spec = chart.to_dict()
-    assert spec["repeat"]["row"] == [f"c{i}" for i in range(8)]
+    rows = spec["vconcat"]
+    assert len(rows) == 8 and all(len(row["hconcat"]) == 8 for row in rows)
+    # the diagonal shows each coordinate's distribution, not the coordinate against itself
+    assert [rows[i]["hconcat"][i]["mark"]["type"] for i in range(8)] == ["bar"] * 8
+    off_diagonal = rows[1]["hconcat"][0]["layer"]
+    assert (
+        off_diagonal[0]["encoding"]["x"]["field"],
+        off_diagonal[0]["encoding"]["y"]["field"],
+    ) == (
+        "c0",
+        "c1",
+    )
+    # vertices are drawn as "×" (a cross turned by 45°), as the caption says
+    assert off_diagonal[1]["mark"]["shape"] == "cross" and off_diagonal[1]["mark"]["angle"] == 45
     assert charts.chart_points(chart) <= charts.MAX_POINTS
     rows = next(iter(spec["datasets"].values()))
     assert sum(r["kind"] == "vertex" for r in rows) == 4
@@ -152,3 +165,17 @@ def test_highlight_best_marks_one_cell_per_scored_column():
     assert "row1_col1" in html and "row1_col2" in html
     assert "row0_col1" not in html.split("</style>")[0]
     assert "font-weight: bold" in html
+
+
+def test_single_series_has_no_legend_and_palette_has_contrast():
+    one = pd.DataFrame({"step": [1, 2], "value": [1.0, 2.0], "name": ["loss/total"] * 2})
+    assert charts.metric_lines(one).to_dict()["encoding"]["color"]["legend"] is None
+    two = pd.concat([one, one.assign(name="loss/sec")])
+    assert charts.metric_lines(two).to_dict()["encoding"]["color"]["legend"] is not None
+
+    def luminance(colour: str) -> float:
+        red, green, blue = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+    # no pastel colours: every class / metric colour is clearly darker than white
+    assert max(luminance(c) for c in charts.RUN_PALETTE) < 0.7

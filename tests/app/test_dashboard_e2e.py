@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -140,8 +141,8 @@ def _set_text(page, label: str, value: str) -> None:
 def _launch_from_form(page, base: str, name: str, steps: int, eval_every: int) -> str:
     page.goto(base + "/launch")
     page.get_by_role("heading", name="Launch runs").wait_for(timeout=60_000)
-    _set_number(page, "Training", "steps", steps)
-    _set_number(page, "Diagnostics", "eval_every", eval_every)
+    _set_number(page, "Training", "Training steps", steps)
+    _set_number(page, "Diagnostics", "Evaluate every (steps)", eval_every)
     _set_text(page, "Run name (optional)", name)
     page.get_by_role("button", name="Launch run").click()
     link = page.get_by_role("link", name=re.compile(r"^Open run "))
@@ -172,6 +173,73 @@ def _watch(page, until: set[str], timeout: float) -> list[tuple[str, int]]:
     raise AssertionError(f"status never reached {until}; saw {seen[-5:]}")
 
 
+#: Streamlit's frontend probes a deep link's own path for the server first
+#: (``/<page>/_stcore/health``, ``/<page>/_stcore/host-config``), which the server
+#: answers 404 on purpose before the probe falls back to ``/`` (streamlit/streamlit#7074).
+#: Only these are allowed; any other failed request or console error fails the test.
+STREAMLIT_PROBE = re.compile(r"^/[^/]+/_stcore/(health|host-config)$")
+
+
+class BrowserLog:
+    """Every request the page makes, failed responses and console errors."""
+
+    def __init__(self, page, base: str) -> None:
+        self.base = base
+        self.hosts: set[str] = set()
+        self.failed: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda request: self.hosts.add(urlsplit(request.url).hostname or ""))
+        page.on("response", self._response)
+        page.on("console", self._console)
+
+    def _response(self, response) -> None:
+        path = urlsplit(response.url).path
+        if response.status >= 400 and not STREAMLIT_PROBE.match(path):
+            self.failed.append(f"{response.status} {response.url}")
+
+    def _console(self, message) -> None:
+        if message.type == "warning" and "Autosize" in message.text:
+            self.errors.append(f"Vega: {message.text}")  # a compound chart asked to "fit"
+        if message.type != "error":
+            return
+        where = urlsplit((message.location or {}).get("url", "")).path
+        if "status of 404" in message.text and STREAMLIT_PROBE.match(where):
+            return
+        self.errors.append(f"{message.text} ({where})")
+
+    def check(self) -> None:
+        # the product works offline: nothing is fetched from anywhere but the dashboard
+        assert self.hosts <= {"127.0.0.1"}, f"requests to other hosts: {self.hosts}"
+        assert not self.failed, f"failed requests: {self.failed}"
+        assert not self.errors, f"console errors: {self.errors}"
+
+
+def _check_cleared_number_is_reported(page, base: str) -> None:
+    """Issue 14, bug 2: a cleared number is reported and disables Launch; it never
+    comes back as an older value."""
+    from playwright.sync_api import expect
+
+    page.goto(base + "/launch")
+    page.get_by_role("heading", name="Launch runs").wait_for(timeout=60_000)
+    page.get_by_role("tab", name="Optimiser", exact=True).click()
+    field = page.get_by_label("Learning rate", exact=True)
+    for value in ("0.005", "0.002"):
+        field.fill(value)
+        field.press("Enter")
+        _settle(page)
+    field.fill("")
+    field.press("Enter")
+    _settle(page)
+    assert field.input_value() == ""
+    page.get_by_text("optimizer.lr: enter a value").first.wait_for(timeout=30_000)
+    expect(page.get_by_role("button", name="Launch run")).to_be_disabled(timeout=30_000)
+    field.fill("0.001")
+    field.press("Enter")
+    _settle(page)
+    expect(page.get_by_role("button", name="Launch run")).to_be_enabled(timeout=30_000)
+    assert field.input_value() == "0.001"
+
+
 # ----------------------------------------------------------------------------- the flow
 
 
@@ -182,7 +250,15 @@ def test_launch_watch_cancel_compare_geometry(stack):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        log = BrowserLog(page, base)
         try:
+            # 0. /runs is the Runs page too (not "Page not found"); a cleared number
+            page.goto(base + "/runs")
+            page.get_by_role("heading", name="Runs", exact=True).wait_for(timeout=60_000)
+            page.get_by_text("No runs yet").wait_for()
+            assert not page.get_by_text("Page not found").count()
+            _check_cleared_number_is_reported(page, base)
+
             # 1. launch a small digits run from the form
             first = _launch_from_form(page, base, "e2e-live", FIRST_STEPS, eval_every=500)
 
@@ -242,6 +318,17 @@ def test_launch_watch_cancel_compare_geometry(stack):
             _settle(page)
             page.screenshot(path=str(ARTIFACTS / "geometry.png"), full_page=True)
             assert not page.get_by_text("Something went wrong").count()
+
+            # 7. links to runs that do not exist say so (issue 14, bug 13)
+            page.goto(f"{base}/geometry?run_id=nope")
+            page.get_by_text("No run with id nope").wait_for(timeout=60_000)
+            page.goto(f"{base}/compare?runs=nope")
+            page.get_by_text("No run with id nope").wait_for(timeout=60_000)
+            log.check()
+            # and the stack's own log carries no noise (issue 14, bug 15)
+            stack_log = (ARTIFACTS / "e2e-stack.log").read_text()
+            for noise in ("superuser privileges", "as revoked in backend", "Loading faiss"):
+                assert noise not in stack_log, noise
         finally:
             page.screenshot(path=str(ARTIFACTS / "last-page.png"), full_page=True)
             browser.close()

@@ -31,7 +31,7 @@ def test_table_lists_runs_with_progress_and_metrics(filled):
     labels = data.key_column_labels()
     assert labels["train:norm/var"] == "norm var (training batch)"
     assert labels["eval:recall@1"] == "R@1"
-    assert "4 run(s)" in texts(app.caption)
+    assert "4 runs" in texts(app.caption)  # counts are pluralised, never "run(s)"
 
 
 def test_search_and_status_filters(filled):
