@@ -166,3 +166,27 @@ def best_rows(table: pd.DataFrame, higher_is_better: dict[str, bool]) -> dict[st
         if values.notna().any():
             best[column] = values.idxmax() if higher else values.idxmin()
     return best
+
+
+def time_at_steps(frame: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
+    """Seconds since start at each row's step, read off a reference series of the same
+    run (``reference`` has run_id, step, time: a per-step metric's relative time).
+
+    Tables without wall times (tracked-sample norms) and evaluations share the steps
+    of the per-step scalars, so interpolating the scalars' step → time puts them on
+    the same relative-time axis. NaN for a run without a reference.
+    """
+    result = pd.Series(np.nan, index=frame.index, dtype=float)
+    if frame.empty or reference.empty:
+        return result
+    by_run = "run_id" in frame and "run_id" in reference
+    runs = frame["run_id"].unique() if by_run else [None]
+    for run in runs:
+        rows = frame["run_id"] == run if by_run else pd.Series(True, index=frame.index)
+        ref = reference[reference["run_id"] == run] if by_run else reference
+        ref = ref.dropna(subset=["time"]).groupby("step", sort=True)["time"].max()
+        if ref.empty:
+            continue
+        steps = frame.loc[rows, "step"].to_numpy(float)
+        result.loc[rows] = np.interp(steps, ref.index.to_numpy(float), ref.to_numpy(float))
+    return result

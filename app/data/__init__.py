@@ -126,3 +126,17 @@ __all__ = [
     "to_wide",
     "validate_config",
 ]
+
+# Appended (dashboard views): evaluation series with the per-step series' controls, the
+# grouped paper table and the hyperparameter view's final values.
+from app.data.evals import eval_metric_series, grouped_eval_series
+from app.data.geometry import principal_components
+from app.data.paper import final_by_config, grouped_paper_table
+
+__all__ += [
+    "eval_metric_series",
+    "final_by_config",
+    "grouped_eval_series",
+    "grouped_paper_table",
+    "principal_components",
+]

@@ -10,7 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from app.transforms import time_at_steps
 from sphere_engine.catalogue import (
+    METRICS,
     ChartGroup,
     Source,
     chart_groups,
@@ -23,6 +25,9 @@ from sphere_engine.catalogue import (
 EVAL = Source.EVALUATION
 #: Drawn by default in the evaluation chart: the catalogue's key metrics in [0, 1].
 DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.unit == "fraction")
+#: Offered in the evaluation picker before the run has evaluated (a multiselect with no
+#: options is disabled, and the picker is drawn once, not on every live refresh).
+EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
 
 
@@ -45,7 +50,10 @@ def main() -> None:
         format_func=lambda r: labels.get(r, r),
         on_change=_sync_query_param,
     )
-    left, right = st.columns(2)
+    left, middle, right = st.columns([2, 2, 1])
+    smoothing = middle.slider(
+        "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="run.smoothing"
+    )
     log_y = left.toggle(
         "Log scale for variance, CV, gradient norm and lr", value=True, key="run.log"
     )
@@ -59,17 +67,25 @@ def main() -> None:
     # -- empty state -----------------------------------------------------------------
     if not run_id:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
-    eval_choices = data.eval_names([run_id])
+    logged_evals = data.eval_names([run_id])
+    eval_choices = [*EVAL_KEYS, *[e for e in logged_evals if e not in EVAL_KEYS]]
     evals = st.multiselect(
         "Evaluation metrics on the test set (empty: the key metrics)",
         eval_choices,
         key="run.evals",
-        default=[e for e in DEFAULT_EVALS if e in eval_choices],
+        default=[e for e in DEFAULT_EVALS if e in logged_evals],
         format_func=lambda key: label(key, EVAL),
     )
     record = data.run(run_id)
     # -- charts (live while the run is active) ---------------------------------------
-    _live(run_id, log_y=log_y, x=x_axis, evals=tuple(evals), live=data.is_active(record.status))
+    _live(
+        run_id,
+        log_y=log_y,
+        x=x_axis,
+        smoothing=smoothing,
+        evals=tuple(evals),
+        live=data.is_active(record.status),
+    )
 
 
 def _sync_query_param() -> None:
@@ -78,7 +94,9 @@ def _sync_query_param() -> None:
         st.query_params["run_id"] = run_id
 
 
-def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: bool) -> None:
+def _live(
+    run_id: str, *, log_y: bool, x: str, smoothing: float, evals: tuple[str, ...], live: bool
+) -> None:
     @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
     @ui.guarded
     def panel() -> None:
@@ -94,8 +112,8 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
                 icon=":material/hourglass_top:",
             )
             return
-        _charts(run_id, names, log_y=log_y, x=x)
-        _evaluations(run_id, evals, x=x)
+        clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing)
+        _evaluations(run_id, evals, x=x, clock=clock)
 
     panel()
     record = data.run(run_id)
@@ -125,8 +143,13 @@ def _header(record: Any) -> None:
         st.caption(record.status_message)
 
 
-def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
-    """The catalogue's training-step chart groups, two per row, each drawn when logged."""
+def _charts(
+    run_id: str, names: list[str], *, log_y: bool, x: str, smoothing: float
+) -> pd.DataFrame:
+    """The catalogue's training-step chart groups, two per row, each drawn when logged.
+
+    Returns the run's clock (step, time of the drawn series) for charts of tables
+    without wall times."""
     logged = set(names)
     groups = [
         (group, group_keys(group, logged))
@@ -135,7 +158,7 @@ def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
     ]
     wanted = sorted({key for _, keys in groups for key in keys})
     series, totals = data.metric_series(
-        [run_id], wanted, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
+        [run_id], wanted, smoothing=smoothing, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
     )
     logged_points = max(totals.values(), default=0)
     last_step = int(series["step"].max()) if len(series) else 0
@@ -149,6 +172,7 @@ def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
         for column, chart in zip(st.columns(2), drawn[start : start + 2], strict=False):
             with column:
                 ui.show_chart(chart)
+    return series[["run_id", "step", "time"]]
 
 
 def _chart(
@@ -164,9 +188,11 @@ def _chart(
     """One group's chart, or None when it has nothing to draw."""
     if group.kind == "sample_norms":
         norms, total = data.sample_norms(run_id)
-        return (
-            charts.sample_norm_chart(norms, total=total, title=group.title) if len(norms) else None
-        )
+        if norms.empty:
+            return None
+        if x == "time":
+            norms = norms.assign(time=time_at_steps(norms.assign(run_id=run_id), series))
+        return charts.sample_norm_chart(norms, x=x, total=total, title=group.title)
     part = series[series["name"].isin(keys)]
     total = data.points_total(totals, keys)
     if group.kind == "band":
@@ -193,7 +219,7 @@ def _band_frame(part: pd.DataFrame) -> pd.DataFrame:
     return wide.rename(columns=renamed)
 
 
-def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str) -> None:
+def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame) -> None:
     if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
         available = data.eval_names([run_id])
         evals = tuple(e for e in DEFAULT_EVALS if e in available)
@@ -204,10 +230,10 @@ def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str) -> None:
     if frame.empty:
         st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
         return
+    if x == "time":
+        frame = frame.assign(time=time_at_steps(frame, clock))
     ui.show_chart(
-        charts.metric_lines(
-            frame, x="step", title="Evaluation on the test split", legend_title="metric"
-        )
+        charts.metric_lines(frame, x=x, title="Evaluation on the test split", legend_title="metric")
     )
 
 

@@ -127,3 +127,13 @@ def test_group_mean_std_over_seeds():
 def test_best_rows_respects_direction():
     table = pd.DataFrame({"R@1": [80.0, 85.0, 70.0], "var": [7.6, 3.2, 0.4]})
     assert transforms.best_rows(table, {"R@1": True, "var": False}) == {"R@1": 1, "var": 2}
+
+
+def test_time_at_steps_reads_each_runs_clock():
+    reference = pd.DataFrame(
+        {"run_id": ["a", "a", "b", "b"], "step": [0, 10, 0, 10], "time": [0.0, 5.0, 0.0, 20.0]}
+    )
+    frame = pd.DataFrame({"run_id": ["a", "b", "c"], "step": [4, 5, 5]})
+    times = transforms.time_at_steps(frame, reference)
+    assert times.iloc[:2].tolist() == [2.0, 10.0]
+    assert np.isnan(times.iloc[2])
