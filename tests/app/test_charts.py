@@ -193,9 +193,7 @@ def test_scatter_matrix_of_eight_coordinates_fits_its_width():
     points = pd.DataFrame(rng.normal(size=(50, 8)), columns=coords).assign(label=np.arange(50) % 4)
     for width in (380, 760):
         spec = charts.scatter_matrix(points, coords, width=width).to_dict()
-        cell = (
-            spec["spec"]["layer"][0]["width"] if "layer" in spec["spec"] else spec["spec"]["width"]
-        )
+        cell = spec["spec"]["width"]
         assert 8 * (cell + CELL_ROOM_BARE + SPACING) <= width
         axis = spec["spec"]["layer"][0]["encoding"]["x"]["axis"]
         assert axis["tickCount"] <= 3  # no colliding tick labels

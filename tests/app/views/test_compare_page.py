@@ -19,7 +19,7 @@ def test_two_runs_overlay_with_stable_colours(filled):
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [filled.sec, filled.plain]
     assert app.multiselect(key="compare.metrics").value == ["norm/var"]
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     color = spec["encoding"]["color"]["scale"]
     ordered = sorted([filled.sec, filled.plain])
     assert color["domain"] == [
@@ -46,14 +46,15 @@ def test_smoothing_group_by_and_eval_metrics(filled):
     app.slider(key="compare.smoothing").set_value(0.5).run()
     assert not app.exception and not app.error
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     assert spec["title"]["text"] == "norm/var: mean ± std by regularizer.name"
     app.selectbox(key="compare.group").set_value("")
     app.multiselect(key="compare.metrics").set_value(["eval: recall@1"]).run()
     assert not app.exception and not app.error
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     rows = next(iter(spec["datasets"].values()))
-    assert sorted(r["value"] for r in rows) == [0.6, 0.6, 0.8, 0.8]
+    # smoothing (still 0.5) now applies to evaluations too; constant values stay put
+    assert sorted(r["value"] for r in rows) == pytest.approx([0.6, 0.6, 0.8, 0.8])
 
 
 def test_sweep_selects_its_runs(filled):
@@ -68,12 +69,12 @@ def test_eval_metrics_follow_group_by_and_x_axis(filled):
     app.multiselect(key="compare.metrics").set_value(["eval: recall@1"])
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
     assert not app.exception and not app.error
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     assert spec["title"]["text"] == "recall@1: mean ± std by regularizer.name"
     rows = next(iter(spec["datasets"].values()))
     assert {r["group"] for r in rows} == {"regularizer.name=sec", "regularizer.name=none"}
     app.radio(key="compare.x").set_value("time").run()
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     assert spec["layer"][0]["encoding"]["x"]["field"] == "time"
 
 
@@ -82,7 +83,7 @@ def test_several_metrics_share_one_run_legend(filled):
     app.multiselect(key="compare.metrics").set_value(["norm/var", "loss/total", "eval: nmi"])
     app.run()
     assert not app.exception and not app.error
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     assert len(spec["concat"]) == 3
     assert spec["resolve"]["scale"]["color"] == "shared"
 
