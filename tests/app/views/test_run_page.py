@@ -147,4 +147,4 @@ def test_smoothing_on_the_run_page(filled):
     app.slider(key="run.smoothing").set_value(0.9).run()
     assert not app.exception and not app.error
     smoothed = [r["value"] for r in loss() if r["name"] == "loss/total"]
-    assert len(smoothed) == len(raw) and smoothed[-1] > raw[-1] * 1.2  # 1/(1+t): the EMA lags behind
+    assert len(smoothed) == len(raw) and smoothed[-1] > raw[-1] * 1.2  # the EMA lags 1/(1+t)
