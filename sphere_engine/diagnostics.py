@@ -14,9 +14,14 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from sphere_engine.catalogue import norm_histogram as hist
+
 _EPS = 1e-12
 _STILL_DEGREES = 1e-6  # below this mean turn the tracked samples did not move
 _QUANTILES = (0.05, 0.5, 0.95)
+#: The key under which ``batch_statistics`` hands the histogram's bin counts (a vector,
+#: not a scalar) to ``StepStatistics``; it is logged as ``norm_hist/<bin>`` fractions.
+NORM_HISTOGRAM = "norm_hist"
 
 
 @functools.lru_cache(maxsize=16)  # one batch size per run: computed once, not every step
@@ -188,22 +193,48 @@ class StepStatistics:
 
     scalars: dict[str, torch.Tensor] = field(default_factory=dict)
     sample_norms: torch.Tensor | None = None
+    histogram: torch.Tensor | None = None  # bin counts of the norms (norm_histogram)
 
     def add(self, values: dict[str, torch.Tensor]) -> None:
         for name, value in values.items():
-            self.scalars[name] = value.detach().reshape(())
+            if name == NORM_HISTOGRAM:
+                self.histogram = value.detach()
+            else:
+                self.scalars[name] = value.detach().reshape(())
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
         """One device → host transfer for everything (this is the step's sync point)."""
         names = list(self.scalars)
         parts = [torch.stack([self.scalars[n].float() for n in names])] if names else []
+        bins = 0
+        if self.histogram is not None:  # rides along in the same transfer
+            parts.append(self.histogram.float().reshape(-1))
+            bins = self.histogram.numel()
         if self.sample_norms is not None:
             parts.append(self.sample_norms.float().reshape(-1))
         if not parts:
             return {}, []
         flat = torch.cat(parts).cpu().tolist()
         values = dict(zip(names, flat[: len(names)], strict=True))
-        return values, flat[len(names) :]
+        values.update(_histogram_fractions(flat[len(names) : len(names) + bins]))
+        return values, flat[len(names) + bins :]
+
+
+def _histogram_fractions(counts: list[float]) -> dict[str, float]:
+    """``norm_hist/<bin>`` → fraction of the batch, for the non-empty bins only."""
+    total = sum(counts)
+    if not total:
+        return {}
+    return {hist.bin_key(i): c / total for i, c in enumerate(counts) if c}
+
+
+@torch.no_grad()
+def norm_histogram(norms: torch.Tensor) -> torch.Tensor:
+    """Counts of the norms in the catalogue's fixed log-spaced bins (``hist.BINS``;
+    out-of-range norms land in the end bins). Two tensor ops: cheap every step."""
+    position = (norms.clamp_min(_EPS).log10() - hist.LOW_EXPONENT) * hist.BINS_PER_DECADE
+    index = position.floor().clamp(0, hist.BINS - 1).long()
+    return torch.bincount(index, minlength=hist.BINS)
 
 
 def batch_statistics(
@@ -215,6 +246,7 @@ def batch_statistics(
         norms = embeddings.norm(dim=1)
         sorted_norms, order = norms.sort()
         stats = norm_statistics(norms, sorted_norms)
+        stats[NORM_HISTOGRAM] = norm_histogram(norms)
         stats.update(pair_cosines(embeddings / norms.clamp_min(_EPS)[:, None], labels))
         if grad is not None:
             stats.update(gradient_statistics(embeddings, norms, grad.float(), order))

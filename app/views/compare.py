@@ -8,9 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from app.transforms import histogram_cells
 from sphere_engine.catalogue import Source, find
+from sphere_engine.catalogue.norm_histogram import PREFIX as HIST_PREFIX
 
 DEFAULT_METRIC = "norm/var"
+MAX_HEATMAPS = 4
+HEATMAP_POINTS = 20000  # cells per run: ~ 300 steps × the non-empty bins
 EVAL_PREFIX = "eval: "
 
 
@@ -44,7 +48,9 @@ def main() -> None:
     if not run_ids:
         st.info("Choose two or more runs (or a sweep) to compare.", icon=":material/info:")
         st.stop()
-    names = data.metric_names(run_ids)
+    logged = data.metric_names(run_ids)
+    histogram_keys = [n for n in logged if n.startswith(HIST_PREFIX)]
+    names = [n for n in logged if not n.startswith(HIST_PREFIX)]  # drawn as a heatmap below
     eval_names = data.eval_names(run_ids)
     choices = [*names, *[f"{EVAL_PREFIX}{n}" for n in eval_names if n not in names]]
     if not choices:
@@ -97,6 +103,8 @@ def main() -> None:
         ui.show_chart(drawn[0])
     elif drawn:
         ui.show_chart(charts.small_multiples(drawn))
+    if histogram_keys:
+        _norm_distributions(run_ids, histogram_keys, color_labels, x=x_axis)
     _final_tables(run_ids, group_by)
     _hyperparameters(run_ids, group_keys)
     st.subheader("Config differences")
@@ -156,6 +164,38 @@ def _metric_chart(
         total=total,
         legend_title="run",
     )
+
+
+def _norm_distributions(
+    run_ids: list[str], keys: list[str], color_labels: dict[str, str], *, x: str
+) -> None:
+    """The norm histograms over steps, one heatmap per run, on one norm axis and one
+    colour scale (at most ``MAX_HEATMAPS`` runs, in rows of two)."""
+    st.subheader("Norm distribution over steps (training batch)")
+    shown = run_ids[:MAX_HEATMAPS]
+    series, totals = data.metric_series(shown, keys, max_points=HEATMAP_POINTS * len(shown))
+    cells = histogram_cells(series, x=x)
+    if cells.empty:
+        st.caption("No norm histogram logged yet.")
+        return
+    domain, top = charts.norm_domain(cells), float(cells["fraction"].max())
+    for start in range(0, len(shown), 2):
+        for column, run_id in zip(st.columns(2), shown[start : start + 2], strict=False):
+            with column:
+                ui.show_chart(
+                    charts.norm_distribution_heatmap(
+                        cells[cells["run_id"] == run_id],
+                        x=x,
+                        norm_domain=domain,
+                        fraction_max=top,
+                        total=data.points_total(
+                            {k: v for k, v in totals.items() if k[0] == run_id}
+                        ),
+                        title=color_labels.get(run_id, run_id),
+                    )
+                )
+    if len(run_ids) > len(shown):
+        st.caption(f"The first {MAX_HEATMAPS} of {len(run_ids)} runs.")
 
 
 def _final_tables(run_ids: list[str], group_by: str) -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
-from app.transforms import time_at_steps
+from app.transforms import histogram_cells, time_at_steps
 from sphere_engine.catalogue import (
     METRICS,
     ChartGroup,
@@ -195,6 +195,11 @@ def _chart(
         return charts.sample_norm_chart(norms, x=x, total=total, title=group.title)
     part = series[series["name"].isin(keys)]
     total = data.points_total(totals, keys)
+    if group.kind == "heatmap":
+        cells = histogram_cells(part, x=x)
+        if cells.empty:
+            return None
+        return charts.norm_distribution_heatmap(cells, x=x, total=total, title=group.title)
     if group.kind == "band":
         if "norm/mean" not in set(part["name"]):
             return None
