@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from db import run_log
 from db.config_diff import diff_configs
 from db.export import export_run
 from db.reader import query_arrow
@@ -33,6 +34,7 @@ __all__ = [
     "list_runs",
     "metric_names",
     "metric_series",
+    "run_log_tail",
     "sample_norms",
     "snapshot",
     "snapshot_steps",
@@ -222,3 +224,10 @@ def checkpoints(store: RunStore, run_id: str) -> pd.DataFrame:
     runs = check_runs(store, [run_id])
     sql = "SELECT step, path, wall_time FROM c ORDER BY step, wall_time"
     return query_arrow(store, {"c": (CHECKPOINTS, runs)}, sql).to_pandas()
+
+
+def run_log_tail(store: RunStore, run_id: str, max_bytes: int = 20_000) -> str:
+    """The end of the run's own log (stdout, stderr and logging of the process that
+    ran it, see ``db.run_log``); "" when it has none."""
+    (run,) = check_runs(store, [run_id])
+    return run_log.tail(store.run_dir(run), max_bytes)

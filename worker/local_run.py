@@ -17,6 +17,7 @@ from typing import TextIO
 
 import numpy as np
 
+from db import run_log
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
 from sphere_engine.catalogue import key_metrics
@@ -87,7 +88,7 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
     run_id = store.create_run(config.to_dict(), run_name, kind="train", status="running")
     print(f"run {run_id} ({run_name}) recorded in {store.home}", file=sys.stderr)
     try:
-        with _lifecycle(store, run_id) as run:
+        with _lifecycle(store, run_id) as run, run_log.capture(store.run_dir(run_id)):
             if not config.training.checkpoint_dir:
                 config.training.checkpoint_dir = str(run.checkpoint_dir)
             tracker = CompositeTracker(run.tracker, ProgressBar())

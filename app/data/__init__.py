@@ -132,11 +132,14 @@ __all__ = [
 from app.data.evals import eval_metric_series, grouped_eval_series
 from app.data.geometry import principal_components
 from app.data.paper import final_by_config, grouped_paper_table
+from app.data.reads import checkpoints, run_log_tail
 
 __all__ += [
+    "checkpoints",
     "eval_metric_series",
     "final_by_config",
     "grouped_eval_series",
     "grouped_paper_table",
     "principal_components",
+    "run_log_tail",
 ]

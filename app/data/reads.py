@@ -10,6 +10,7 @@ on the shared step grid.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -225,3 +226,20 @@ def coordinate_columns(frame: pd.DataFrame) -> list[str]:
 def snapshot_coordinates(frame: pd.DataFrame) -> np.ndarray:
     """A snapshot's N × d coordinates as floats."""
     return frame[coordinate_columns(frame)].to_numpy(float)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+@store_read(LIVE_TTL)
+def run_log_tail(store: RunStore, run_id: str, max_bytes: int = 20_000) -> str:
+    """The end of the run's own log (stdout, stderr, logging of its process)."""
+    return queries.run_log_tail(store, run_id, max_bytes)
+
+
+@store_read(LIST_TTL)
+def checkpoints(store: RunStore, run_id: str) -> pd.DataFrame:
+    """The run's checkpoint files: step, path, wall_time, size (bytes; NaN if gone)."""
+    frame = queries.checkpoints(store, run_id)
+    sizes = [Path(p).stat().st_size if Path(p).is_file() else np.nan for p in frame["path"]]
+    return frame.assign(size=sizes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -29,6 +30,7 @@ DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.uni
 #: options is disabled, and the picker is drawn once, not on every live refresh).
 EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
+LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 
 
 def main() -> None:
@@ -115,7 +117,22 @@ def _live(
         clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing)
         _evaluations(run_id, evals, x=x, clock=clock)
 
+    @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
+    @ui.guarded
+    def log_tail() -> None:
+        text = data.run_log_tail(run_id, LOG_TAIL_BYTES)
+        lines = text.splitlines()[-LOG_TAIL_LINES:]
+        with st.expander(f"Run log (last {len(lines)} lines)", expanded=False):
+            if lines:
+                st.code("\n".join(lines), language="text")
+            else:
+                st.caption(
+                    "Nothing logged yet: the process's stdout, stderr and warnings land here."
+                )
+
     panel()
+    log_tail()
+    _checkpoints(run_id)
     record = data.run(run_id)
     with st.expander("Config and run info"):
         st.code(
@@ -124,6 +141,28 @@ def _live(
             ),
             language="json",
         )
+
+
+def _checkpoints(run_id: str) -> None:
+    """The run's checkpoint files, each with a download button (read on click)."""
+    files = data.checkpoints(run_id)
+    with st.expander(f"Checkpoints ({len(files)})"):
+        if files.empty:
+            st.caption("None saved (training.checkpoint_every).")
+            return
+        for row in files.itertuples():
+            path = Path(row.path)
+            size = "missing" if pd.isna(row.size) else f"{row.size / 1e6:.1f} MB"
+            name_col, button_col = st.columns([3, 1])
+            name_col.markdown(f"step {row.step:,} · `{path.name}` · {size}")
+            if not pd.isna(row.size):
+                button_col.download_button(
+                    "Download",
+                    data=path.read_bytes,  # a callable: read when clicked, not every rerun
+                    file_name=path.name,
+                    mime="application/octet-stream",
+                    key=f"run.checkpoint.{row.step}.{path.name}",
+                )
 
 
 def _header(record: Any) -> None:

@@ -148,3 +148,22 @@ def test_smoothing_on_the_run_page(filled):
     assert not app.exception and not app.error
     smoothed = [r["value"] for r in loss() if r["name"] == "loss/total"]
     assert len(smoothed) == len(raw) and smoothed[-1] > raw[-1] * 1.2  # the EMA lags 1/(1+t)
+
+
+def test_run_log_tail_and_checkpoints_with_download(filled_fresh, store):
+    from db import run_log
+
+    run_dir = store.run_dir(filled_fresh.sec)
+    (run_dir / run_log.LOG_FILE).write_text("".join(f"step {i}\n" for i in range(500)))
+    checkpoint = store.checkpoint_dir(filled_fresh.sec) / "step-60.pt"
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    checkpoint.write_bytes(b"weights")
+    with store.tracker(filled_fresh.sec, flush_interval=0) as tracker:
+        tracker.track_checkpoint(str(checkpoint), 60)
+    app = open_page("views/run.py", {"run_id": filled_fresh.sec})
+    assert not app.exception and not app.error
+    (log,) = [c for c in app.code if "step 499" in c.value]
+    assert log.value.splitlines()[0] == "step 300"  # the last 200 lines
+    buttons = [b for b in app.get("download_button") if b.proto.label == "Download"]
+    assert len(buttons) == 1
+    assert any("step-60.pt" in m.value for m in app.markdown)
