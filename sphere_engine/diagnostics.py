@@ -231,10 +231,13 @@ def _histogram_fractions(counts: list[float]) -> dict[str, float]:
 @torch.no_grad()
 def norm_histogram(norms: torch.Tensor) -> torch.Tensor:
     """Counts of the norms in the catalogue's fixed log-spaced bins (``hist.BINS``;
-    out-of-range norms land in the end bins). Two tensor ops: cheap every step."""
+    out-of-range norms land in the end bins, non-finite ones are not counted: a
+    diverging step must still reach the divergence check). A few tensor ops."""
+    finite = torch.isfinite(norms)
     position = (norms.clamp_min(_EPS).log10() - hist.LOW_EXPONENT) * hist.BINS_PER_DECADE
+    position = torch.where(finite, position, torch.zeros_like(position))
     index = position.floor().clamp(0, hist.BINS - 1).long()
-    return torch.bincount(index, minlength=hist.BINS)
+    return torch.bincount(index, weights=finite.to(norms.dtype), minlength=hist.BINS)
 
 
 def batch_statistics(

@@ -50,3 +50,9 @@ def test_histogram_rides_in_the_one_host_transfer():
         int((math.log10(values["norm/p50"]) - hist.LOW_EXPONENT) * hist.BINS_PER_DECADE)
     )
     assert mean_bin in fractions
+
+
+def test_non_finite_norms_are_not_counted():
+    """A diverging batch must reach the divergence check, not crash in bincount."""
+    counts = norm_histogram(torch.tensor([float("nan"), float("inf"), 1.0]))
+    assert counts.sum() == 1
