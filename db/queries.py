@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from db import run_log
+from db.catalogue import catalogue_of
 from db.config_diff import diff_configs
 from db.export import export_run
 from db.reader import query_arrow
@@ -20,6 +21,7 @@ from db.records import RunRecord
 from db.schema import CHECKPOINTS, EVALS, SCALARS, SNAPSHOTS
 from db.selection import check_names, check_runs, in_list
 from db.series import metric_series, sample_norms
+from db.step_grid import max_step
 from db.store import RunStore
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "export_run",
     "final_metrics",
     "get_run",
+    "last_step",
     "list_runs",
     "metric_names",
     "metric_series",
@@ -231,3 +234,10 @@ def run_log_tail(store: RunStore, run_id: str, max_bytes: int = 20_000) -> str:
     ran it, see ``db.run_log``); "" when it has none."""
     (run,) = check_runs(store, [run_id])
     return run_log.tail(store.run_dir(run), max_bytes)
+
+
+def last_step(store: RunStore, run_id: str) -> int | None:
+    """The largest step of the run's per-step scalars (None before the first), from
+    the files' footers: cheap enough to ask on every live refresh."""
+    runs = check_runs(store, [run_id])
+    return max_step(catalogue_of(store), SCALARS, runs)

@@ -114,7 +114,7 @@ def _live(
                 icon=":material/hourglass_top:",
             )
             return
-        clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing)
+        clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing, live=live)
         _evaluations(run_id, evals, x=x, clock=clock)
 
     @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
@@ -183,7 +183,7 @@ def _header(record: Any) -> None:
 
 
 def _charts(
-    run_id: str, names: list[str], *, log_y: bool, x: str, smoothing: float
+    run_id: str, names: list[str], *, log_y: bool, x: str, smoothing: float, live: bool
 ) -> pd.DataFrame:
     """The catalogue's training-step chart groups, two per row, each drawn when logged.
 
@@ -196,9 +196,13 @@ def _charts(
         if not group.requires or logged.intersection(group.requires)
     ]
     wanted = sorted({key for _, keys in groups for key in keys})
-    series, totals = data.metric_series(
-        [run_id], wanted, smoothing=smoothing, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
-    )
+    budget = PER_SERIES_POINTS * max(len(wanted), 1)
+    if live and smoothing == 0:  # only the points added since the last refresh
+        series, totals = data.live_metric_series(run_id, wanted, max_points=budget)
+    else:  # an EMA needs the whole series (see app.data.reads)
+        series, totals = data.metric_series(
+            [run_id], wanted, smoothing=smoothing, max_points=budget
+        )
     logged_points = max(totals.values(), default=0)
     last_step = int(series["step"].max()) if len(series) else 0
     st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
