@@ -206,15 +206,19 @@ def _charts(
     logged_points = max(totals.values(), default=0)
     last_step = int(series["step"].max()) if len(series) else 0
     st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
-    drawn = [
-        chart
-        for group, keys in groups
-        if (chart := _chart(group, keys, run_id, series, totals, log_y=log_y, x=x)) is not None
-    ]
-    for start in range(0, len(drawn), 2):
-        for column, chart in zip(st.columns(2), drawn[start : start + 2], strict=False):
-            with column:
-                ui.show_chart(chart)
+    # Each chart goes out as soon as it is built (the first appears while the others
+    # are still being computed), two per row.
+    row: list = []
+    drawn = 0
+    for group, keys in groups:
+        chart = _chart(group, keys, run_id, series, totals, log_y=log_y, x=x)
+        if chart is None:
+            continue
+        if drawn % 2 == 0:
+            row = st.columns(2)
+        with row[drawn % 2]:
+            ui.show_chart(chart)
+        drawn += 1
     return series[["run_id", "step", "time"]]
 
 
