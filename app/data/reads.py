@@ -18,7 +18,7 @@ import pandas as pd
 
 from app import transforms
 from app.charts import MAX_POINTS
-from app.data.cache import LIST_TTL, LIVE_TTL, STATIC_TTL, store_read
+from app.data.cache import LIST_TTL, LIVE_TTL, SLOW_LIVE_TTL, STATIC_TTL, store_read
 from db import queries
 
 if TYPE_CHECKING:
@@ -95,13 +95,13 @@ def config_diff(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- names
 
 
-@store_read(LIVE_TTL)
+@store_read(SLOW_LIVE_TTL)
 def metric_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
     """Per-step scalar names logged by any of the runs, sorted."""
     return list(queries.metric_names(store, list(run_ids))) if run_ids else []
 
 
-@store_read(LIVE_TTL)
+@store_read(SLOW_LIVE_TTL)
 def eval_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
     """Evaluation metric names of any of the runs, sorted."""
     return list(queries.eval_names(store, list(run_ids))) if run_ids else []
@@ -170,7 +170,7 @@ def points_total(totals: Totals, names: Sequence[str] | None = None) -> int:
     return sum(v for (_, name), v in totals.items() if names is None or name in names)
 
 
-@store_read(LIVE_TTL)
+@store_read(SLOW_LIVE_TTL)
 def eval_series(
     store: RunStore, run_ids: Sequence[str], names: Sequence[str] | None = None
 ) -> pd.DataFrame:

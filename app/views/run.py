@@ -31,6 +31,7 @@ DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.uni
 EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
+LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 
 
 def main() -> None:
@@ -117,7 +118,7 @@ def _live(
         clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing, live=live)
         _evaluations(run_id, evals, x=x, clock=clock)
 
-    @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
+    @st.fragment(run_every=LOG_REFRESH_S if live else None)
     @ui.guarded
     def log_tail() -> None:
         text = data.run_log_tail(run_id, LOG_TAIL_BYTES)
