@@ -30,6 +30,9 @@ DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.uni
 #: options is disabled, and the picker is drawn once, not on every live refresh).
 EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
+#: While the run trains the page redraws every 2 s: fewer points per series keep each
+#: redraw cheap (the charts are ~600 px wide); the finished run gets the full budget.
+LIVE_SERIES_POINTS = 300
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 
@@ -197,7 +200,8 @@ def _charts(
         if not group.requires or logged.intersection(group.requires)
     ]
     wanted = sorted({key for _, keys in groups for key in keys})
-    budget = PER_SERIES_POINTS * max(len(wanted), 1)
+    per_series = LIVE_SERIES_POINTS if live else PER_SERIES_POINTS
+    budget = per_series * max(len(wanted), 1)
     if live and smoothing == 0:  # only the points added since the last refresh
         series, totals = data.live_metric_series(run_id, wanted, max_points=budget)
     else:  # an EMA needs the whole series (see app.data.reads)
@@ -212,7 +216,7 @@ def _charts(
     row: list = []
     drawn = 0
     for group, keys in groups:
-        chart = _chart(group, keys, run_id, series, totals, log_y=log_y, x=x)
+        chart = _chart(group, keys, run_id, series, totals, log_y=log_y, x=x, points=per_series)
         if chart is None:
             continue
         if drawn % 2 == 0:
@@ -232,10 +236,12 @@ def _chart(
     *,
     log_y: bool,
     x: str,
+    points: int,
 ) -> alt.TopLevelMixin | None:
-    """One group's chart, or None when it has nothing to draw."""
+    """One group's chart, or None when it has nothing to draw (``points``: steps per
+    tracked sample)."""
     if group.kind == "sample_norms":
-        norms, total = data.sample_norms(run_id)
+        norms, total = data.sample_norms(run_id, max_points=points)
         if norms.empty:
             return None
         if x == "time":
