@@ -13,7 +13,7 @@ from app.charts.geometry import MAX_COORDS, shared_domains
 
 #: Pixels a scatter matrix may take: the page's width (wide layout) or half of it.
 MATRIX_WIDTH = {True: 760, False: 380}
-DEFAULT_COLUMNS = {True: 6, False: 4}
+DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}  # wide: all 8 fit (matrix_cell)
 BASES = {"coordinates": "raw coordinates", "pcs": "principal components"}
 
 
