@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
 
+from sphere_engine.catalogue.norm_histogram import bin_edges, bin_index
+
 #: Columns of a per-step metric series (as ``db.queries.metric_series`` returns them).
 SERIES_COLUMNS = ["run_id", "name", "step", "value", "min", "max", "wall_time"]
 
@@ -166,3 +168,60 @@ def best_rows(table: pd.DataFrame, higher_is_better: dict[str, bool]) -> dict[st
         if values.notna().any():
             best[column] = values.idxmax() if higher else values.idxmin()
     return best
+
+
+def time_at_steps(frame: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
+    """Seconds since start at each row's step, read off a reference series of the same
+    run (``reference`` has run_id, step, time: a per-step metric's relative time).
+
+    Tables without wall times (tracked-sample norms) and evaluations share the steps
+    of the per-step scalars, so interpolating the scalars' step → time puts them on
+    the same relative-time axis. NaN for a run without a reference.
+    """
+    result = pd.Series(np.nan, index=frame.index, dtype=float)
+    if frame.empty or reference.empty:
+        return result
+    by_run = "run_id" in frame and "run_id" in reference
+    runs = frame["run_id"].unique() if by_run else [None]
+    for run in runs:
+        rows = frame["run_id"] == run if by_run else pd.Series(True, index=frame.index)
+        ref = reference[reference["run_id"] == run] if by_run else reference
+        ref = ref.dropna(subset=["time"]).groupby("step", sort=True)["time"].max()
+        if ref.empty:
+            continue
+        steps = frame.loc[rows, "step"].to_numpy(float)
+        result.loc[rows] = np.interp(steps, ref.index.to_numpy(float), ref.to_numpy(float))
+    return result
+
+
+def histogram_cells(frame: pd.DataFrame, x: str = "step") -> pd.DataFrame:
+    """``norm_hist/<bin>`` series rows → heatmap cells: run_id, x0, x1, lower, upper,
+    fraction (one per logged step and non-empty bin; a cell spans to the next step).
+
+    ``frame`` has run_id, name, ``x``, value; other names are ignored.
+    """
+    columns = ["run_id", "x0", "x1", "lower", "upper", "fraction"]
+    bins = frame["name"].map(bin_index) if len(frame) else pd.Series(dtype=object)
+    rows = frame[bins.notna()].assign(bin=bins[bins.notna()].astype(int))
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    parts = []
+    for run_id, part in rows.groupby("run_id", sort=True):
+        xs = np.unique(part[x].to_numpy(float))
+        gaps = np.diff(xs)
+        width = np.append(gaps, gaps[-1] if len(gaps) else 1.0)
+        ends = dict(zip(xs, xs + width, strict=True))
+        edges = np.array([bin_edges(b) for b in part["bin"]])
+        parts.append(
+            pd.DataFrame(
+                {
+                    "run_id": run_id,
+                    "x0": part[x].to_numpy(float),
+                    "x1": part[x].map(ends).to_numpy(float),
+                    "lower": edges[:, 0],
+                    "upper": edges[:, 1],
+                    "fraction": part["value"].to_numpy(float),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)[columns]

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from db import run_log
+from db.catalogue import catalogue_of
 from db.config_diff import diff_configs
 from db.export import export_run
 from db.reader import query_arrow
@@ -19,6 +21,7 @@ from db.records import RunRecord
 from db.schema import CHECKPOINTS, CURVES, EVALS, SCALARS, SNAPSHOTS
 from db.selection import check_names, check_runs, in_list
 from db.series import metric_series, sample_norms
+from db.step_grid import max_step
 from db.store import RunStore
 
 __all__ = [
@@ -30,9 +33,11 @@ __all__ = [
     "export_run",
     "final_metrics",
     "get_run",
+    "last_step",
     "list_runs",
     "metric_names",
     "metric_series",
+    "run_log_tail",
     "sample_norms",
     "snapshot",
     "snapshot_steps",
@@ -235,3 +240,17 @@ def latest_curves(store: RunStore, run_ids: str | Iterable[str], name: str) -> p
         "ORDER BY run_id, point"
     )
     return query_arrow(store, {"c": (CURVES, runs)}, sql, {"name": wanted}).to_pandas()
+
+
+def run_log_tail(store: RunStore, run_id: str, max_bytes: int = 20_000) -> str:
+    """The end of the run's own log (stdout, stderr and logging of the process that
+    ran it, see ``db.run_log``); "" when it has none."""
+    (run,) = check_runs(store, [run_id])
+    return run_log.tail(store.run_dir(run), max_bytes)
+
+
+def last_step(store: RunStore, run_id: str) -> int | None:
+    """The largest step of the run's per-step scalars (None before the first), from
+    the files' footers: cheap enough to ask on every live refresh."""
+    runs = check_runs(store, [run_id])
+    return max_step(catalogue_of(store), SCALARS, runs)

@@ -47,6 +47,7 @@ def metric_series(
     *,
     max_points: int = 1000,
     x: str = "step",
+    since_step: int | None = None,
 ) -> pd.DataFrame:
     """Per-step scalars of several runs, at most ``max_points`` rows per (run, name)
     (for long runs at least 2/3 of it: the grid width is rounded up to a multiple of a
@@ -57,6 +58,10 @@ def metric_series(
     since each run's first logged value instead, adds a ``time`` column (the bucket's
     start) and reports the bucket's last step. ``df.attrs["total_points"]`` maps
     (run_id, name) to the number of raw values. Unknown names give no rows.
+
+    ``since_step``: only the values logged after that step, every one of them (no
+    grid: a live page asks for the few points added since its last refresh and merges
+    them into what it holds; ``min`` = ``max`` = value, ``total_points`` counts them).
     """
     catalogue = catalogue_of(source)
     runs = check_runs(catalogue, run_ids)
@@ -67,6 +72,8 @@ def metric_series(
     columns = SERIES_COLUMNS + (["time"] if x == "time" else [])
     if not runs or not wanted:
         return _empty(columns)
+    if since_step is not None:
+        return _since(catalogue, runs, wanted, since_step)
     if x == "step":
         table = step_grid_series(catalogue, runs, wanted, max_points)
     else:
@@ -79,6 +86,27 @@ def metric_series(
     totals = frame.groupby(["run_id", "name"], sort=False)["points"].sum()
     frame = frame.drop(columns="points")[columns]
     frame.attrs["total_points"] = {key: int(count) for key, count in totals.items()}
+    return frame
+
+
+_SINCE = """
+SELECT run_id, name, step, value, value AS min, value AS max, wall_time
+FROM scalars WHERE {where} AND step > $since
+ORDER BY run_id, name, step
+"""
+
+
+def _since(catalogue: FileSource, runs: list[str], names: list[str], since: int) -> pd.DataFrame:
+    if isinstance(since, bool) or not isinstance(since, int):
+        raise ValueError(f"since_step must be an integer, got {since!r}")
+    where, params = in_list("name", "n", names)
+    params["since"] = since
+    # The SQL text holds only fixed fragments and placeholders; values are bound.
+    sql = _SINCE.format(where=where)
+    frame = query_arrow(catalogue, {"scalars": (SCALARS, runs)}, sql, params).to_pandas()
+    frame = frame[SERIES_COLUMNS]
+    counts = frame.groupby(["run_id", "name"], sort=False).size()
+    frame.attrs["total_points"] = {key: int(count) for key, count in counts.items()}
     return frame
 
 

@@ -231,19 +231,23 @@ class StoreTracker:
             try:
                 write_table_file(path, table, build(), fsync=self.fsync)
             except Exception as error:
-                failures.append((error, f"{table}: {describe_write_error(error, path)}"))
+                # Keep the text, not the exception: its traceback holds the Arrow table,
+                # which pins the buffers the next step must extend (BufferError).
+                failures.append(
+                    (is_no_space(error), f"{table}: {describe_write_error(error, path)}")
+                )
                 continue
             clear()
         try:
             self.store.heartbeat(self.run_id, *self._progress)
         except Exception as error:
             beat = self.store.run_dir(self.run_id) / layout.HEARTBEAT
-            failures.append((error, f"heartbeat: {describe_write_error(error, beat)}"))
+            failures.append((is_no_space(error), f"heartbeat: {describe_write_error(error, beat)}"))
         if failures:
             message = "; ".join(text for _, text in failures)
             log.error("run %s: store write failed: %s", self.run_id, message)
             self._note_error(message)
-            full = [text for error, text in failures if is_no_space(error)]
+            full = [text for no_space, text in failures if no_space]
             if full:  # one line: "no space left on device writing <path>"
                 raise StoreWriteError(full[0].split(": ", 1)[1])
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Mapping
 
 import torch
 
+from sphere_engine.catalogue import norm_histogram as hist
+
 _EPS = 1e-12
 _STILL_DEGREES = 1e-6  # below this mean turn the tracked samples did not move
 _QUANTILES = (0.05, 0.5, 0.95)
@@ -37,6 +39,8 @@ NORM_NAMES = (
 PAIR_NAMES = ("cos/pos", "cos/neg", "cos/gap")
 GRADIENT_NAMES = ("grad/norm_mean", "grad/norm_inv_corr", "grad/radial_cos", "grad/rotation_ratio")
 DIRECTION_NAMES = ("direction/angle_mean", "direction/update_ratio")
+# Packed as bin counts; ``StepStatistics.to_host`` turns them into batch fractions.
+HISTOGRAM_NAMES = tuple(hist.bin_key(i) for i in range(hist.BINS))
 
 
 class PackedStatistics(Mapping[str, torch.Tensor]):
@@ -288,7 +292,33 @@ class StepStatistics:
         # cat promotes mixed dtypes; .float() then rounds every value to float32 as before
         flat = torch.cat(parts).float().cpu().tolist()
         count = len(self.names)
-        return dict(zip(self.names, flat[:count], strict=True)), flat[count:]
+        values = dict(zip(self.names, flat[:count], strict=True))
+        return _with_histogram_fractions(values), flat[count:]
+
+
+def _with_histogram_fractions(values: dict[str, float]) -> dict[str, float]:
+    """The histogram's bin counts (packed as ``norm_hist/<bin>``) become the fraction of
+    the batch in each bin; empty bins are dropped (a batch fills a handful)."""
+    counts = {k: v for k, v in values.items() if k.startswith(hist.PREFIX)}
+    if not counts:
+        return values
+    total = sum(counts.values())
+    scalars = {k: v for k, v in values.items() if not k.startswith(hist.PREFIX)}
+    if total:
+        scalars.update({k: c / total for k, c in counts.items() if c})
+    return scalars
+
+
+@torch.no_grad()
+def norm_histogram(norms: torch.Tensor) -> torch.Tensor:
+    """Counts of the norms in the catalogue's fixed log-spaced bins (``hist.BINS``;
+    out-of-range norms land in the end bins, non-finite ones are not counted: a
+    diverging step must still reach the divergence check). A few tensor ops."""
+    finite = torch.isfinite(norms)
+    position = (norms.clamp_min(_EPS).log10() - hist.LOW_EXPONENT) * hist.BINS_PER_DECADE
+    position = torch.where(finite, position, torch.zeros_like(position))
+    index = position.floor().clamp(0, hist.BINS - 1).long()
+    return torch.bincount(index, weights=finite.to(norms.dtype), minlength=hist.BINS)
 
 
 @torch.no_grad()
@@ -297,13 +327,17 @@ def batch_statistics(
 ) -> PackedStatistics:
     """All per-batch geometry statistics of raw embeddings (N × d) with labels (N):
     norm statistics, pair cosines and, given ``grad`` (∂L/∂embeddings), the gradient
-    statistics, as one packed vector."""
+    statistics, as one packed vector (the norm histogram's bin counts included)."""
     embeddings = embeddings.detach().float()
     norms = torch.linalg.vector_norm(embeddings, dim=1)
     sorted_norms, order = norms.sort()
     directions = embeddings / norms.clamp_min(_EPS)[:, None]
-    parts = [_norm_vector(norms, sorted_norms), _pair_vector(directions, labels)]
-    names = NORM_NAMES + PAIR_NAMES
+    parts = [
+        _norm_vector(norms, sorted_norms),
+        norm_histogram(norms),
+        _pair_vector(directions, labels),
+    ]
+    names = NORM_NAMES + HISTOGRAM_NAMES + PAIR_NAMES
     if grad is not None:
         parts.append(_gradient_vector(embeddings, norms, grad.detach().float(), order))
         names += GRADIENT_NAMES

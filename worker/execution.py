@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from db import run_log
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -27,7 +28,7 @@ def execute_run(store: RunStore, run_id: str) -> str:
         store, run_id, heartbeat_s=settings.heartbeat_interval(), describe_failure=failure_message
     )
     try:
-        with lifecycle as run:
+        with lifecycle as run, run_log.capture(store.run_dir(run_id)):
             # Checked again at start: a dataset root can vanish between launch and start.
             config = RunConfig.from_dict(store.get_run(run_id).config)
             validate(config)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
+from db import run_log
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
 from db.write_errors import StoreWriteError
@@ -99,7 +100,7 @@ def train_recorded(
     """Train a validated ``config`` in this process as run ``run_id`` (recorded by
     ``record_train_run``), with the lifecycle a worker uses: heartbeat, cancel flag, end
     of run, failures recorded on the run and re-raised."""
-    with _lifecycle(store, run_id) as run:
+    with _lifecycle(store, run_id) as run, run_log.capture(store.run_dir(run_id)):
         return train_in_run(run, config, progress)
 
 

@@ -141,3 +141,22 @@ __all__ = [
     "validate_config",
     "waiting_note",
 ]
+
+# Appended (dashboard views): evaluation series with the per-step series' controls, the
+# grouped paper table and the hyperparameter view's final values.
+from app.data.evals import eval_metric_series, grouped_eval_series
+from app.data.geometry import principal_components
+from app.data.live import live_metric_series
+from app.data.paper import final_by_config, grouped_paper_table
+from app.data.reads import checkpoints, run_log_tail
+
+__all__ += [
+    "checkpoints",
+    "eval_metric_series",
+    "final_by_config",
+    "grouped_eval_series",
+    "grouped_paper_table",
+    "live_metric_series",
+    "principal_components",
+    "run_log_tail",
+]

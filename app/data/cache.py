@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 LIVE_TTL = 1.0  # seconds; live charts refresh every 2 s and must show points within 3 s
 LIST_TTL = 2.0
+#: What a live page re-reads but rarely changes (metric names, evaluations): every few
+#: refreshes, not every one (watching must be cheap).
+SLOW_LIVE_TTL = 5.0
 STATIC_TTL = 300.0
 
 P = ParamSpec("P")

@@ -68,3 +68,24 @@ def head_vertices(config: Mapping[str, Any], snapshot_frame: pd.DataFrame) -> pd
     frame = polytope_vertices(kind, num_classes, len(coords)).copy()
     frame[coords] = frame[coords] * float(np.median(snapshot_frame["norm"]))
     return frame
+
+
+@st.cache_data(ttl=STATIC_TTL, show_spinner=False, max_entries=16)
+def principal_components(run_id: str, step: int, count: int) -> tuple[pd.DataFrame, list[float]]:
+    """A snapshot's first ``count`` principal components (pc1..pc{count}, label, norm)
+    and each one's explained-variance ratio; signs fixed so the largest |loading| of
+    each component is positive (the same snapshot always looks the same)."""
+    frame = snapshot(run_id, step)
+    points = snapshot_coordinates(frame)
+    centred = points - points.mean(axis=0)
+    _, singular, components = np.linalg.svd(centred, full_matrices=False)
+    count = min(int(count), components.shape[0])
+    top = components[:count]
+    top = top * np.sign(top[np.arange(count), np.abs(top).argmax(axis=1)])[:, None]
+    projected = centred @ top.T
+    variance = singular**2
+    ratios = (variance[:count] / variance.sum()) if variance.sum() > 0 else np.zeros(count)
+    result = pd.DataFrame(projected, columns=[f"pc{i + 1}" for i in range(count)])
+    result["label"] = frame["label"].to_numpy()
+    result["norm"] = frame["norm"].to_numpy()
+    return result, [float(r) for r in ratios]

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from app.charts.formats import column_decimals
 from app.data.reads import final_metrics
+from app.data.tables import config_values
 from sphere_engine.catalogue import PAPER_TABLE, PAPER_TABLE_OPTIONAL, column_key, find
 
 
@@ -47,3 +49,47 @@ def paper_table(run_ids: Sequence[str]) -> pd.DataFrame:
 def paper_best() -> dict[str, bool]:
     """Column header → higher is better, for highlighting the best value per column."""
     return {title: higher for _, title, higher, _ in _columns(optional=True)}
+
+
+def grouped_paper_table(run_ids: Sequence[str], key: str) -> pd.DataFrame:
+    """The paper table with one row per value of config ``key``: each cell
+    "mean ± std (n)" over the group's runs (e.g. seeds), as papers report results.
+
+    Columns: the group ("key=value"), then the paper's headers. Decimals per column
+    are chosen so the groups' means are told apart (``charts.formats``).
+    """
+    table = paper_table(run_ids)
+    headers = [h for _, h, _, _ in _columns()]
+    if table.empty:
+        return pd.DataFrame(columns=[key, *headers])
+    values = config_values(list(table["run_id"]), key)
+    table = table.assign(group=table["run_id"].map(values).map(lambda v: f"{key}={v}"))
+    stats = table.groupby("group", sort=True)[headers].agg(["mean", "std", "count"])
+    result = pd.DataFrame({key: stats.index})
+    for header in headers:
+        mean, std, count = (stats[(header, s)].to_numpy() for s in ("mean", "std", "count"))
+        decimals = column_decimals(mean)
+        result[header] = [
+            "–" if n == 0 else f"{m:.{decimals}f} ± {0.0 if np.isnan(s) else s:.{decimals}f} ({n})"
+            for m, s, n in zip(mean, std, count, strict=True)
+        ]
+    return result
+
+
+def final_by_config(run_ids: Sequence[str], key: str, header: str) -> pd.DataFrame:
+    """A final paper metric against config ``key``: one row per value of the key with
+    value (as text), x (the value as a number where it is one), mean, std (0 for one
+    run), lower, upper, runs — error bars over the other keys (seeds)."""
+    table = paper_table(run_ids)
+    columns = ["value", "x", "mean", "std", "lower", "upper", "runs"]
+    if table.empty or header not in table:
+        return pd.DataFrame(columns=columns)
+    values = config_values(list(table["run_id"]), key)
+    frame = table.assign(value=table["run_id"].map(values))[["value", header]].dropna()
+    stats = frame.groupby("value", sort=False)[header].agg(["mean", "std", "count"]).reset_index()
+    stats = stats.rename(columns={"count": "runs"})
+    stats["std"] = stats["std"].fillna(0.0)
+    stats["x"] = pd.to_numeric(stats["value"], errors="coerce")
+    stats["lower"] = stats["mean"] - stats["std"]
+    stats["upper"] = stats["mean"] + stats["std"]
+    return stats.sort_values(["x", "value"]).reset_index(drop=True)[columns]

@@ -10,6 +10,7 @@ on the shared step grid.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,7 +18,7 @@ import pandas as pd
 
 from app import transforms
 from app.charts import MAX_POINTS
-from app.data.cache import LIST_TTL, LIVE_TTL, STATIC_TTL, store_read
+from app.data.cache import LIST_TTL, LIVE_TTL, SLOW_LIVE_TTL, STATIC_TTL, store_read
 from db import queries
 
 if TYPE_CHECKING:
@@ -94,13 +95,13 @@ def config_diff(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- names
 
 
-@store_read(LIVE_TTL)
+@store_read(SLOW_LIVE_TTL)
 def metric_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
     """Per-step scalar names logged by any of the runs, sorted."""
     return list(queries.metric_names(store, list(run_ids))) if run_ids else []
 
 
-@store_read(LIVE_TTL)
+@store_read(SLOW_LIVE_TTL)
 def eval_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
     """Evaluation metric names of any of the runs, sorted."""
     return list(queries.eval_names(store, list(run_ids))) if run_ids else []
@@ -169,7 +170,7 @@ def points_total(totals: Totals, names: Sequence[str] | None = None) -> int:
     return sum(v for (_, name), v in totals.items() if names is None or name in names)
 
 
-@store_read(LIVE_TTL)
+@store_read(SLOW_LIVE_TTL)
 def eval_series(
     store: RunStore, run_ids: Sequence[str], names: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -263,3 +264,20 @@ def robustness_values(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
     frame = pd.concat([frame.reset_index(drop=True), parts.reset_index(drop=True)], axis=1)
     frame["epsilon"] = pd.to_numeric(frame["epsilon"], errors="coerce")
     return frame.dropna(subset=["epsilon"])[columns].reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+@store_read(LIVE_TTL)
+def run_log_tail(store: RunStore, run_id: str, max_bytes: int = 20_000) -> str:
+    """The end of the run's own log (stdout, stderr, logging of its process)."""
+    return queries.run_log_tail(store, run_id, max_bytes)
+
+
+@store_read(LIST_TTL)
+def checkpoints(store: RunStore, run_id: str) -> pd.DataFrame:
+    """The run's checkpoint files: step, path, wall_time, size (bytes; NaN if gone)."""
+    frame = queries.checkpoints(store, run_id)
+    sizes = [Path(p).stat().st_size if Path(p).is_file() else np.nan for p in frame["path"]]
+    return frame.assign(size=sizes)

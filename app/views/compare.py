@@ -1,14 +1,22 @@
-"""Compare: overlay a metric over runs, the SEC-paper table, the config diff, groups."""
+"""Compare: metrics of several runs side by side, the SEC-paper table, a hyperparameter
+view, the config diff, groups."""
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
 from app.panels import evaluations
+from app.transforms import histogram_cells
+from sphere_engine.catalogue import Source, find
+from sphere_engine.catalogue.norm_histogram import PREFIX as HIST_PREFIX
 
 DEFAULT_METRIC = "norm/var"
+MAX_HEATMAPS = 4
+HEATMAP_POINTS = 20000  # cells per run: ~ 300 steps × the non-empty bins
+EVAL_PREFIX = "eval: "
 
 
 def main() -> None:
@@ -42,19 +50,29 @@ def main() -> None:
     if not run_ids:
         st.info("Choose two or more runs (or a sweep) to compare.", icon=":material/info:")
         st.stop()
-    names = data.metric_names(run_ids)
+    logged = data.metric_names(run_ids)
+    histogram_keys = [n for n in logged if n.startswith(HIST_PREFIX)]
+    names = [n for n in logged if not n.startswith(HIST_PREFIX)]  # drawn as a heatmap below
     eval_names = data.eval_names(run_ids)
-    metric_col, smooth_col, x_col = st.columns([2, 2, 1])
-    choices = [*names, *[f"eval: {n}" for n in eval_names if n not in names]]
+    choices = [*names, *[f"{EVAL_PREFIX}{n}" for n in eval_names if n not in names]]
     if not choices:
         st.info("These runs have not logged any metric yet.", icon=":material/hourglass_top:")
         st.stop()
-    default = choices.index(DEFAULT_METRIC) if DEFAULT_METRIC in choices else 0
-    metric = metric_col.selectbox(
-        "Metric", choices, index=default, key="compare.metric", format_func=data.metric_choice_label
+    chosen = [m for m in st.session_state.get("compare.metrics", []) if m in choices]
+    default = DEFAULT_METRIC if DEFAULT_METRIC in choices else choices[0]
+    st.session_state["compare.metrics"] = chosen or [default]
+    metrics = st.multiselect(
+        "Metrics (several: small multiples with one run legend)",
+        choices,
+        key="compare.metrics",
+        format_func=data.metric_choice_label,
     )
+    smooth_col, log_col, x_col = st.columns([2, 2, 1])
     smoothing = smooth_col.slider(
         "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="compare.smoothing"
+    )
+    log_y = log_col.toggle(
+        "Log scale for variance, CV, gradient norm and lr", value=True, key="compare.log"
     )
     x_axis = x_col.radio(
         "x axis",
@@ -69,45 +87,125 @@ def main() -> None:
         ["", *group_keys],
         key="compare.group",
     )
-    # -- data ------------------------------------------------------------------------
-    color_labels = {r: labels.get(r, r) for r in run_ids}
-    scale = charts.run_color_scale(run_ids, color_labels)
     # -- charts ----------------------------------------------------------------------
-    if metric.startswith("eval: "):
-        series = data.eval_series(run_ids, [metric.removeprefix("eval: ")])
-        series = series.assign(run=series["run_id"].map(color_labels))
-        ui.show_chart(
-            charts.metric_lines(
-                series, color="run", title=metric, color_scale=scale, legend_title="run"
-            )
+    color_labels = {r: labels.get(r, r) for r in run_ids}
+    drawn = [
+        _metric_chart(
+            run_ids,
+            metric,
+            color_labels,
+            smoothing=smoothing,
+            x=x_axis,
+            log_y=log_y,
+            group_by=group_by,
         )
-    elif group_by:
-        stats, total = data.grouped_series(run_ids, metric, group_by, smoothing=smoothing, x=x_axis)
-        ui.show_chart(
-            charts.group_band_chart(
-                stats,
-                x=x_axis,
-                y_title=metric,
-                total=total,
-                title=f"{metric}: mean ± std by {group_by}",
-            )
-        )
+        for metric in metrics
+    ]
+    if len(drawn) == 1:
+        ui.show_chart(drawn[0])
+    elif drawn:
+        ui.show_chart(charts.small_multiples(drawn))
+    if histogram_keys:
+        _norm_distributions(run_ids, histogram_keys, color_labels, x=x_axis)
+    _final_tables(run_ids, group_by)
+    evaluations.show(run_ids, color_labels)
+    _hyperparameters(run_ids, group_keys)
+    st.subheader("Config differences")
+    if diff.empty:
+        st.caption("The runs' configs are identical.")
     else:
-        series, totals = data.metric_series(run_ids, [metric], smoothing=smoothing)
-        series = series.assign(run=series["run_id"].map(color_labels))
-        ui.show_chart(
-            charts.metric_lines(
-                series,
-                color="run",
-                x=x_axis,
-                title=metric,
-                y_title=metric,
-                color_scale=scale,
-                total=data.points_total(totals),
-                legend_title="run",
-            )
+        shown = diff.rename(columns={r: color_labels.get(r, r) for r in run_ids})
+        st.dataframe(shown, hide_index=True, width="stretch")
+
+
+def _metric_chart(
+    run_ids: list[str],
+    metric: str,
+    color_labels: dict[str, str],
+    *,
+    smoothing: float,
+    x: str,
+    log_y: bool,
+    group_by: str,
+) -> alt.TopLevelMixin:
+    """One metric's chart: a line per run, or mean ± std per group; evaluation metrics
+    get the same smoothing, grouping and x axis as the per-step ones."""
+    evaluation = metric.startswith(EVAL_PREFIX)
+    key = metric.removeprefix(EVAL_PREFIX)
+    entry = find(key, Source.EVALUATION if evaluation else Source.TRAINING_BATCH)
+    log = log_y and entry is not None and entry.log_scale
+    title = data.metric_choice_label(metric)
+    if group_by:
+        if evaluation:
+            stats = data.grouped_eval_series(run_ids, key, group_by, smoothing=smoothing, x=x)
+            total = None
+        else:
+            stats, total = data.grouped_series(run_ids, key, group_by, smoothing=smoothing, x=x)
+        return charts.group_band_chart(
+            stats,
+            x=x,
+            y_title=key,
+            total=total,
+            log_y=log,
+            title=f"{key}: mean ± std by {group_by}",
         )
+    if evaluation:
+        series = data.eval_metric_series(run_ids, key, smoothing=smoothing, x=x)
+        total = None
+    else:
+        series, totals = data.metric_series(run_ids, [key], smoothing=smoothing)
+        total = data.points_total(totals)
+    series = series.assign(run=series["run_id"].map(color_labels))
+    return charts.metric_lines(
+        series,
+        color="run",
+        x=x,
+        title=title,
+        y_title=key,
+        log_y=log,
+        color_scale=charts.run_color_scale(run_ids, color_labels),
+        total=total,
+        legend_title="run",
+    )
+
+
+def _norm_distributions(
+    run_ids: list[str], keys: list[str], color_labels: dict[str, str], *, x: str
+) -> None:
+    """The norm histograms over steps, one heatmap per run, on one norm axis and one
+    colour scale (at most ``MAX_HEATMAPS`` runs, in rows of two)."""
+    st.subheader("Norm distribution over steps (training batch)")
+    shown = run_ids[:MAX_HEATMAPS]
+    series, totals = data.metric_series(shown, keys, max_points=HEATMAP_POINTS * len(shown))
+    cells = histogram_cells(series, x=x)
+    if cells.empty:
+        st.caption("No norm histogram logged yet.")
+        return
+    domain, top = charts.norm_domain(cells), float(cells["fraction"].max())
+    for start in range(0, len(shown), 2):
+        for column, run_id in zip(st.columns(2), shown[start : start + 2], strict=False):
+            with column:
+                ui.show_chart(
+                    charts.norm_distribution_heatmap(
+                        cells[cells["run_id"] == run_id],
+                        x=x,
+                        norm_domain=domain,
+                        fraction_max=top,
+                        total=data.points_total(
+                            {k: v for k, v in totals.items() if k[0] == run_id}
+                        ),
+                        title=color_labels.get(run_id, run_id),
+                    )
+                )
+    if len(run_ids) > len(shown):
+        st.caption(f"The first {MAX_HEATMAPS} of {len(run_ids)} runs.")
+
+
+def _final_tables(run_ids: list[str], group_by: str) -> None:
     st.subheader("Final metrics")
+    if group_by:
+        st.dataframe(data.grouped_paper_table(run_ids, group_by), hide_index=True, width="stretch")
+        st.caption(f"Mean ± std (number of runs) over the runs sharing each {group_by}.")
     table = data.paper_table(run_ids)
     st.dataframe(
         charts.highlight_best(table.drop(columns="run_id"), data.paper_best()),
@@ -125,13 +223,27 @@ def main() -> None:
         mime="text/csv",
         key="compare.csv",
     )
-    evaluations.show(run_ids, color_labels)
-    st.subheader("Config differences")
-    if diff.empty:
-        st.caption("The runs' configs are identical.")
-    else:
-        shown = diff.rename(columns={r: color_labels.get(r, r) for r in run_ids})
-        st.dataframe(shown, hide_index=True, width="stretch")
+
+
+def _hyperparameters(run_ids: list[str], keys: list[str]) -> None:
+    """A final metric against a config key, with error bars over the other keys."""
+    st.subheader("Final metric against a config key")
+    if not keys:
+        st.caption("The runs' configs are identical: there is no key to plot against.")
+        return
+    headers = list(data.paper_best())
+    key_col, metric_col = st.columns(2)
+    key = key_col.selectbox("Config key", keys, key="compare.hp_key")
+    header = metric_col.selectbox("Final metric", headers, key="compare.hp_metric")
+    stats = data.final_by_config(run_ids, key, header)
+    if stats.empty:
+        st.caption("No final values yet (they come from the last evaluation).")
+        return
+    ui.show_chart(
+        charts.hyperparameter_chart(
+            stats, key=key, y_title=header, title=f"{header} against {key} (mean ± std over runs)"
+        )
+    )
 
 
 def _select_sweep(frame: pd.DataFrame) -> None:

@@ -1,13 +1,27 @@
-"""Geometry: one snapshot of test embeddings (or two side by side), and recorded analyses."""
+"""Geometry: one snapshot of test embeddings (or two side by side, on shared axes and
+colours, driven by one step slider), and recorded analyses."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from app.charts.geometry import MAX_COORDS, shared_domains
 
-MAX_COORDS = 8
+#: Pixels a scatter matrix may take: the page's width (wide layout) or half of it.
+MATRIX_WIDTH = {True: 760, False: 380}
+DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}  # wide: all 8 fit (matrix_cell)
+BASES = {"coordinates": "raw coordinates", "pcs": "principal components"}
+
+
+@dataclass
+class Panel:
+    run_id: str
+    step: int | None
+    snap: pd.DataFrame
 
 
 def main() -> None:
@@ -23,85 +37,173 @@ def main() -> None:
         preferred = [wanted, *[r for r in preferred if r != wanted]]
     side_by_side = st.toggle("Two runs side by side", key="geometry.pair")
     columns = st.columns(2) if side_by_side else [st.container()]
-    picks = []
+    run_ids = []
     for slot, column in enumerate(columns):
         with column:
             default = options.index(preferred[min(slot, len(preferred) - 1)]) if preferred else 0
-            run_id = st.selectbox(
-                f"Run {slot + 1}" if side_by_side else "Run",
-                options,
-                index=default if options else None,
-                key=f"geometry.run{slot}",
-                format_func=lambda r: labels.get(r, r),
-            )
-            steps = data.snapshot_steps(run_id) if run_id else []
-            step = (
-                st.select_slider(
-                    "Snapshot step", steps, value=steps[-1], key=f"geometry.step{slot}.{run_id}"
+            run_ids.append(
+                st.selectbox(
+                    f"Run {slot + 1}" if side_by_side else "Run",
+                    options,
+                    index=default if options else None,
+                    key=f"geometry.run{slot}",
+                    format_func=lambda r: labels.get(r, r),
                 )
-                if len(steps) > 1
-                else (steps[0] if steps else None)
             )
-            picks.append((column, run_id, step))
     # -- empty state -----------------------------------------------------------------
     if not options:
         ui.empty_state(
             "No runs yet. Train a run (its evaluations record snapshots of the "
             "test embeddings) or record one with `spherescope analyze FILE`."
         )
+    steps = _pick_steps(run_ids, columns)
+    basis_col, dims_col = st.columns([1, 2])
+    basis = basis_col.radio(
+        "Scatter matrix of", list(BASES), key="geometry.basis", format_func=BASES.get
+    )
+    panels = [
+        Panel(r, s, data.snapshot(r, s) if s is not None else pd.DataFrame())
+        for r, s in zip(run_ids, steps, strict=True)
+    ]
     # -- charts ----------------------------------------------------------------------
-    for column, run_id, step in picks:
+    dims = max((len(data.coordinate_columns(p.snap)) for p in panels), default=0)
+    names = (
+        [f"c{i}" for i in range(dims)]
+        if basis == "coordinates"
+        else [f"pc{i + 1}" for i in range(dims)]
+    )
+    shown = dims_col.multiselect(
+        f"Columns to plot (up to {MAX_COORDS})",
+        names,
+        default=names[: DEFAULT_COLUMNS[not side_by_side]],
+        max_selections=MAX_COORDS,
+        key=f"geometry.columns.{basis}.{dims}",
+    )
+    shared = _shared(panels, basis, shown)
+    for column, panel in zip(columns, panels, strict=True):
         with column:
-            _panel(run_id, step, wide=not side_by_side)
+            _panel(panel, basis, shown, shared, wide=not side_by_side)
     _analyses(frame)
 
 
-def _panel(run_id: str, step: int | None, *, wide: bool) -> None:
-    record = data.run(run_id)
+def _pick_steps(run_ids: list[str], columns: list) -> list[int | None]:
+    """Each side's snapshot step: one slider for both sides over the steps they share
+    (the usual case: same eval_every), else one slider per side."""
+    per_run = [data.snapshot_steps(r) if r else [] for r in run_ids]
+    common = sorted(set(per_run[0]).intersection(*per_run[1:])) if per_run else []
+    if len(run_ids) > 1 and common:
+        if len(common) == 1:
+            return [common[0]] * len(run_ids)
+        step = st.select_slider(
+            "Snapshot step (both sides)", common, value=common[-1], key="geometry.step.both"
+        )
+        return [step] * len(run_ids)
+    picked: list[int | None] = []
+    for slot, (column, steps) in enumerate(zip(columns, per_run, strict=True)):
+        with column:
+            if len(steps) > 1:
+                key = f"geometry.step{slot}.{run_ids[slot]}"
+                picked.append(st.select_slider("Snapshot step", steps, value=steps[-1], key=key))
+            else:
+                picked.append(steps[0] if steps else None)
+    return picked
+
+
+def _points(panel: Panel, basis: str, shown: list[str]) -> tuple[pd.DataFrame, list[float]]:
+    """The frame the scatter matrix draws: raw coordinates, or principal components."""
+    if basis == "coordinates" or panel.step is None:
+        return panel.snap, []
+    count = max((int(c[2:]) for c in shown), default=2)
+    return data.principal_components(panel.run_id, panel.step, max(count, 2))
+
+
+def _shared(panels: list[Panel], basis: str, shown: list[str]) -> dict:
+    """Axes and colours shared by the panels shown together."""
+    snaps = [p.snap for p in panels if not p.snap.empty]
+    points = [_points(p, basis, shown)[0] for p in panels if not p.snap.empty]
+    pcas = [
+        data.pca(p.run_id, p.step)[0] for p in panels if p.step is not None and not p.snap.empty
+    ]
+    pc_domain = shared_domains(pcas, ["pc1", "pc2"])
+    both = [pc_domain[c] for c in ("pc1", "pc2") if c in pc_domain]
+    classes = sorted({int(c) for s in snaps for c in s["label"].unique()})
+    return {
+        "norm": shared_domains(snaps, ["norm"]).get("norm"),
+        "matrix": shared_domains(points, shown),
+        "pca": (min(d[0] for d in both), max(d[1] for d in both)) if both else None,
+        "classes": classes,
+    }
+
+
+def _panel(panel: Panel, basis: str, shown: list[str], shared: dict, *, wide: bool) -> None:
+    record = data.run(panel.run_id)
     if record.kind == "analysis":
-        _analysis_metrics(run_id)
-    if step is None:
+        _analysis_metrics(panel.run_id)
+    if panel.step is None:
         st.info(
             "This run has no embedding snapshot yet: snapshots are recorded at each "
             "evaluation (diagnostics.eval_every).",
             icon=":material/hourglass_top:",
         )
         return
-    snap = data.snapshot(run_id, step)
+    snap = panel.snap
     if snap.empty:
-        st.info(f"No snapshot at step {step}.", icon=":material/info:")
+        st.info(f"No snapshot at step {panel.step}.", icon=":material/info:")
         return
     coords = data.coordinate_columns(snap)
     st.caption(
-        f"Step {step}: {len(snap):,} test embeddings, d = {len(coords)}, "
+        f"Step {panel.step}: {len(snap):,} test embeddings, d = {len(coords)}, "
         f"{snap['label'].nunique()} classes"
     )
-    vertices = data.head_vertices(record.config, snap)
     left, right = st.columns(2) if wide else (st.container(), st.container())
     with left:
-        ui.show_chart(charts.norm_histogram(snap["norm"]))
+        ui.show_chart(charts.norm_histogram(snap["norm"], domain=shared["norm"]))
     with right:
-        projected, explained = data.pca(run_id, step)
-        ui.show_chart(charts.pca_scatter(projected, explained=explained))
-    shown = coords[:MAX_COORDS]
-    title = (
-        f"First {len(shown)} of {len(coords)} coordinates"
-        if len(coords) > len(shown)
-        else f"All {len(coords)} coordinates"
-    )
+        projected, explained = data.pca(panel.run_id, panel.step)
+        ui.show_chart(
+            charts.pca_scatter(
+                projected, explained=explained, domain=shared["pca"], classes=shared["classes"]
+            )
+        )
+    if len(shown) >= 1:
+        _matrix(panel, record, basis, shown, shared, wide=wide)
+    angles, classes = data.centroid_angles(panel.run_id, panel.step)
+    ui.show_chart(charts.angle_heatmap(angles, classes))
+
+
+def _matrix(
+    panel: Panel, record, basis: str, shown: list[str], shared: dict, *, wide: bool
+) -> None:
+    points, ratios = _points(panel, basis, shown)
+    present = [c for c in shown if c in points]
+    vertices = data.head_vertices(record.config, panel.snap) if basis == "coordinates" else None
+    total_dims = len(data.coordinate_columns(panel.snap))
+    if basis == "coordinates":
+        title = (
+            f"{len(present)} of {total_dims} coordinates"
+            if len(present) < total_dims
+            else f"All {total_dims} coordinates"
+        )
+    else:
+        share = sum(ratios[int(c[2:]) - 1] for c in present if int(c[2:]) <= len(ratios))
+        title = f"{len(present)} principal components ({share:.0%} of variance)"
     if vertices is not None:
         title += f" · fixed {data.fixed_head(record.config)} vertices (×, scaled to median ‖f‖)"
-    ui.show_chart(
-        charts.scatter_matrix(
-            snap,
-            shown,
-            vertices=vertices,
-            title=title,
-            cell=min(110, (480 if wide else 240) // max(len(shown), 1)),
-        )
+    chart = charts.scatter_matrix(
+        points,
+        present,
+        vertices=vertices,
+        title=title,
+        width=MATRIX_WIDTH[wide],
+        domains=shared["matrix"],
+        classes=shared["classes"],
     )
-    angles, classes = data.centroid_angles(run_id, step)
-    ui.show_chart(charts.angle_heatmap(angles, classes))
+    # Its own size, not the column's: a repeated chart cannot be fitted ("autosize fit"
+    # only applies to single views), and matrix_cell already made it fit.
+    st.altair_chart(chart, width="content")
+    note = ui.points_note_of(chart)
+    if note:
+        st.caption(note)
 
 
 def _analysis_metrics(run_id: str) -> None:

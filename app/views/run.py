@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -11,7 +12,9 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.panels import evaluations
+from app.transforms import histogram_cells, time_at_steps
 from sphere_engine.catalogue import (
+    METRICS,
     ChartGroup,
     Source,
     chart_groups,
@@ -24,7 +27,15 @@ from sphere_engine.catalogue import (
 EVAL = Source.EVALUATION
 #: Drawn by default in the evaluation chart: the catalogue's key metrics in [0, 1].
 DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.unit == "fraction")
+#: Offered in the evaluation picker before the run has evaluated (a multiselect with no
+#: options is disabled, and the picker is drawn once, not on every live refresh).
+EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
+#: While the run trains the page redraws every 2 s: fewer points per series keep each
+#: redraw cheap (the charts are ~600 px wide); the finished run gets the full budget.
+LIVE_SERIES_POINTS = 300
+LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
+LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 
 
 def main() -> None:
@@ -46,7 +57,10 @@ def main() -> None:
         format_func=lambda r: labels.get(r, r),
         on_change=_sync_query_param,
     )
-    left, right = st.columns(2)
+    left, middle, right = st.columns([2, 2, 1])
+    smoothing = middle.slider(
+        "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="run.smoothing"
+    )
     log_y = left.toggle(
         "Log scale for variance, CV, gradient norm and lr", value=True, key="run.log"
     )
@@ -60,17 +74,25 @@ def main() -> None:
     # -- empty state -----------------------------------------------------------------
     if not run_id:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
-    eval_choices = data.eval_names([run_id])
+    logged_evals = data.eval_names([run_id])
+    eval_choices = [*EVAL_KEYS, *[e for e in logged_evals if e not in EVAL_KEYS]]
     evals = st.multiselect(
         "Evaluation metrics on the test set (empty: the key metrics)",
         eval_choices,
         key="run.evals",
-        default=[e for e in DEFAULT_EVALS if e in eval_choices],
+        default=[e for e in DEFAULT_EVALS if e in logged_evals],
         format_func=lambda key: label(key, EVAL),
     )
     record = data.run(run_id)
     # -- charts (live while the run is active) ---------------------------------------
-    _live(run_id, log_y=log_y, x=x_axis, evals=tuple(evals), live=data.is_active(record.status))
+    _live(
+        run_id,
+        log_y=log_y,
+        x=x_axis,
+        smoothing=smoothing,
+        evals=tuple(evals),
+        live=data.is_active(record.status),
+    )
 
 
 def _sync_query_param() -> None:
@@ -79,7 +101,9 @@ def _sync_query_param() -> None:
         st.query_params["run_id"] = run_id
 
 
-def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: bool) -> None:
+def _live(
+    run_id: str, *, log_y: bool, x: str, smoothing: float, evals: tuple[str, ...], live: bool
+) -> None:
     @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
     @ui.guarded
     def panel() -> None:
@@ -91,10 +115,25 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
         if not names:
             st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
             return
-        _charts(run_id, names, log_y=log_y, x=x)
-        _evaluations(run_id, evals, x=x)
+        clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing, live=live)
+        _evaluations(run_id, evals, x=x, clock=clock)
+
+    @st.fragment(run_every=LOG_REFRESH_S if live else None)
+    @ui.guarded
+    def log_tail() -> None:
+        text = data.run_log_tail(run_id, LOG_TAIL_BYTES)
+        lines = text.splitlines()[-LOG_TAIL_LINES:]
+        with st.expander(f"Run log (last {len(lines)} lines)", expanded=False):
+            if lines:
+                st.code("\n".join(lines), language="text")
+            else:
+                st.caption(
+                    "Nothing logged yet: the process's stdout, stderr and warnings land here."
+                )
 
     panel()
+    log_tail()
+    _checkpoints(run_id)
     evaluations.show([run_id])
     record = data.run(run_id)
     with st.expander("Config and run info"):
@@ -104,6 +143,28 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
             ),
             language="json",
         )
+
+
+def _checkpoints(run_id: str) -> None:
+    """The run's checkpoint files, each with a download button (read on click)."""
+    files = data.checkpoints(run_id)
+    with st.expander(f"Checkpoints ({len(files)})"):
+        if files.empty:
+            st.caption("None saved (training.checkpoint_every).")
+            return
+        for row in files.itertuples():
+            path = Path(row.path)
+            size = "missing" if pd.isna(row.size) else f"{row.size / 1e6:.1f} MB"
+            name_col, button_col = st.columns([3, 1])
+            name_col.markdown(f"step {row.step:,} · `{path.name}` · {size}")
+            if not pd.isna(row.size):
+                button_col.download_button(
+                    "Download",
+                    data=path.read_bytes,  # a callable: read when clicked, not every rerun
+                    file_name=path.name,
+                    mime="application/octet-stream",
+                    key=f"run.checkpoint.{row.step}.{path.name}",
+                )
 
 
 def _header(record: Any) -> None:
@@ -123,8 +184,13 @@ def _header(record: Any) -> None:
         st.caption(record.status_message)
 
 
-def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
-    """The catalogue's training-step chart groups, two per row, each drawn when logged."""
+def _charts(
+    run_id: str, names: list[str], *, log_y: bool, x: str, smoothing: float, live: bool
+) -> pd.DataFrame:
+    """The catalogue's training-step chart groups, two per row, each drawn when logged.
+
+    Returns the run's clock (step, time of the drawn series) for charts of tables
+    without wall times."""
     logged = set(names)
     groups = [
         (group, group_keys(group, logged))
@@ -132,21 +198,31 @@ def _charts(run_id: str, names: list[str], *, log_y: bool, x: str) -> None:
         if not group.requires or logged.intersection(group.requires)
     ]
     wanted = sorted({key for _, keys in groups for key in keys})
-    series, totals = data.metric_series(
-        [run_id], wanted, max_points=PER_SERIES_POINTS * max(len(wanted), 1)
-    )
+    per_series = LIVE_SERIES_POINTS if live else PER_SERIES_POINTS
+    budget = per_series * max(len(wanted), 1)
+    if live and smoothing == 0:  # only the points added since the last refresh
+        series, totals = data.live_metric_series(run_id, wanted, max_points=budget)
+    else:  # an EMA needs the whole series (see app.data.reads)
+        series, totals = data.metric_series(
+            [run_id], wanted, smoothing=smoothing, max_points=budget
+        )
     logged_points = max(totals.values(), default=0)
     last_step = int(series["step"].max()) if len(series) else 0
     st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
-    drawn = [
-        chart
-        for group, keys in groups
-        if (chart := _chart(group, keys, run_id, series, totals, log_y=log_y, x=x)) is not None
-    ]
-    for start in range(0, len(drawn), 2):
-        for column, chart in zip(st.columns(2), drawn[start : start + 2], strict=False):
-            with column:
-                ui.show_chart(chart)
+    # Each chart goes out as soon as it is built (the first appears while the others
+    # are still being computed), two per row.
+    row: list = []
+    drawn = 0
+    for group, keys in groups:
+        chart = _chart(group, keys, run_id, series, totals, log_y=log_y, x=x, points=per_series)
+        if chart is None:
+            continue
+        if drawn % 2 == 0:
+            row = st.columns(2)
+        with row[drawn % 2]:
+            ui.show_chart(chart)
+        drawn += 1
+    return series[["run_id", "step", "time"]]
 
 
 def _chart(
@@ -158,15 +234,24 @@ def _chart(
     *,
     log_y: bool,
     x: str,
+    points: int,
 ) -> alt.TopLevelMixin | None:
-    """One group's chart, or None when it has nothing to draw."""
+    """One group's chart, or None when it has nothing to draw (``points``: steps per
+    tracked sample)."""
     if group.kind == "sample_norms":
-        norms, total = data.sample_norms(run_id)
-        return (
-            charts.sample_norm_chart(norms, total=total, title=group.title) if len(norms) else None
-        )
+        norms, total = data.sample_norms(run_id, max_points=points)
+        if norms.empty:
+            return None
+        if x == "time":
+            norms = norms.assign(time=time_at_steps(norms.assign(run_id=run_id), series))
+        return charts.sample_norm_chart(norms, x=x, total=total, title=group.title)
     part = series[series["name"].isin(keys)]
     total = data.points_total(totals, keys)
+    if group.kind == "heatmap":
+        cells = histogram_cells(part, x=x)
+        if cells.empty:
+            return None
+        return charts.norm_distribution_heatmap(cells, x=x, total=total, title=group.title)
     if group.kind == "band":
         if "norm/mean" not in set(part["name"]):
             return None
@@ -191,7 +276,7 @@ def _band_frame(part: pd.DataFrame) -> pd.DataFrame:
     return wide.rename(columns=renamed)
 
 
-def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str) -> None:
+def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame) -> None:
     if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
         available = data.eval_names([run_id])
         evals = tuple(e for e in DEFAULT_EVALS if e in available)
@@ -202,10 +287,10 @@ def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str) -> None:
     if frame.empty:
         st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
         return
+    if x == "time":
+        frame = frame.assign(time=time_at_steps(frame, clock))
     ui.show_chart(
-        charts.metric_lines(
-            frame, x="step", title="Evaluation on the test split", legend_title="metric"
-        )
+        charts.metric_lines(frame, x=x, title="Evaluation on the test split", legend_title="metric")
     )
 
 

@@ -59,6 +59,7 @@ CHART_GROUPS: tuple[ChartGroup, ...] = (
     ChartGroup("direction_angle", "Mean turn of the tracked samples per logged step (degrees)"),
     ChartGroup("regularizer", "Regulariser diagnostics"),
     ChartGroup("lr", "Learning rate", log_scale=True),
+    ChartGroup("norm_hist", "Norm distribution over steps (training batch)", "heatmap"),
     ChartGroup("time", "Seconds per step", y_title="s"),
     ChartGroup("throughput", "Training samples per second", y_title="samples / s"),
 )
@@ -98,6 +99,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("sec/mu_ema", "sec", "SEC μ (moving average)"),
     Metric("isotropic/m", "regularizer", "isotropic mean squared radius"),
     Metric("center/mean_distance", "regularizer", "mean distance to class centre"),
+    Metric("norm_hist/", "norm_hist", "fraction of the batch in a norm bin (norm_hist/<bin>)"),
     Metric("lr", "lr", "learning rate"),
     Metric("time/step", "time", "step time", "s", higher_is_better=False),
     Metric("time/samples_per_s", "throughput", "throughput", "samples/s", higher_is_better=True),

@@ -84,8 +84,9 @@ class ChartGroup:
     """One chart of the Run page's grid of training-step charts.
 
     ``kind``: ``"lines"`` (one line per metric), ``"band"`` (mean ± std and min–max of
-    the norms) or ``"sample_norms"`` (the tracked samples' norm trajectories, which are
-    not scalars). ``also`` draws keys of another group in this chart too (the SEC
+    the norms), ``"sample_norms"`` (the tracked samples' norm trajectories, which are
+    not scalars) or ``"heatmap"`` (the ``norm_hist/<bin>`` family as step × norm).
+    ``also`` draws keys of another group in this chart too (the SEC
     target against the mean norm). ``log_scale`` charts follow the page's log toggle.
     """
 

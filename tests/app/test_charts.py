@@ -179,3 +179,64 @@ def test_single_series_has_no_legend_and_palette_has_contrast():
 
     # no pastel colours: every class / metric colour is clearly darker than white
     assert max(luminance(c) for c in charts.RUN_PALETTE) < 0.7
+
+
+def test_final_table_numbers_keep_the_digits_that_separate_runs():
+    """Bug 4: "norm var" 0.000605 vs 0.00746 showed as 0.00 vs 0.01, a 0.00 cell best."""
+    table = pd.DataFrame({"run": ["a", "b"], "R@1": [80.0, 85.5], "norm var": [0.000605, 0.00746]})
+    html = charts.highlight_best(table, {"R@1": True, "norm var": False}).to_html()
+    assert "0.00060" in html and "0.00746" in html
+    assert ">0.00<" not in html and ">0.01<" not in html
+    assert ">80.00<" in html and ">85.50<" in html  # at least two decimals, as before
+
+
+def test_column_decimals_separate_close_values():
+    from app.charts.formats import column_decimals
+
+    assert column_decimals([1.0, 2.0]) == 2
+    assert column_decimals([0.000605, 0.00746]) == 5
+    assert column_decimals([0.12341, 0.12344]) == 5
+    assert column_decimals([0.0, float("nan")]) == 2
+
+
+def test_long_titles_wrap_instead_of_being_cut_off():
+    """Bug 12: the gradient chart's one-line title was clipped at the chart's edge."""
+    title = "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine"
+    spec = charts.metric_lines(_lines(1, 5), title=title).to_dict()
+    lines = spec["title"]["text"]
+    assert isinstance(lines, list) and len(lines) == 2
+    assert all(len(line) <= charts.TITLE_CHARS for line in lines)
+    assert " ".join(lines) == title
+    short = charts.metric_lines(_lines(1, 5), title="Loss terms").to_dict()
+    assert short["title"]["text"] == "Loss terms"
+
+
+def test_scatter_matrix_of_eight_coordinates_fits_its_width():
+    """Bug 5: the 8th column was cut off; side by side the grids overlapped."""
+    from app.charts.geometry import CELL_ROOM_BARE, SPACING
+
+    rng = np.random.default_rng(0)
+    coords = [f"c{i}" for i in range(8)]
+    points = pd.DataFrame(rng.normal(size=(50, 8)), columns=coords).assign(label=np.arange(50) % 4)
+    for width in (380, 760):
+        spec = charts.scatter_matrix(points, coords, width=width).to_dict()
+        cell = spec["spec"]["width"]
+        assert 8 * (cell + CELL_ROOM_BARE + SPACING) <= width
+        axis = spec["spec"]["layer"][0]["encoding"]["x"]["axis"]
+        assert axis["tickCount"] <= 3  # no colliding tick labels
+        if cell < 90:
+            assert axis["labels"] is False
+
+
+def test_geometry_charts_take_shared_domains():
+    """Bug 6: side by side, each run had its own axes and colours."""
+    hist = charts.norm_histogram(np.array([0.25, 0.3]), domain=(0.2, 0.65)).to_dict()
+    assert hist["encoding"]["x"]["scale"]["domain"] == [0.2, 0.65]
+    bins = next(iter(hist["datasets"].values()))
+    assert bins[0]["start"] == 0.2 and bins[-1]["end"] == 0.65
+    pca = pd.DataFrame({"pc1": [0.0, 1.0], "pc2": [1.0, 0.0], "label": [0, 1]})
+    spec = charts.pca_scatter(pca, domain=(-2.0, 2.0), classes=[0, 1, 2]).to_dict()
+    assert spec["encoding"]["x"]["scale"]["domain"] == [-2.0, 2.0]
+    assert spec["encoding"]["color"]["scale"]["domain"] == ["0", "1", "2"]
+    angles = charts.angle_heatmap(np.zeros((2, 2)), [0, 1]).to_dict()
+    assert angles["encoding"]["color"]["scale"]["domain"] == [0.0, 180.0]

@@ -127,3 +127,28 @@ def test_group_mean_std_over_seeds():
 def test_best_rows_respects_direction():
     table = pd.DataFrame({"R@1": [80.0, 85.0, 70.0], "var": [7.6, 3.2, 0.4]})
     assert transforms.best_rows(table, {"R@1": True, "var": False}) == {"R@1": 1, "var": 2}
+
+
+def test_time_at_steps_reads_each_runs_clock():
+    reference = pd.DataFrame(
+        {"run_id": ["a", "a", "b", "b"], "step": [0, 10, 0, 10], "time": [0.0, 5.0, 0.0, 20.0]}
+    )
+    frame = pd.DataFrame({"run_id": ["a", "b", "c"], "step": [4, 5, 5]})
+    times = transforms.time_at_steps(frame, reference)
+    assert times.iloc[:2].tolist() == [2.0, 10.0]
+    assert np.isnan(times.iloc[2])
+
+
+def test_histogram_cells_span_to_the_next_step():
+    frame = pd.DataFrame(
+        {
+            "run_id": "a",
+            "name": ["norm_hist/048", "norm_hist/049", "norm_hist/048", "norm/var"],
+            "step": [10, 10, 20, 10],
+            "value": [0.5, 0.5, 1.0, 3.0],
+        }
+    )
+    cells = transforms.histogram_cells(frame)
+    assert cells[["x0", "x1"]].values.tolist() == [[10, 20], [10, 20], [20, 30]]
+    assert cells["lower"].iloc[0] == pytest.approx(1.0)
+    assert cells["fraction"].tolist() == [0.5, 0.5, 1.0]

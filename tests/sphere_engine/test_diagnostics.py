@@ -7,6 +7,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from sphere_engine.catalogue import norm_histogram as hist
 from sphere_engine.diagnostics import (
     DirectionTracker,
     StepStatistics,
@@ -104,7 +105,10 @@ def test_batch_statistics_match_a_plain_reference_implementation() -> None:
     embeddings = torch.randn(30, 6) * torch.linspace(0.5, 3.0, 30)[:, None]
     labels = torch.tensor([3, 0, 7] * 10)  # sparse label values: classes 0, 3 and 7
     grad = torch.randn(30, 6)
-    stats = batch_statistics(embeddings, labels, grad)
+    packed = batch_statistics(embeddings, labels, grad)
+    histogram = [float(packed[k]) for k in packed if k.startswith(hist.PREFIX)]
+    assert sum(histogram) == 30  # every norm counted once (tests/.../test_norm_histogram.py)
+    stats = {k: packed[k] for k in packed if not k.startswith(hist.PREFIX)}
 
     norms = embeddings.norm(dim=1)
     expected = {

@@ -18,8 +18,8 @@ def test_two_runs_overlay_with_stable_colours(filled):
     app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [filled.sec, filled.plain]
-    assert app.selectbox(key="compare.metric").value == "norm/var"
-    (spec,) = charts_of(app)
+    assert app.multiselect(key="compare.metrics").value == ["norm/var"]
+    spec = charts_of(app)[0]  # then the hyperparameter view
     color = spec["encoding"]["color"]["scale"]
     ordered = sorted([filled.sec, filled.plain])
     assert color["domain"] == [
@@ -46,17 +46,60 @@ def test_smoothing_group_by_and_eval_metrics(filled):
     app.slider(key="compare.smoothing").set_value(0.5).run()
     assert not app.exception and not app.error
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     assert spec["title"]["text"] == "norm/var: mean ± std by regularizer.name"
     app.selectbox(key="compare.group").set_value("")
-    app.selectbox(key="compare.metric").set_value("eval: recall@1").run()
+    app.multiselect(key="compare.metrics").set_value(["eval: recall@1"]).run()
     assert not app.exception and not app.error
-    (spec,) = charts_of(app)
+    spec = charts_of(app)[0]  # then the hyperparameter view
     rows = next(iter(spec["datasets"].values()))
-    assert sorted(r["value"] for r in rows) == [0.6, 0.6, 0.8, 0.8]
+    # smoothing (still 0.5) now applies to evaluations too; constant values stay put
+    assert sorted(r["value"] for r in rows) == pytest.approx([0.6, 0.6, 0.8, 0.8])
 
 
 def test_sweep_selects_its_runs(filled):
     app = open_page("views/compare.py")
     app.selectbox(key="compare.sweep").set_value(filled.sweep_id).run()
     assert sorted(app.multiselect(key="compare.runs").value) == sorted(filled.trained)
+
+
+def test_eval_metrics_follow_group_by_and_x_axis(filled):
+    """Bug 11: an evaluation metric ignored "Group by" (and smoothing), silently."""
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app.multiselect(key="compare.metrics").set_value(["eval: recall@1"])
+    app.selectbox(key="compare.group").set_value("regularizer.name").run()
+    assert not app.exception and not app.error
+    spec = charts_of(app)[0]  # then the hyperparameter view
+    assert spec["title"]["text"] == "recall@1: mean ± std by regularizer.name"
+    rows = next(iter(spec["datasets"].values()))
+    assert {r["group"] for r in rows} == {"regularizer.name=sec", "regularizer.name=none"}
+    app.radio(key="compare.x").set_value("time").run()
+    spec = charts_of(app)[0]  # then the hyperparameter view
+    assert spec["layer"][0]["encoding"]["x"]["field"] == "time"
+
+
+def test_several_metrics_share_one_run_legend(filled):
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app.multiselect(key="compare.metrics").set_value(["norm/var", "loss/total", "eval: nmi"])
+    app.run()
+    assert not app.exception and not app.error
+    spec = charts_of(app)[0]  # then the hyperparameter view
+    assert len(spec["concat"]) == 3
+    assert spec["resolve"]["scale"]["color"] == "shared"
+
+
+def test_grouped_final_table_and_hyperparameter_view(filled):
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app.selectbox(key="compare.group").set_value("regularizer.weight").run()
+    assert not app.exception and not app.error
+    grouped = app.dataframe[0].value
+    assert grouped["regularizer.weight"].tolist() == [
+        "regularizer.weight=0.0",
+        "regularizer.weight=0.5",
+    ]
+    assert grouped["R@1"].tolist() == ["80.00 ± 0.00 (1)", "60.00 ± 0.00 (1)"]
+    app.selectbox(key="compare.hp_key").set_value("regularizer.weight")
+    app.selectbox(key="compare.hp_metric").set_value("R@1").run()
+    hyper = charts_of(app)[-1]
+    rows = next(iter(hyper["datasets"].values()))
+    assert sorted((r["x"], r["mean"]) for r in rows) == [(0.0, 80.0), (0.5, 60.0)]

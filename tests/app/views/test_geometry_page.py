@@ -5,8 +5,13 @@ from __future__ import annotations
 from app_fixtures import charts_of, open_page, texts
 
 
+def _title(spec: dict) -> str | None:
+    text = spec.get("title", {}).get("text")
+    return " ".join(text) if isinstance(text, list) else text  # long titles wrap
+
+
 def _titles(app) -> list[str]:
-    return [spec.get("title", {}).get("text") for spec in charts_of(app)]
+    return [_title(spec) for spec in charts_of(app)]
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -57,3 +62,34 @@ def test_run_without_snapshot_explains(filled):
     app = open_page("views/geometry.py", {"run_id": filled.failed})
     assert not app.exception
     assert any("no embedding snapshot yet" in t for t in texts(app.info))
+
+
+def test_side_by_side_shares_axes_colours_and_one_step_slider(filled):
+    """Bug 6: side by side, each run had its own axes and colour scales."""
+    app = open_page("views/geometry.py", {"run_id": filled.sec})
+    app.toggle(key="geometry.pair").set_value(True).run()
+    app.selectbox(key="geometry.run1").set_value(filled.plain).run()
+    assert not app.exception and not app.error
+    specs = charts_of(app)
+    hists = [s for s in specs if _title(s) == "Norm histogram"]
+    pcas = [s for s in specs if _title(s) == "PCA projection"]
+    matrices = [s for s in specs if "repeat" in s]
+    assert len(hists) == len(pcas) == len(matrices) == 2
+    assert hists[0]["encoding"]["x"]["scale"] == hists[1]["encoding"]["x"]["scale"]
+    assert pcas[0]["encoding"]["x"]["scale"] == pcas[1]["encoding"]["x"]["scale"]
+    assert pcas[0]["encoding"]["color"]["scale"] == pcas[1]["encoding"]["color"]["scale"]
+    scales = [m["spec"]["layer"][0]["encoding"]["x"]["scale"] for m in matrices]
+    assert scales[0] == scales[1] and "domain" in scales[0]
+    # one slider drives both sides (both runs evaluated at steps 30 and 60)
+    slider = app.select_slider(key="geometry.step.both")
+    slider.set_value(30).run()
+    assert sum("Step 30:" in c for c in texts(app.caption)) == 2
+
+
+def test_principal_components_in_the_scatter_matrix(filled):
+    app = open_page("views/geometry.py", {"run_id": filled.sec})
+    app.radio(key="geometry.basis").set_value("pcs").run()
+    assert not app.exception and not app.error
+    matrix = next(s for s in charts_of(app) if "repeat" in s)
+    assert matrix["repeat"]["column"] == ["pc1", "pc2", "pc3"]
+    assert "principal components" in _title(matrix)

@@ -6,8 +6,13 @@ import pytest
 from app_fixtures import charts_of, held_out_variance, open_page, texts
 
 
+def _title(spec: dict) -> str | None:
+    text = spec.get("title", {}).get("text")
+    return " ".join(text) if isinstance(text, list) else text  # long titles wrap
+
+
 def _titles(app) -> list[str]:
-    return [spec.get("title", {}).get("text") for spec in charts_of(app)]
+    return [_title(spec) for spec in charts_of(app)]
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -66,7 +71,7 @@ def test_training_batch_and_held_out_variances_are_labelled_apart(filled):
     assert not app.exception and not app.error
     options = app.multiselect(key="run.evals").options
     assert "norm variance (test set)" in options
-    specs = {spec["title"]["text"]: spec for spec in charts_of(app)}
+    specs = {_title(spec): spec for spec in charts_of(app)}
     train = next(iter(specs["Norm variance (training batch)"]["datasets"].values()))
     test = next(iter(specs["Evaluation on the test split"]["datasets"].values()))
     assert {r["value"] for r in train} == {0.1}
@@ -106,3 +111,59 @@ def test_page_errors_are_messages_not_tracebacks(filled, monkeypatch):
     app = open_page("views/run.py", {"run_id": filled.sec})
     assert not app.exception
     assert any("RuntimeError: database exploded" in e for e in texts(app.error))
+
+
+def test_evaluation_picker_is_usable_before_the_first_evaluation(filled):
+    """Bug 9: opened before any evaluation, the picker had no options, so it was
+    disabled, and it is drawn once, outside the live fragment: disabled for good."""
+    app = open_page("views/run.py", {"run_id": filled.failed})
+    assert not app.exception
+    picker = app.multiselect(key="run.evals")
+    assert not picker.disabled
+    assert {"recall@1", "nmi", "map@r"} <= set(picker.options) | {
+        o.split(" ")[0].lower() for o in picker.options
+    }
+
+
+def test_relative_time_reaches_tracked_samples_and_evaluations(filled):
+    """Bug 10: "relative time" left the tracked-sample and evaluation charts on steps."""
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    app.radio(key="run.x").set_value("time").run()
+    assert not app.exception and not app.error
+    specs = {_title(spec): spec for spec in charts_of(app)}
+    for title in ("Tracked-sample norm trajectories", "Evaluation on the test split"):
+        spec = specs[title]
+        assert spec["encoding"]["x"]["field"] == "time", title
+        rows = next(iter(spec["datasets"].values()))
+        assert rows and all(r["time"] == r["time"] for r in rows), title  # no NaN
+
+
+def test_smoothing_on_the_run_page(filled):
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    loss = lambda: next(  # noqa: E731
+        iter({_title(s): s for s in charts_of(app)}["Loss terms"]["datasets"].values())
+    )
+    raw = [r["value"] for r in loss() if r["name"] == "loss/total"]
+    app.slider(key="run.smoothing").set_value(0.9).run()
+    assert not app.exception and not app.error
+    smoothed = [r["value"] for r in loss() if r["name"] == "loss/total"]
+    assert len(smoothed) == len(raw) and smoothed[-1] > raw[-1] * 1.2  # the EMA lags 1/(1+t)
+
+
+def test_run_log_tail_and_checkpoints_with_download(filled_fresh, store):
+    from db import run_log
+
+    run_dir = store.run_dir(filled_fresh.sec)
+    (run_dir / run_log.LOG_FILE).write_text("".join(f"step {i}\n" for i in range(500)))
+    checkpoint = store.checkpoint_dir(filled_fresh.sec) / "step-60.pt"
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    checkpoint.write_bytes(b"weights")
+    with store.tracker(filled_fresh.sec, flush_interval=0) as tracker:
+        tracker.track_checkpoint(str(checkpoint), 60)
+    app = open_page("views/run.py", {"run_id": filled_fresh.sec})
+    assert not app.exception and not app.error
+    (log,) = [c for c in app.code if "step 499" in c.value]
+    assert log.value.splitlines()[0] == "step 300"  # the last 200 lines
+    buttons = [b for b in app.get("download_button") if b.proto.label == "Download"]
+    assert len(buttons) == 1
+    assert any("step-60.pt" in m.value for m in app.markdown)

@@ -1,0 +1,260 @@
+"""Altair chart builders: pure functions DataFrame → chart, testable without a browser.
+
+Every builder caps the rows it embeds at ``MAX_POINTS`` (downsampling per series on a
+shared x grid) and, when it had to drop points or was handed already-downsampled
+data, records "N of M points" in the chart's ``usermeta["points_note"]``; the pages
+show that note as a caption under the chart (``app.ui.show_chart``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from app import transforms
+from app.charts import formats
+from app.charts.base import CHART_HEIGHT, finish, zoomable
+from app.charts.base import MAX_POINTS as MAX_POINTS
+from app.charts.base import TITLE_CHARS as TITLE_CHARS
+from app.charts.base import limit as _limit
+from app.charts.base import points_note as points_note
+from app.charts.base import title_lines as title_lines
+
+#: Categorical palette for runs and classes; the domain (sorted run ids) fixes each run's
+#: colour. Every colour is saturated enough to read as a thin line on white (no pastel
+#: second half: class 9 and a second metric must not fade into the background).
+RUN_PALETTE = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#393b79", "#e6550d", "#31a354", "#843c39", "#7b4173",
+    "#3182bd", "#8c6d31", "#637939", "#636363", "#a55194",
+]  # fmt: skip
+#: Classes (scatter plots) and metrics share the runs' palette.
+CATEGORY_SCALE = alt.Scale(range=RUN_PALETTE)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def run_color_scale(run_ids: Sequence[str], labels: dict[str, str] | None = None) -> alt.Scale:
+    """A colour scale whose domain is the sorted run ids (or their labels in that order).
+
+    The same run gets the same colour on every chart of a page, whatever the metric.
+    """
+    ordered = sorted(set(run_ids))
+    domain = [labels.get(r, r) for r in ordered] if labels else ordered
+    palette = [RUN_PALETTE[i % len(RUN_PALETTE)] for i in range(len(domain))]
+    return alt.Scale(domain=domain, range=palette)
+
+
+def run_colors(run_ids: Sequence[str]) -> dict[str, str]:
+    """run_id → hex colour, the mapping ``run_color_scale`` produces."""
+    ordered = sorted(set(run_ids))
+    return {r: RUN_PALETTE[i % len(RUN_PALETTE)] for i, r in enumerate(ordered)}
+
+
+def _x_encoding(x: str) -> alt.X:
+    title = "seconds since start" if x == "time" else x
+    return alt.X(f"{x}:Q", title=title)
+
+
+def _y_scale(log_y: bool) -> alt.Scale:
+    return alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+
+
+def _positive(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Rows where every column is > 0 (a log axis cannot show the others)."""
+    mask = np.ones(len(df), dtype=bool)
+    for column in columns:
+        if column in df:
+            mask &= pd.to_numeric(df[column], errors="coerce").to_numpy() > 0
+    return df[mask]
+
+
+# ----------------------------------------------------------------------------- series
+
+
+def metric_lines(
+    df: pd.DataFrame,
+    *,
+    color: str = "name",
+    x: str = "step",
+    title: str | None = None,
+    y_title: str = "value",
+    log_y: bool = False,
+    band: bool = False,
+    total: int | None = None,
+    color_scale: alt.Scale | None = None,
+    legend_title: str | None = None,
+) -> alt.TopLevelMixin:
+    """Lines of ``value`` over ``x``, one per ``color`` category.
+
+    ``df`` has columns ``x``, value, ``color`` (and min/max for ``band=True``: a shaded
+    min–max band behind each line). ``total`` is the number of recorded points the
+    frame stands for (for the "N of M points" note).
+    """
+    frame = df.copy()
+    if log_y:
+        frame = _positive(frame, ["value", "min", "max"] if band else ["value"])
+    frame, note = _limit(frame, [color], x, total)
+    color_enc = alt.Color(
+        f"{color}:N",
+        scale=color_scale or CATEGORY_SCALE,
+        title=legend_title or color,
+        # one series needs no legend: the chart's title names it
+        legend=alt.Legend(orient="bottom", labelLimit=260) if frame[color].nunique() > 1 else None,
+    )
+    base = alt.Chart(frame).encode(x=_x_encoding(x))
+    line = base.mark_line(interpolate="linear").encode(
+        y=alt.Y("value:Q", title=y_title, scale=_y_scale(log_y)),
+        color=color_enc,
+        tooltip=[
+            alt.Tooltip(f"{color}:N"),
+            alt.Tooltip(f"{x}:Q"),
+            alt.Tooltip("value:Q", format=".5g"),
+        ],
+    )
+    chart: alt.TopLevelMixin = line
+    if band and {"min", "max"} <= set(frame.columns):
+        area = base.mark_area(opacity=0.18).encode(
+            y=alt.Y("min:Q", scale=_y_scale(log_y)), y2="max:Q", color=color_enc
+        )
+        chart = alt.layer(area, line)
+    return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)
+
+
+def norm_band_chart(
+    wide: pd.DataFrame,
+    *,
+    x: str = "step",
+    total: int | None = None,
+    title: str = "Embedding norm: mean, ± std, min–max",
+) -> alt.TopLevelMixin:
+    """Mean norm with a ± std band and a min–max band.
+
+    ``wide`` has ``x`` and the columns mean, std, min, max (one row per logged step).
+    """
+    frame = wide.copy()
+    for column in ("std", "min", "max"):
+        if column not in frame:
+            frame[column] = np.nan
+    frame["lower"] = frame["mean"] - frame["std"].fillna(0.0)
+    frame["upper"] = frame["mean"] + frame["std"].fillna(0.0)
+    frame = frame.assign(series="norm", value=frame["mean"])
+    frame, note = _limit(frame, ["series"], x, total)
+    base = alt.Chart(frame).encode(x=_x_encoding(x))
+    minmax = base.mark_area(opacity=0.15, color="#1f77b4").encode(
+        y=alt.Y("min:Q", title="‖f‖", scale=alt.Scale(zero=False)), y2="max:Q"
+    )
+    std = base.mark_area(opacity=0.35, color="#1f77b4").encode(y="lower:Q", y2="upper:Q")
+    mean = base.mark_line(color="#1f77b4").encode(
+        y="mean:Q",
+        tooltip=[
+            alt.Tooltip(f"{x}:Q"),
+            alt.Tooltip("mean:Q", format=".4g"),
+            alt.Tooltip("std:Q", format=".4g"),
+            alt.Tooltip("min:Q", format=".4g"),
+            alt.Tooltip("max:Q", format=".4g"),
+        ],
+    )
+    chart = alt.layer(minmax, std, mean).properties(height=CHART_HEIGHT)
+    return finish(zoomable(chart), note, title)
+
+
+def sample_norm_chart(
+    df: pd.DataFrame,
+    *,
+    x: str = "step",
+    total: int | None = None,
+    title: str = "Tracked-sample norm trajectories",
+) -> alt.TopLevelMixin:
+    """One thin line per tracked training sample: ``df`` has ``x``, sample, norm."""
+    frame, note = _limit(df, ["sample"], x, total)
+    chart = (
+        alt.Chart(frame)
+        .mark_line(strokeWidth=1, opacity=0.7)
+        .encode(
+            x=_x_encoding(x),
+            y=alt.Y("norm:Q", title="‖f‖", scale=alt.Scale(zero=False)),
+            color=alt.Color("sample:N", legend=None),
+            tooltip=["sample:N", f"{x}:Q", alt.Tooltip("norm:Q", format=".4g")],
+        )
+    )
+    return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)
+
+
+def group_band_chart(
+    stats: pd.DataFrame,
+    *,
+    x: str = "step",
+    title: str | None = None,
+    y_title: str = "value",
+    total: int | None = None,
+    log_y: bool = False,
+) -> alt.TopLevelMixin:
+    """Mean line with a ± std band per group (``transforms.group_mean_std`` output).
+
+    On a log axis, a band reaching zero or below is cut at the mean."""
+    frame = stats
+    if log_y:
+        frame = _positive(stats, ["mean"])
+        frame = frame.assign(lower=frame["lower"].where(frame["lower"] > 0, frame["mean"]))
+    frame, note = _limit(frame, ["group"], x, total)
+    base = alt.Chart(frame).encode(
+        x=_x_encoding(x), color=alt.Color("group:N", legend=alt.Legend(orient="bottom"))
+    )
+    band = base.mark_area(opacity=0.2).encode(
+        y=alt.Y("lower:Q", title=y_title, scale=_y_scale(log_y)), y2="upper:Q"
+    )
+    line = base.mark_line().encode(
+        y="mean:Q",
+        tooltip=[
+            "group:N",
+            f"{x}:Q",
+            alt.Tooltip("mean:Q", format=".5g"),
+            alt.Tooltip("std:Q", format=".3g"),
+            "runs:Q",
+        ],
+    )
+    chart = alt.layer(band, line).properties(height=CHART_HEIGHT)
+    return finish(zoomable(chart), note, title)
+
+
+def highlight_best(
+    table: pd.DataFrame, higher_is_better: dict[str, bool], precision: int = 2
+) -> pd.io.formats.style.Styler:
+    """A Styler that bolds (and tints) the best value of each scored column.
+
+    Numbers get at least ``precision`` decimals, more where a column needs them to
+    tell its values apart (``formats.column_decimals``)."""
+    best = transforms.best_rows(table, higher_is_better)
+    style = "font-weight: bold; background-color: rgba(44, 160, 44, 0.25)"
+
+    def mark(column: pd.Series) -> list[str]:
+        row = best.get(str(column.name))
+        return [style if row is not None and index == row else "" for index in column.index]
+
+    styler = table.style.format(precision=precision, na_rep="–")
+    styler = styler.format(formats.table_formats(table, precision), na_rep="–")
+    return styler.apply(mark, axis=0)
+
+
+def chart_points(chart: alt.TopLevelMixin) -> int:
+    """Rows a chart embeds (all its datasets), for tests and assertions."""
+    spec = chart.to_dict()
+    datasets = spec.get("datasets", {})
+    return sum(len(rows) for rows in datasets.values())
+
+
+# Builders of their own modules, re-exported so pages keep calling ``charts.<builder>``.
+from app.charts.geometry import angle_heatmap as angle_heatmap  # noqa: E402
+from app.charts.geometry import norm_histogram as norm_histogram  # noqa: E402
+from app.charts.geometry import pca_scatter as pca_scatter  # noqa: E402
+from app.charts.geometry import scatter_matrix as scatter_matrix  # noqa: E402
+from app.charts.heatmap import norm_distribution_heatmap as norm_distribution_heatmap  # noqa: E402
+from app.charts.heatmap import norm_domain as norm_domain  # noqa: E402
+from app.charts.summary import hyperparameter_chart as hyperparameter_chart  # noqa: E402
+from app.charts.summary import small_multiples as small_multiples  # noqa: E402

@@ -1,0 +1,57 @@
+"""What every chart builder shares: sizes, wrapped titles, the points note, zooming."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from app import transforms
+
+MAX_POINTS = 5000
+CHART_HEIGHT = 260
+#: Characters of a title line that fit a chart in half the page's width.
+TITLE_CHARS = 42
+
+
+def title_lines(title: str, width: int = TITLE_CHARS) -> str | list[str]:
+    """The title as is when it fits a half-page chart, else wrapped into lines (Vega
+    draws a list as lines; one long line is cut off at the chart's edge)."""
+    return title if len(title) <= width else textwrap.wrap(title, width)
+
+
+def finish(chart: alt.TopLevelMixin, note: str | None, title: str | None) -> alt.TopLevelMixin:
+    """Attach the "N of M points" note (``usermeta``) and a wrapped, left-anchored title."""
+    props: dict = {"usermeta": {"points_note": note}}
+    if title:
+        props["title"] = alt.TitleParams(title_lines(title), anchor="start")
+    return chart.properties(**props)
+
+
+def zoomable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """Zoom and pan along x with the mouse wheel and drag (double-click resets);
+    hover values come from each mark's tooltip."""
+    return chart.add_params(alt.selection_interval(bind="scales", encodings=["x"]))
+
+
+def points_note(shown: int, total: int | None) -> str | None:
+    """ "N of M points" when fewer points are shown than were recorded, else None."""
+    if total is None or shown >= total:
+        return None
+    return f"{shown:,} of {total:,} points"
+
+
+def limit(
+    df: pd.DataFrame, by: Sequence[str], x: str, total: int | None, max_points: int = MAX_POINTS
+) -> tuple[pd.DataFrame, str | None]:
+    """At most ``max_points`` rows (downsampled per ``by`` series on a shared ``x``
+    grid, else sampled evenly) and the "N of M points" note."""
+    recorded = max(total or 0, len(df))
+    limited = transforms.cap_total_points(df, max_points, by=by, x=x) if by else df
+    if len(limited) > max_points:  # no series structure: sample rows evenly
+        idx = np.linspace(0, len(limited) - 1, max_points).astype(int)
+        limited = limited.iloc[np.unique(idx)]
+    return limited, points_note(len(limited), recorded)

@@ -1,0 +1,315 @@
+"""Dashboard speed (issue 14): the real stack, a real browser, 50 runs, runs training.
+
+It fills a private store with ``--stored`` finished synthetic runs (the Run page's
+diagnostics, evaluations and a snapshot each), starts ``spherescope up`` on it (private
+Redis, CPU worker(s), Streamlit), launches ``--training`` long digits runs, then, in one
+session of headless Chromium:
+
+1. first meaningful content per page: navigation start → the page's first chart or
+   table (Runs, Run, Compare, Geometry; Launch: its form);
+2. the watched run's training speed unwatched (nobody on the Run page) and watched
+   (``--tabs`` tabs on its live Run page), as steps/s from the store's progress;
+3. the server's CPU (Streamlit process, user + system) in both windows, per tab;
+4. the lag from a step being logged (its wall time in the store) to a tab drawing it
+   (the Run page's "up to step N" caption, sampled every 0.25 s in each tab): for each
+   sample, how long the oldest step not yet drawn had been logged (0 when none).
+
+Targets: first content ≤ 1.5 s; CPU per watching tab ≤ 10 % of a core; watched speed ≥
+80 % of unwatched; lag p90 ≤ 2 s. All figures come from the one run of this script;
+the machine's load average is printed with them (the machine may be shared).
+
+    .venv/bin/python bench/dashboard_speed.py [--stored 50 --training 4 --tabs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from db import queries  # noqa: E402
+from db.store import RunStore  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+TRAIN_CONFIG = {
+    "data": {"name": "digits", "batch_size": 20, "samples_per_class": 4},
+    "model": {"name": "mlp", "embedding_dim": 16},
+    "objective": {"kind": "loss", "name": "triplet"},
+    "regularizer": {"name": "sec", "weight": 0.1},
+    "training": {"steps": 100000, "device": "cpu"},
+    "diagnostics": {"eval_every": 100000, "eval_max_samples": 300},
+}
+STORED_STEPS = 300
+SCALAR_NAMES = [
+    "loss/total", "loss/metric", "loss/sec", "norm/mean", "norm/var", "norm/std", "norm/cv",
+    "norm/min", "norm/max", "norm/p05", "norm/p50", "norm/p95", "cos/pos", "cos/neg",
+    "cos/gap", "grad/norm_mean", "grad/rotation_ratio", "lr", "time/step",
+    "time/samples_per_s",
+]  # fmt: skip
+TARGETS = {"first_content_s": 1.5, "cpu_per_tab": 0.10, "speed_ratio": 0.80, "lag_p90_s": 2.0}
+
+
+# ----------------------------------------------------------------------------- setup
+
+
+def fill(store: RunStore, count: int) -> list[str]:
+    """``count`` finished runs with per-step scalars, norm histograms, evaluations and a
+    snapshot (what the pages read)."""
+    rng = np.random.default_rng(0)
+    run_ids = []
+    for index in range(count):
+        config = {**TRAIN_CONFIG, "training": {"steps": STORED_STEPS, "seed": index % 3}}
+        run_id = store.create_run(config, f"stored-{index:02d}", sweep_id=f"sweep-{index // 10}")
+        store.set_status(run_id, "running", device="cpu")
+        with store.tracker(run_id, flush_interval=60) as tracker:
+            for step in range(1, STORED_STEPS + 1):
+                values = {name: float(rng.random()) + 0.01 for name in SCALAR_NAMES}
+                values["norm_hist/048"], values["norm_hist/049"] = 0.6, 0.4
+                tracker.track_many(values, step)
+                tracker.track_sample_norms([0, 1, 2], list(rng.random(3) + 1), step)
+            tracker.track_eval(
+                {"recall@1": 0.5, "nmi": 0.4, "f1": 0.3, "map@r": 0.2, "norm/var": 0.01},
+                STORED_STEPS,
+            )
+            points = rng.normal(size=(300, 16)).astype(np.float32)
+            tracker.track_snapshot(points, np.arange(300) % 10, STORED_STEPS)
+            tracker.track_progress(STORED_STEPS, STORED_STEPS)
+        store.set_status(run_id, "finished")
+        run_ids.append(run_id)
+    return run_ids
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_stack(home: Path, port: int, concurrency: int, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "SPHERESCOPE_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    env.pop("REDIS_URL", None)  # the stack starts its own private Redis
+    script = Path(sys.executable).parent / "spherescope"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "worker.cli"]
+    return subprocess.Popen(
+        [*command, "up", "--port", str(port), "--concurrency", str(concurrency)],
+        cwd=REPO,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def wait_healthy(base: str, process: subprocess.Popen, timeout_s: float = 180) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"spherescope up exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"the dashboard did not answer within {timeout_s} s")
+
+
+def streamlit_process(stack: subprocess.Popen) -> psutil.Process:
+    for child in psutil.Process(stack.pid).children(recursive=True):
+        if "streamlit" in " ".join(child.cmdline()):
+            return child
+    raise SystemExit("no Streamlit process under spherescope up")
+
+
+def stop_stack(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the session this script started
+        process.wait(timeout=10)
+
+
+# ----------------------------------------------------------------------------- measures
+
+
+def first_content(page, base: str, run_id: str, pair: str) -> dict[str, float]:
+    """Seconds from navigation to the first chart or table of each page (the page
+    reloaded fresh each time; Streamlit's session starts with the navigation)."""
+    targets = {
+        "runs": ("/", '[data-testid="stDataFrame"]'),
+        "run": (f"/run?run_id={run_id}", '[data-testid="stVegaLiteChart"]'),
+        "compare": (f"/compare?runs={pair}", '[data-testid="stVegaLiteChart"]'),
+        "geometry": (f"/geometry?run_id={run_id}", '[data-testid="stVegaLiteChart"]'),
+        "launch": ("/launch", '[data-testid="stTabs"]'),  # its form's tabs
+    }
+    result = {}
+    for name, (path, selector) in targets.items():
+        started = time.perf_counter()
+        page.goto(base + path)
+        try:
+            page.locator(selector).first.wait_for(timeout=30_000)
+            result[name] = time.perf_counter() - started
+        except Exception as error:  # one page's failure must not lose the other figures
+            print(f"{name}: no content within 30 s ({type(error).__name__})")
+            result[name] = float("nan")
+    return result
+
+
+def steps_per_second(store: RunStore, run_id: str, seconds: float, during=None) -> float:
+    """Training speed of ``run_id`` over ``seconds`` (``during()`` called every 0.25 s)."""
+    first_step, first_time = store.get_run(run_id).progress_step or 0, time.monotonic()
+    while time.monotonic() - first_time < seconds:
+        if during is not None:
+            during()
+        time.sleep(0.25)
+    last_step = store.get_run(run_id).progress_step or 0
+    return (last_step - first_step) / (time.monotonic() - first_time)
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+def drawn_step(page) -> int | None:
+    """The newest step the tab shows (its "up to step N" caption), None mid-redraw."""
+    try:
+        text = page.evaluate("document.body.innerText")
+    except Exception:  # a navigation or redraw in progress: no sample this time
+        return None
+    found = re.search(r"up to step ([\d,]+)", text)
+    return int(found.group(1).replace(",", "")) if found else None
+
+
+def lags(store: RunStore, run_id: str, samples: list[tuple[float, int]]) -> list[float]:
+    """Per sample (wall time, drawn step): how long the oldest undrawn step had been
+    logged (0 when everything logged was drawn)."""
+    series = queries.metric_series(store, [run_id], ["loss/total"], since_step=0)
+    steps = series["step"].to_numpy()
+    walls = series["wall_time"].to_numpy()
+    result = []
+    for at, drawn in samples:
+        waiting = walls[(steps > drawn) & (walls <= at)]
+        result.append(float(at - waiting.min()) if waiting.size else 0.0)
+    return result
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stored", type=int, default=50, help="finished runs in the store")
+    parser.add_argument("--training", type=int, default=4, help="runs launched to train")
+    parser.add_argument("--concurrency", type=int, default=2, help="parallel runs of the worker")
+    parser.add_argument("--tabs", type=int, default=2, help="tabs watching the live Run page")
+    parser.add_argument("--window", type=float, default=30.0, help="seconds per measurement")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    from worker.submit import cancel, launch
+
+    home = Path(tempfile.mkdtemp(prefix="dashboard-speed-")) / "home"
+    store = RunStore(home)
+    started = time.perf_counter()
+    stored = fill(store, args.stored)
+    print(f"filled {len(stored)} runs in {time.perf_counter() - started:.0f} s")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    stack = start_stack(home, port, args.concurrency, home.parent / "stack.log")
+    trained: list[str] = []
+    try:
+        wait_healthy(base, stack)
+        os.environ["REDIS_URL"] = (home / "stack" / "redis-url").read_text().strip()
+        server = streamlit_process(stack)
+        trained = [launch(TRAIN_CONFIG, f"training-{i}", store=store) for i in range(args.training)]
+        watched = trained[0]
+        deadline = time.monotonic() + 300
+        while (store.get_run(watched).progress_step or 0) < 50:  # torch imported, training
+            if time.monotonic() > deadline:
+                raise SystemExit(f"run {watched} did not start training within 300 s")
+            time.sleep(1)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            page = context.new_page()
+            page.goto(base + "/")  # warm: the first script run imports the app
+            page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
+            loads = first_content(page, base, stored[0], f"{stored[0]},{stored[1]}")
+            page.goto("about:blank")  # nobody watches now
+            time.sleep(3)
+            cpu_before = cpu_seconds(server)
+            unwatched = steps_per_second(store, watched, args.window)
+            idle_cpu = (cpu_seconds(server) - cpu_before) / args.window
+            tabs = [page, *[context.new_page() for _ in range(args.tabs - 1)]]
+            for tab in tabs:
+                tab.goto(f"{base}/run?run_id={watched}")
+                tab.get_by_text(re.compile(r"up to step")).first.wait_for(timeout=60_000)
+            time.sleep(3)
+            samples: list[tuple[float, int]] = []
+
+            def sample() -> None:
+                for tab in tabs:
+                    step = drawn_step(tab)
+                    if step is not None:
+                        samples.append((time.time(), step))
+
+            cpu_before = cpu_seconds(server)
+            watched_speed = steps_per_second(store, watched, args.window, during=sample)
+            watched_cpu = (cpu_seconds(server) - cpu_before) / args.window
+            browser.close()
+        time.sleep(2)  # the last flush of the watched run reaches the store
+        lag = lags(store, watched, samples)
+    finally:
+        for run_id in trained:
+            try:
+                cancel(run_id, store=store)
+            except Exception as error:  # stopping the stack ends them anyway
+                print(f"cancel {run_id}: {error}")
+        stop_stack(stack)
+    load = os.getloadavg()
+    per_tab = max(watched_cpu - idle_cpu, 0.0) / args.tabs
+    ratio = watched_speed / unwatched if unwatched else float("nan")
+    print(f"\nload average (1/5/15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+          f"on {os.cpu_count()} cores; {args.stored} stored runs, {args.training} launched "
+          f"(worker concurrency {args.concurrency}), {args.tabs} tabs")  # fmt: skip
+    print("first meaningful content (s): " + ", ".join(f"{k} {v:.2f}" for k, v in loads.items()))
+    print(f"  worst {max(loads.values()):.2f} s (target ≤ {TARGETS['first_content_s']})")
+    print(f"training speed: unwatched {unwatched:.2f} steps/s, watched {watched_speed:.2f} "
+          f"steps/s, ratio {ratio:.2f} (target ≥ {TARGETS['speed_ratio']})")  # fmt: skip
+    print(f"server CPU: {idle_cpu:.1%} of a core unwatched, {watched_cpu:.1%} watched; "
+          f"{per_tab:.1%} per tab (target ≤ {TARGETS['cpu_per_tab']:.0%})")  # fmt: skip
+    median = statistics.median(lag or [0])
+    print(f"lag logged → drawn over {len(lag)} samples: median {median:.2f} s, "
+          f"p90 {percentile(lag, 90):.2f} s, max {max(lag or [0]):.2f} s "
+          f"(target p90 ≤ {TARGETS['lag_p90_s']})")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

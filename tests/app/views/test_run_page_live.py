@@ -1,0 +1,47 @@
+"""The live Run page reads incrementally: after the first read, only new points."""
+
+from __future__ import annotations
+
+from app_fixtures import charts_of, config, open_page, scalars
+
+from db import queries
+
+
+def _log(store, run_id: str, steps: range) -> None:
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        for step in steps:
+            tracker.track_many(scalars(step, 0.1), step)
+            tracker.track_progress(step, 100)
+
+
+def _loss_steps(app) -> list[int]:
+    spec = next(s for s in charts_of(app) if s.get("title", {}).get("text") == "Loss terms")
+    rows = next(iter(spec["datasets"].values()))
+    return sorted(r["step"] for r in rows if r["name"] == "loss/total")
+
+
+def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypatch):
+    run_id = store.create_run(config(), "live run")
+    store.set_status(run_id, "running", device="cpu")
+    _log(store, run_id, range(1, 21))
+    calls = []
+    original = queries.metric_series
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("since_step"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "metric_series", spy)
+    app = open_page("views/run.py", {"run_id": run_id})
+    assert not app.exception and not app.error
+    assert _loss_steps(app) == list(range(1, 21))
+    assert calls and all(c is None for c in calls)  # the first read: the whole series
+    calls.clear()
+    _log(store, run_id, range(21, 26))
+    app.run()
+    assert not app.exception and not app.error
+    assert _loss_steps(app) == list(range(1, 26))
+    assert 20 in calls and None not in calls  # only what came after step 20
+    calls.clear()
+    app.run()  # nothing new: a read of nothing, same chart
+    assert calls == [25] and _loss_steps(app) == list(range(1, 26))
