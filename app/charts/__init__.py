@@ -22,19 +22,8 @@ from app.charts.base import TITLE_CHARS as TITLE_CHARS
 from app.charts.base import limit as _limit
 from app.charts.base import points_note as points_note
 from app.charts.base import title_lines as title_lines
-
-#: Categorical palette for runs and classes; the domain (sorted run ids) fixes each run's
-#: colour. Every colour is saturated enough to read as a thin line on white (no pastel
-#: second half: class 9 and a second metric must not fade into the background).
-RUN_PALETTE = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-    "#393b79", "#e6550d", "#31a354", "#843c39", "#7b4173",
-    "#3182bd", "#8c6d31", "#637939", "#636363", "#a55194",
-]  # fmt: skip
-#: Classes (scatter plots) and metrics share the runs' palette.
-CATEGORY_SCALE = alt.Scale(range=RUN_PALETTE)
-
+from app.charts.palette import CATEGORY_SCALE as CATEGORY_SCALE
+from app.charts.palette import RUN_PALETTE as RUN_PALETTE
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -15,7 +15,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, limit
+from app.charts.base import CHART_HEIGHT, MAX_POINTS, finish, limit
+from app.charts.palette import RUN_PALETTE
 
 Domain = tuple[float, float]
 MAX_COORDS = 8
@@ -47,7 +48,10 @@ def _scale(domain: Domain | None, **extra: object) -> alt.Scale:
 
 
 def _class_color(color: str, classes: Sequence | None) -> alt.Color:
-    scale = alt.Scale(domain=[str(c) for c in classes]) if classes is not None else alt.Undefined
+    """Classes in the high-contrast palette; ``classes`` (shared side by side) pins
+    each class to one colour whichever classes a panel happens to contain."""
+    domain = [str(c) for c in classes] if classes is not None else alt.Undefined
+    scale = alt.Scale(domain=domain, range=RUN_PALETTE)
     return alt.Color(f"{color}:N", title="class", scale=scale, sort=None)
 
 
@@ -108,59 +112,78 @@ def scatter_matrix(
     title: str = "Embedding coordinates (scatter-plot matrix)",
 ) -> alt.TopLevelMixin:
     """Pairwise scatter of ``coords`` (≤ 8 columns), coloured by class, fitted into
-    ``width`` pixels (``matrix_cell``).
+    ``width`` pixels (``matrix_cell``); the diagonal is each coordinate's histogram.
 
+    Row ``i``, column ``j`` plots ``coords[j]`` (x) against ``coords[i]`` (y).
     ``vertices`` (same coordinate columns) are the fixed head's polytope vertices,
-    drawn as black crosses. ``domains`` fixes each coordinate's axis and ``classes``
-    the colour of each class (shared side by side).
+    drawn as black "×". ``domains`` fixes each coordinate's axis (and histogram bins)
+    and ``classes`` the colour of each class (shared side by side).
     """
     coords = list(coords)[:MAX_COORDS]
     cell, labelled = matrix_cell(len(coords), width)
     frame = points[[*coords, color]].assign(kind="embedding")
-    room = 5000 - (len(vertices) if vertices is not None else 0)
+    has_vertices = vertices is not None and len(vertices) > 0
+    room = MAX_POINTS - (len(vertices) if has_vertices else 0)
     frame, note = limit(frame, [], coords[0] if coords else "", total, max_points=room)
     data = frame
-    if vertices is not None and len(vertices):
+    if has_vertices:
         data = pd.concat([frame, vertices[coords].assign(kind="vertex")], ignore_index=True)
-    axis = alt.Axis(
-        labels=labelled, ticks=labelled, tickCount=3, labelFontSize=9, labelOverlap=True,
-        titleFontSize=10, titlePadding=2,
-    )  # fmt: skip
+    axis = {
+        "labels": labelled, "ticks": labelled, "tickCount": 3, "labelFontSize": 9,
+        "labelOverlap": True, "titleFontSize": 10, "titlePadding": 2,
+    }  # fmt: skip
     domains = domains or {}
-    # A repeated encoding cannot pick a domain per field; a shared range over the shown
-    # coordinates keeps every cell (and both sides) on one scale.
-    shown = [domains[c] for c in coords if c in domains]
-    common = (min(d[0] for d in shown), max(d[1] for d in shown)) if shown else None
+    color_enc = _class_color(color, classes)
+    tooltip = [f"{color}:N", *[alt.Tooltip(f"{c}:Q", format=".3g") for c in coords]]
 
-    def position(channel: type[alt.X] | type[alt.Y], which: str) -> alt.X | alt.Y:
+    def position(channel: type[alt.X] | type[alt.Y], field: str) -> alt.X | alt.Y:
         return channel(
-            alt.repeat(which), type="quantitative", scale=_scale(common, zero=False), axis=axis
+            f"{field}:Q", scale=_scale(domains.get(field), zero=False), axis=alt.Axis(**axis)
         )
 
-    base = alt.Chart().properties(width=cell, height=cell)
-    dots = (
-        base.mark_circle(size=10, opacity=0.6)
-        .encode(
-            x=position(alt.X, "column"),
-            y=position(alt.Y, "row"),
-            color=_class_color(color, classes),
-            tooltip=[f"{color}:N", *[alt.Tooltip(f"{c}:Q", format=".3g") for c in coords]],
+    def histogram(field: str) -> alt.Chart:
+        # the diagonal: the coordinate's distribution, not the coordinate against itself;
+        # bins over the shared domain, so both sides bin alike
+        extent = list(domains[field]) if field in domains else alt.Undefined
+        return (
+            alt.Chart()
+            .mark_bar(opacity=0.7, color="#7f7f7f")
+            .encode(
+                x=alt.X(
+                    f"{field}:Q",
+                    bin=alt.Bin(maxbins=20, extent=extent),
+                    scale=_scale(domains.get(field), zero=False),
+                    axis=alt.Axis(**axis),
+                ),
+                # counts as "1.2k": no wider than the coordinates' labels
+                y=alt.Y("count():Q", title="points", axis=alt.Axis(**axis, format="~s")),
+                tooltip=[alt.Tooltip("count():Q", title="points")],
+            )
+            .transform_filter(alt.datum.kind == "embedding")
         )
-        .transform_filter(alt.datum.kind == "embedding")
-    )
-    layers = [dots]
-    if vertices is not None and len(vertices):
-        layers.append(
-            base.mark_point(shape="cross", size=90, color="black", filled=True)
-            .encode(x=position(alt.X, "column"), y=position(alt.Y, "row"))
-            .transform_filter(alt.datum.kind == "vertex")
+
+    def pair(x: str, y: str) -> alt.LayerChart:
+        dots = (
+            alt.Chart()
+            .mark_circle(size=10, opacity=0.6)
+            .encode(x=position(alt.X, x), y=position(alt.Y, y), color=color_enc, tooltip=tooltip)
+            .transform_filter(alt.datum.kind == "embedding")
         )
-    chart = (
-        alt.layer(*layers, data=data)
-        .repeat(row=coords, column=coords)
-        .properties(spacing=SPACING)
-        .configure_view(strokeWidth=0.5)
-    )
+        layers = [dots]
+        if has_vertices:  # "×" as the caption says: a cross turned by 45°
+            layers.append(
+                alt.Chart()
+                .mark_point(shape="cross", angle=45, size=90, color="black", filled=True)
+                .encode(x=position(alt.X, x), y=position(alt.Y, y))
+                .transform_filter(alt.datum.kind == "vertex")
+            )
+        return alt.layer(*layers)
+
+    def cell_chart(x: str, y: str) -> alt.TopLevelMixin:
+        return (histogram(x) if x == y else pair(x, y)).properties(width=cell, height=cell)
+
+    rows = [alt.hconcat(*(cell_chart(x, y) for x in coords), spacing=SPACING) for y in coords]
+    chart = alt.vconcat(*rows, data=data, spacing=SPACING).configure_view(strokeWidth=0.5)
     return finish(chart, note, title)
 
 

@@ -198,12 +198,9 @@ def _matrix(
         domains=shared["matrix"],
         classes=shared["classes"],
     )
-    # Its own size, not the column's: a repeated chart cannot be fitted ("autosize fit"
-    # only applies to single views), and matrix_cell already made it fit.
-    st.altair_chart(chart, width="content")
-    note = ui.points_note_of(chart)
-    if note:
-        st.caption(note)
+    # show_chart renders a compound chart at its own size, not the column's (Vega's
+    # "autosize fit" only applies to single views), and matrix_cell already made it fit.
+    ui.show_chart(chart)
 
 
 def _analysis_metrics(run_id: str) -> None:

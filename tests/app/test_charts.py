@@ -219,13 +219,40 @@ def test_scatter_matrix_of_eight_coordinates_fits_its_width():
     coords = [f"c{i}" for i in range(8)]
     points = pd.DataFrame(rng.normal(size=(50, 8)), columns=coords).assign(label=np.arange(50) % 4)
     for width in (380, 760):
-        spec = charts.scatter_matrix(points, coords, width=width).to_dict()
-        cell = spec["spec"]["width"]
+        rows = charts.scatter_matrix(points, coords, width=width).to_dict()["vconcat"]
+        cells = [cell for row in rows for cell in row["hconcat"]]
+        cell = cells[0]["width"]
+        assert {(c["width"], c["height"]) for c in cells} == {(cell, cell)}
         assert 8 * (cell + CELL_ROOM_BARE + SPACING) <= width
-        axis = spec["spec"]["layer"][0]["encoding"]["x"]["axis"]
-        assert axis["tickCount"] <= 3  # no colliding tick labels
-        if cell < 90:
-            assert axis["labels"] is False
+        diagonal, off_diagonal = rows[0]["hconcat"][0], rows[1]["hconcat"][0]["layer"][0]
+        for encoding in (diagonal["encoding"], off_diagonal["encoding"]):
+            for axis in (encoding["x"]["axis"], encoding["y"]["axis"]):
+                assert axis["tickCount"] <= 3  # no colliding tick labels
+                if cell < 90:
+                    assert axis["labels"] is False
+    few = charts.scatter_matrix(points, coords[:2], width=760).to_dict()["vconcat"]
+    assert few[1]["hconcat"][0]["layer"][0]["encoding"]["x"]["axis"]["labels"] is True
+
+
+def test_scatter_matrix_shares_domains_and_class_colours():
+    """Bug 6: side by side, each run had its own axes and colours (and a pastel palette)."""
+    coords = ["c0", "c1"]
+    points = pd.DataFrame({"c0": [0.1, 0.2], "c1": [0.3, 0.4], "label": [0, 1]})
+    domains = {"c0": (-1.0, 1.0), "c1": (-2.0, 3.0)}
+    spec = charts.scatter_matrix(points, coords, domains=domains, classes=[0, 1, 2]).to_dict()
+    rows = spec["vconcat"]
+    dots = rows[1]["hconcat"][0]["layer"][0]["encoding"]
+    assert dots["x"]["scale"]["domain"] == [-1.0, 1.0]
+    assert dots["y"]["scale"]["domain"] == [-2.0, 3.0]
+    assert dots["color"]["scale"] == {"domain": ["0", "1", "2"], "range": charts.RUN_PALETTE}
+    histogram = rows[1]["hconcat"][1]["encoding"]["x"]  # c1's histogram, binned over c1's domain
+    assert histogram["bin"]["extent"] == [-2.0, 3.0]
+    assert histogram["scale"]["domain"] == [-2.0, 3.0]
+    # without shared classes, classes still get the high-contrast palette
+    plain = charts.scatter_matrix(points, coords).to_dict()["vconcat"]
+    assert plain[0]["hconcat"][1]["layer"][0]["encoding"]["color"]["scale"]["range"] == (
+        charts.RUN_PALETTE
+    )
 
 
 def test_geometry_charts_take_shared_domains():

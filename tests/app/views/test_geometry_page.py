@@ -14,6 +14,12 @@ def _titles(app) -> list[str]:
     return [_title(spec) for spec in charts_of(app)]
 
 
+def _coordinates(matrix: dict) -> list[str]:
+    """The coordinates of a scatter matrix, read off its diagonal of histograms."""
+    rows = matrix["vconcat"]
+    return [rows[i]["hconcat"][i]["encoding"]["x"]["field"] for i in range(len(rows))]
+
+
 def test_empty_store_explains_and_links_to_launch(home):
     app = open_page("views/geometry.py")
     assert not app.exception
@@ -34,6 +40,10 @@ def test_snapshot_charts_with_fixed_head_vertices(filled):
     rows = next(iter(matrix["datasets"].values()))
     assert sum(r["kind"] == "vertex" for r in rows) == 4
     assert sum(r["kind"] == "embedding" for r in rows) == 40
+    # what the title's "×" promises is drawn: a cross turned by 45°; histograms on the diagonal
+    vertex_mark = matrix["vconcat"][1]["hconcat"][0]["layer"][1]["mark"]
+    assert (vertex_mark["shape"], vertex_mark["angle"]) == ("cross", 45)
+    assert [matrix["vconcat"][i]["hconcat"][i]["mark"]["type"] for i in range(3)] == ["bar"] * 3
     assert any("Step 60: 40 test embeddings, d = 3, 4 classes" in c for c in texts(app.caption))
 
 
@@ -73,13 +83,15 @@ def test_side_by_side_shares_axes_colours_and_one_step_slider(filled):
     specs = charts_of(app)
     hists = [s for s in specs if _title(s) == "Norm histogram"]
     pcas = [s for s in specs if _title(s) == "PCA projection"]
-    matrices = [s for s in specs if "repeat" in s]
+    matrices = [s for s in specs if "vconcat" in s]
     assert len(hists) == len(pcas) == len(matrices) == 2
     assert hists[0]["encoding"]["x"]["scale"] == hists[1]["encoding"]["x"]["scale"]
     assert pcas[0]["encoding"]["x"]["scale"] == pcas[1]["encoding"]["x"]["scale"]
     assert pcas[0]["encoding"]["color"]["scale"] == pcas[1]["encoding"]["color"]["scale"]
-    scales = [m["spec"]["layer"][0]["encoding"]["x"]["scale"] for m in matrices]
-    assert scales[0] == scales[1] and "domain" in scales[0]
+    dots = [m["vconcat"][1]["hconcat"][0]["layer"][0]["encoding"] for m in matrices]
+    assert dots[0]["x"]["scale"] == dots[1]["x"]["scale"] and "domain" in dots[0]["x"]["scale"]
+    assert dots[0]["color"]["scale"] == dots[1]["color"]["scale"]
+    assert "domain" in dots[0]["color"]["scale"]
     # one slider drives both sides (both runs evaluated at steps 30 and 60)
     slider = app.select_slider(key="geometry.step.both")
     slider.set_value(30).run()
@@ -90,6 +102,6 @@ def test_principal_components_in_the_scatter_matrix(filled):
     app = open_page("views/geometry.py", {"run_id": filled.sec})
     app.radio(key="geometry.basis").set_value("pcs").run()
     assert not app.exception and not app.error
-    matrix = next(s for s in charts_of(app) if "repeat" in s)
-    assert matrix["repeat"]["column"] == ["pc1", "pc2", "pc3"]
+    matrix = next(s for s in charts_of(app) if "vconcat" in s)
+    assert _coordinates(matrix) == ["pc1", "pc2", "pc3"]
     assert "principal components" in _title(matrix)
