@@ -47,10 +47,23 @@ def _scale(domain: Domain | None, **extra: object) -> alt.Scale:
     return alt.Scale(domain=list(domain), nice=False, **extra) if domain else alt.Scale(**extra)
 
 
+def class_names(values: Sequence | pd.Series) -> pd.Series:
+    """Class labels as the strings the colour scale's domain holds ("3", not 3 or 3.0).
+
+    Vega looks a value up in an explicit domain by type: an integer label against the
+    string domain gets no colour at all, and the scatter's dots vanish."""
+    series = pd.Series(values)
+    numbers = pd.to_numeric(series, errors="coerce")
+    if len(series) and numbers.notna().all() and (numbers % 1 == 0).all():
+        series = numbers.astype("int64")
+    return series.astype(str)
+
+
 def _class_color(color: str, classes: Sequence | None) -> alt.Color:
     """Classes in the high-contrast palette; ``classes`` (shared side by side) pins
-    each class to one colour whichever classes a panel happens to contain."""
-    domain = [str(c) for c in classes] if classes is not None else alt.Undefined
+    each class to one colour whichever classes a panel happens to contain. The data's
+    ``color`` column must hold ``class_names``."""
+    domain = class_names(classes).tolist() if classes is not None else alt.Undefined
     scale = alt.Scale(domain=domain, range=RUN_PALETTE)
     return alt.Color(f"{color}:N", title="class", scale=scale, sort=None)
 
@@ -122,6 +135,7 @@ def scatter_matrix(
     coords = list(coords)[:MAX_COORDS]
     cell, labelled = matrix_cell(len(coords), width)
     frame = points[[*coords, color]].assign(kind="embedding")
+    frame[color] = class_names(frame[color]).to_numpy()
     has_vertices = vertices is not None and len(vertices) > 0
     room = MAX_POINTS - (len(vertices) if has_vertices else 0)
     frame, note = limit(frame, [], coords[0] if coords else "", total, max_points=room)
@@ -143,15 +157,17 @@ def scatter_matrix(
 
     def histogram(field: str) -> alt.Chart:
         # the diagonal: the coordinate's distribution, not the coordinate against itself;
-        # bins over the shared domain, so both sides bin alike
+        # bins over the shared domain, so both sides bin alike; ≥ 6 px a bar, no gaps
+        # (1 px bars of a small cell vanish in antialiasing)
         extent = list(domains[field]) if field in domains else alt.Undefined
         return (
             alt.Chart()
-            .mark_bar(opacity=0.7, color="#7f7f7f")
+            .mark_bar(opacity=0.7, color="#7f7f7f", binSpacing=0)
             .encode(
                 x=alt.X(
                     f"{field}:Q",
-                    bin=alt.Bin(maxbins=20, extent=extent),
+                    bin=alt.Bin(maxbins=max(5, min(20, cell // 6)), extent=extent),
+                    title=field,
                     scale=_scale(domains.get(field), zero=False),
                     axis=alt.Axis(**axis),
                 ),
@@ -198,7 +214,7 @@ def pca_scatter(
     title: str = "PCA projection",
 ) -> alt.TopLevelMixin:
     """Scatter of ``pc1``/``pc2`` coloured by class (PCA computed on the server)."""
-    frame, note = limit(df, [], "pc1", total)
+    frame, note = limit(df.assign(**{color: class_names(df[color]).to_numpy()}), [], "pc1", total)
     chart = (
         alt.Chart(frame)
         .mark_circle(size=18, opacity=0.7)

@@ -245,6 +245,8 @@ def test_scatter_matrix_shares_domains_and_class_colours():
     assert dots["x"]["scale"]["domain"] == [-1.0, 1.0]
     assert dots["y"]["scale"]["domain"] == [-2.0, 3.0]
     assert dots["color"]["scale"] == {"domain": ["0", "1", "2"], "range": charts.RUN_PALETTE}
+    # integer labels are looked up in the string domain as strings, or the dots get no colour
+    assert {row["label"] for row in next(iter(spec["datasets"].values()))} == {"0", "1"}
     histogram = rows[1]["hconcat"][1]["encoding"]["x"]  # c1's histogram, binned over c1's domain
     assert histogram["bin"]["extent"] == [-2.0, 3.0]
     assert histogram["scale"]["domain"] == [-2.0, 3.0]
@@ -265,5 +267,6 @@ def test_geometry_charts_take_shared_domains():
     spec = charts.pca_scatter(pca, domain=(-2.0, 2.0), classes=[0, 1, 2]).to_dict()
     assert spec["encoding"]["x"]["scale"]["domain"] == [-2.0, 2.0]
     assert spec["encoding"]["color"]["scale"]["domain"] == ["0", "1", "2"]
+    assert [row["label"] for row in next(iter(spec["datasets"].values()))] == ["0", "1"]
     angles = charts.angle_heatmap(np.zeros((2, 2)), [0, 1]).to_dict()
     assert angles["encoding"]["color"]["scale"]["domain"] == [0.0, 180.0]
