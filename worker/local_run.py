@@ -9,11 +9,11 @@ flag from the dashboard, end of run with compaction, failures recorded the same 
 from __future__ import annotations
 
 import json
+import math
 import sys
-import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any
 
 import numpy as np
 
@@ -22,38 +22,10 @@ from db.store import RunStore
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
-from sphere_engine.tracking import BaseTracker, CompositeTracker
+from sphere_engine.tracking import CompositeTracker
 from sphere_engine.validation import validate
 from worker import settings
-
-
-class ProgressBar(BaseTracker):
-    """A one-line progress bar on stderr (redrawn at most 5 times a second)."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.last_draw = 0.0
-        self.loss = float("nan")
-        self.norm_var = float("nan")
-
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
-        self.loss = values.get("loss/total", self.loss)
-        self.norm_var = values.get("norm/var", self.norm_var)
-
-    def track_progress(self, step: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last_draw < 0.2 and step != total:
-            return
-        self.last_draw = now
-        width = 30
-        filled = int(width * step / max(total, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(
-            f"\r[{bar}] {step}/{total}  loss {self.loss:.4f}  norm var {self.norm_var:.4g}"
-        )
-        if step == total:
-            self.stream.write("\n")
-        self.stream.flush()
+from worker.progress import ProgressBar
 
 
 def format_metrics(metrics: Mapping[str, float]) -> str:
@@ -71,26 +43,40 @@ def _lifecycle(store: RunStore, run_id: str) -> RunLifecycle:
     )
 
 
-def train_command(config_path: str, overrides: list[str], name: str | None = None) -> int:
-    """Train in this process, recording into the store; returns the exit code."""
+def train_command(
+    config_path: str,
+    overrides: list[str],
+    name: str | None = None,
+    tags: Iterable[str] = (),
+    as_json: bool = False,
+) -> int:
+    """Train in this process, recording into the store; returns the exit code.
+
+    ``as_json``: the result goes to stdout as one JSON object (run id, status, steps,
+    device, final metrics, error); everything else goes to stderr."""
     from sphere_engine.train import run_training
 
+    report: dict[str, Any] = {"run_id": None, "name": name, "status": "invalid"}
     try:
         config = RunConfig.from_toml(config_path, overrides)
         validate(config)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _report(as_json, {**report, "error": str(error)}, 2)
     store = RunStore()
     run_name = name or Path(config_path).stem
     # Recorded as running at once: a queued run that no broker holds could be picked up.
-    run_id = store.create_run(config.to_dict(), run_name, kind="train", status="running")
+    run_id = store.create_run(
+        config.to_dict(), run_name, kind="train", tags=list(tags), status="running"
+    )
+    report.update(run_id=run_id, name=run_name, home=str(store.home), status="failed")
     print(f"run {run_id} ({run_name}) recorded in {store.home}", file=sys.stderr)
+    progress = ProgressBar()
     try:
         with _lifecycle(store, run_id) as run:
             if not config.training.checkpoint_dir:
                 config.training.checkpoint_dir = str(run.checkpoint_dir)
-            tracker = CompositeTracker(run.tracker, ProgressBar())
+            tracker = CompositeTracker(run.tracker, progress)
             result = run_training(config, tracker, run.should_stop)
             if result.cancelled:
                 message = f"cancelled at step {result.steps_completed}"
@@ -98,16 +84,44 @@ def train_command(config_path: str, overrides: list[str], name: str | None = Non
             else:
                 run.end("finished", device=result.device)
     except KeyboardInterrupt:
+        progress.close()
         print("\ncancelled", file=sys.stderr)
-        return 130
+        return _report(as_json, {**report, "status": "cancelled"}, 130)
     except (TrainingDivergedError, ValueError) as error:  # recorded as the worker does
+        progress.close()
         print(f"\nerror: {error}", file=sys.stderr)
-        return 1
+        return _report(as_json, {**report, "error": str(error)}, 1)
+    progress.close()
+    report.update(
+        status="cancelled" if result.cancelled else "finished",
+        steps=result.steps_completed,
+        device=result.device,
+        metrics=result.final_metrics,
+    )
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
-        return 130
-    print(format_metrics(result.final_metrics))
-    return 0
+        return _report(as_json, report, 130)
+    if not as_json:
+        print(format_metrics(result.final_metrics))
+    return _report(as_json, report, 0)
+
+
+def _report(as_json: bool, report: Mapping[str, Any], code: int) -> int:
+    """Print ``report`` as one JSON line on stdout when asked; returns ``code``."""
+    if as_json:
+        print(json.dumps(_plain_json(report), sort_keys=True), flush=True)
+    return code
+
+
+def _plain_json(value: Any) -> Any:
+    """``value`` with NaN/inf as null: standard JSON, readable by any parser."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(key): _plain_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(item) for item in value]
+    return value
 
 
 def analyze_command(path: str, out: str | None = None, name: str | None = None) -> int:

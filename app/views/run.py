@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
+from app.panels.downloads import downloads
 from sphere_engine.catalogue import (
     ChartGroup,
     Source,
@@ -106,6 +107,7 @@ def _live(run_id: str, *, log_y: bool, x: str, evals: tuple[str, ...], live: boo
             ),
             language="json",
         )
+    downloads(run_id)
 
 
 def _header(record: Any) -> None:

@@ -12,7 +12,9 @@ from worker import cli, launch, local_run
 
 def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr(local_run, "train_command", lambda *a: calls.append(("train", a)) or 3)
+    monkeypatch.setattr(
+        local_run, "train_command", lambda *a, **k: calls.append(("train", a, k)) or 3
+    )
     monkeypatch.setattr(local_run, "analyze_command", lambda *a: calls.append(("an", a)) or 4)
 
     assert cli.main(["train", "run.toml", "--set", "optimizer.lr=0.1", "--set", "a.b=1"]) == 3
@@ -20,7 +22,8 @@ def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
     assert cli.main(["analyze", "emb.npz"]) == 4
 
     assert calls == [
-        ("train", ("run.toml", ["optimizer.lr=0.1", "a.b=1"])),
+        ("train", ("run.toml", ["optimizer.lr=0.1", "a.b=1"]),
+         {"name": None, "tags": [], "as_json": False}),
         ("an", ("emb.npz", "r.json")),
         ("an", ("emb.npz", None)),
     ]
