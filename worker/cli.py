@@ -151,9 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=ENVIRONMENT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--version", action="version", version=f"spherescope {package_version()}"
-    )
+    parser.add_argument("--version", action="version", version=f"spherescope {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_train(commands)
     _add_analyze(commands)

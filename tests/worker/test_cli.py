@@ -22,8 +22,11 @@ def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
     assert cli.main(["analyze", "emb.npz"]) == 4
 
     assert calls == [
-        ("train", ("run.toml", ["optimizer.lr=0.1", "a.b=1"]),
-         {"name": None, "tags": [], "as_json": False}),
+        (
+            "train",
+            ("run.toml", ["optimizer.lr=0.1", "a.b=1"]),
+            {"name": None, "tags": [], "as_json": False},
+        ),
         ("an", ("emb.npz", "r.json")),
         ("an", ("emb.npz", None)),
     ]
