@@ -21,7 +21,7 @@ import torch
 from sphere_engine.diagnostics import (
     DirectionTracker,
     StepStatistics,
-    batch_statistics,
+    embedding_statistics,
     gradient_statistics,
 )
 
@@ -107,13 +107,12 @@ class ExternalStep:
         stats = StepStatistics()
         with torch.no_grad():
             detached = embeddings.detach().float()
-            stats.add(batch_statistics(detached, labels, None))
+            packed, norms, order = embedding_statistics(detached, labels, None)
+            stats.add(packed)
         pending = _Pending(step, stats, [])
         self._add_tracked(pending, detached, sample_ids)
         if embeddings.requires_grad:
-            pending.embeddings = detached
-            pending.norms = torch.linalg.vector_norm(detached, dim=1)
-            pending.order = torch.argsort(pending.norms)
+            pending.embeddings, pending.norms, pending.order = detached, norms, order
             pending.waiting_for_grad = True
             embeddings.register_hook(self._gradient_hook(pending))
         self._pending.append(pending)
