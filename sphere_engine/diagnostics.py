@@ -1,25 +1,27 @@
 """Per-iteration geometry diagnostics of a batch of embeddings (SCIENCE.md §6).
 
-Everything here runs under ``torch.no_grad`` on the training device. Each group of
-statistics is computed as ONE small vector of raw reductions (sums, norms, picked
-order statistics) plus a ``finish`` function that turns those raw numbers into the
-statistics (divisions, square roots, NaN for an empty half) in plain Python, after
-``StepStatistics.to_host`` has concatenated the groups and moved them to the CPU once
-per logged step (one device sync, not one per statistic). ``PackedStatistics`` is the
-read-only mapping from name to value of one group.
+The device (under ``torch.no_grad``) does only what needs the N × d tensors: the
+per-sample norms, the gradient's norm and its dot product with the embedding, the sums
+of directions per class. Each group of statistics is ONE small raw vector of those
+(O(N) numbers) plus a ``finish`` function that computes the statistics from them on
+the host with NumPy in float64 (moments, percentiles, ratios, correlations, NaN for an
+empty half), after ``StepStatistics.to_host`` has concatenated every group and moved
+it to the CPU once per logged step (one device sync, not one per statistic).
+``PackedStatistics`` is the read-only mapping from name to value of one group.
 
 This runs every training step, so it is written for few tensor operations: on a CPU
-each op costs microseconds of dispatch (scalar arithmetic on 0-dim tensors costs as
-much as on a whole batch), and a tiny matmul may wake the BLAS thread pool
-(milliseconds on a loaded machine). Scalar arithmetic therefore happens on the host.
+each op costs microseconds of dispatch whatever its size (on 40 numbers NumPy is
+several times cheaper), and a tiny matmul may wake the BLAS thread pool (milliseconds
+on a loaded machine). Moving O(N) numbers instead of a few scalars costs nothing
+measurable on a GPU (the transfer is latency-bound).
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 
+import numpy as np
 import torch
 
 _EPS = 1e-12
@@ -27,7 +29,7 @@ _STILL_DEGREES = 1e-6  # below this mean turn the tracked samples did not move
 _QUANTILES = (0.05, 0.5, 0.95)
 _NAN = float("nan")
 
-Finish = Callable[[Sequence[float]], list[float]]
+Finish = Callable[[np.ndarray], list[float]]  # raw float64 values → one value per name
 
 NORM_NAMES = (
     "norm/mean",
@@ -60,16 +62,16 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
         self.values = values
         self.finish = finish
 
-    def host_values(self, raw: Sequence[float]) -> list[float]:
+    def host_values(self, raw: np.ndarray) -> list[float]:
         """One value per name from this group's raw values as read on the host."""
-        return list(raw) if self.finish is None else self.finish(raw)
+        return raw.tolist() if self.finish is None else self.finish(raw)
 
     def __getitem__(self, name: str) -> torch.Tensor:
         index = self.names.index(name)
         if self.finish is None:
             return self.values[index]
-        finished = self.host_values(self.values.detach().double().cpu().tolist())
-        return torch.tensor(finished[index], dtype=torch.float64)
+        raw = self.values.detach().float().cpu().numpy().astype(np.float64)
+        return torch.tensor(self.host_values(raw)[index], dtype=torch.float64)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names)
@@ -78,41 +80,40 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
         return len(self.names)
 
 
-@functools.lru_cache(maxsize=32)  # one batch size per run: built once, not every step
-def _quantile_table(count: int, device: torch.device) -> tuple[torch.Tensor, tuple[float, ...]]:
-    """Positions in the sorted norms of [min, max, 3 × below, 3 × above] and the
-    interpolation weights of the 5/50/95th percentiles (linear, as ``torch.quantile``)."""
-    low, high, weight = [], [], []
-    for q in _QUANTILES:
-        position = q * (count - 1)
-        below = math.floor(position)
-        low.append(below)
-        high.append(min(below + 1, count - 1))
-        weight.append(position - below)
-    return torch.tensor([0, count - 1, *low, *high], device=device), tuple(weight)
-
-
 def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator > 0 else _NAN
+    return float(numerator / denominator) if denominator > 0 else _NAN
 
 
-@torch.no_grad()
-def _norm_raw(norms: torch.Tensor, sorted_norms: torch.Tensor) -> tuple[torch.Tensor, Finish]:
-    """Raw [mean, var, min, max, 3 × below, 3 × above] of the norms, and its finish."""
-    var, mean = torch.var_mean(norms, correction=0)
-    picks, weights = _quantile_table(len(norms), norms.device)
-    raw = torch.cat((torch.stack((mean, var)), sorted_norms[picks]))  # one gather
+def _halves(values: np.ndarray, order: np.ndarray) -> tuple[float, float]:
+    """Mean of ``values`` over the smaller-norm half and over the larger-norm half
+    (``order``: argsort of the norms; NaN for fewer than two samples); the halves
+    leave out the median sample of an odd count."""
+    half = len(order) // 2
+    if not half:
+        return _NAN, _NAN
+    by_norm = values[order]
+    return float(by_norm[:half].sum()) / half, float(by_norm[-half:].sum()) / half
 
-    def finish(values: Sequence[float]) -> list[float]:
-        mean, var, low, high = values[0], values[1], values[2], values[3]
-        std = math.sqrt(max(var, 0.0))
-        quantiles = [
-            below + weight * (above - below)
-            for below, above, weight in zip(values[4:7], values[7:10], weights, strict=True)
-        ]
-        return [mean, var, std, std / max(mean, _EPS), low, high, *quantiles]
 
-    return raw, finish
+def _finish_norms(norms: np.ndarray, order: np.ndarray) -> list[float]:
+    """NORM_NAMES from the N norms (``order``: their argsort): population variance
+    (divide by N), as the SEC paper reports it; percentiles interpolated linearly, as
+    ``torch.quantile``."""
+    count = len(norms)
+    mean = float(norms.sum()) / count
+    centred = norms - mean
+    var = float(centred @ centred) / count
+    std = math.sqrt(var)
+    ordered = norms[order]
+    last = count - 1
+    quantiles = []
+    for q in _QUANTILES:
+        position = q * last
+        below = math.floor(position)
+        low, high = float(ordered[below]), float(ordered[min(below + 1, last)])
+        quantiles.append(low + (position - below) * (high - low))
+    return [mean, var, std, std / max(mean, _EPS), float(ordered[0]), float(ordered[-1]),
+            *quantiles]  # fmt: skip
 
 
 @torch.no_grad()
@@ -122,39 +123,34 @@ def norm_statistics(
     """Statistics of the L2 norms (one per sample) of a batch of raw embeddings.
 
     ``norm/var`` is the population variance (divide by N), as the SEC paper reports it.
-    Percentiles come from one sort, not ``torch.quantile``.
+    (``sorted_norms`` is accepted for compatibility; the host sorts.)
     """
-    if sorted_norms is None:
-        sorted_norms = norms.sort().values
-    return PackedStatistics(NORM_NAMES, *_norm_raw(norms, sorted_norms))
+
+    def finish(raw: np.ndarray) -> list[float]:
+        return _finish_norms(raw, np.argsort(raw, kind="stable"))
+
+    return PackedStatistics(NORM_NAMES, norms.detach().reshape(-1), finish)
 
 
 @torch.no_grad()
-def _pair_raw(directions: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, Finish]:
-    """Raw [Σ same-class pairs, Σ all pairs, number of same-class pairs] and its finish."""
-    count = len(labels)
+def _pair_sums(directions: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """[Σ over same-class pairs, Σ over all pairs] of cosines, self-pairs included."""
     classes = int(labels.max()) + 1  # the sync ``F.one_hot`` would do as well
     # per-class sums by scatter-add, not one_hot.T @ directions: a tiny matmul wakes
     # the BLAS thread pool, which costs milliseconds on a busy CPU
     class_sums = directions.new_zeros(classes, directions.shape[1]).index_add_(
         0, labels, directions
     )
-    class_sizes = torch.bincount(labels, minlength=classes).to(directions.dtype)
-    raw = torch.stack(
-        (
-            class_sums.square().sum(),  # Σ over same-class pairs incl. the N self-pairs
-            class_sums.sum(dim=0).square().sum(),  # Σ over all pairs
-            class_sizes.square().sum(),  # number of same-class pairs incl. self-pairs
-        )
-    )
+    return torch.stack((class_sums.square().sum(), class_sums.sum(dim=0).square().sum()))
 
-    def finish(values: Sequence[float]) -> list[float]:
-        same, total, same_pairs = values
-        positive = _ratio(same - count, same_pairs - count)
-        negative = _ratio(total - same, count * count - same_pairs)
-        return [positive, negative, positive - negative]
 
-    return raw, finish
+def _finish_pairs(labels: np.ndarray, same: float, total: float) -> list[float]:
+    """PAIR_NAMES from the labels and the two pair sums of ``_pair_sums``."""
+    count = len(labels)
+    same_pairs = float(np.square(np.bincount(labels.astype(np.int64))).sum())
+    positive = _ratio(same - count, same_pairs - count)  # the N self-pairs count 1 each
+    negative = _ratio(total - same, count * count - same_pairs)
+    return [positive, negative, positive - negative]
 
 
 @torch.no_grad()
@@ -166,47 +162,44 @@ def pair_cosines(directions: torch.Tensor, labels: torch.Tensor) -> PackedStatis
     (the N self-pairs contribute exactly 1 each). A batch without positives (or
     negatives) yields NaN for that entry, kept as a gap in the series.
     """
-    return PackedStatistics(PAIR_NAMES, *_pair_raw(directions, labels))
+    count = len(labels)
+
+    def finish(raw: np.ndarray) -> list[float]:
+        return _finish_pairs(raw[:count], raw[count], raw[count + 1])
+
+    raw = torch.cat((labels.reshape(-1), _pair_sums(directions, labels)))
+    return PackedStatistics(PAIR_NAMES, raw, finish)
+
+
+def _finish_gradient(
+    norms: np.ndarray, order: np.ndarray, grad_norms: np.ndarray, dots: np.ndarray
+) -> list[float]:
+    """GRADIENT_NAMES from per-sample ||f|| (``order``: its argsort), ||g|| and <g, f>
+    (see gradient_statistics)."""
+    count = len(norms)
+    inverse = 1.0 / np.maximum(norms, _EPS)
+    radial = dots * inverse  # <g, f̂>
+    active = grad_norms > _EPS
+    active_count = int(np.count_nonzero(active))
+    cosines = float((np.abs(radial[active]) / grad_norms[active]).sum()) if active_count else 0.0
+    rotation = np.sqrt(np.maximum(grad_norms * grad_norms - radial * radial, 0.0)) * inverse
+    small, large = _halves(rotation, order)
+    # zero gradient on the large-norm half (inactive loss): no ratio to report
+    ratio = small / large if large > _EPS else _NAN
+    grad_mean = float(grad_norms.sum()) / count
+    centred_grad = grad_norms - grad_mean
+    centred_inverse = inverse - float(inverse.sum()) / count
+    spread = math.sqrt(float(centred_grad @ centred_grad)) * math.sqrt(
+        float(centred_inverse @ centred_inverse)
+    )
+    correlation = float(centred_grad @ centred_inverse) / max(spread, _EPS)
+    return [grad_mean, correlation, _ratio(cosines, active_count), ratio]
 
 
 @torch.no_grad()
-def _gradient_raw(
-    embeddings: torch.Tensor, norms: torch.Tensor, grad: torch.Tensor, norm_order: torch.Tensor
-) -> tuple[torch.Tensor, Finish]:
-    """Raw sums of the gradient statistics (see ``gradient_statistics``) and their finish."""
-    safe_norms = norms.clamp_min(_EPS)
-    grad_norms = torch.linalg.vector_norm(grad, dim=1)
-    radial = torch.linalg.vecdot(grad, embeddings) / safe_norms  # <g, f̂>
-    safe_grad_norms = grad_norms.clamp_min(_EPS)
-    active = grad_norms > _EPS
-    # |cos(g, f)| of active samples; rotation ||g_⊥|| / ||f|| (g_⊥ = g − <g, f̂> f̂)
-    cosine = torch.where(active, radial.abs() / safe_grad_norms, 0.0)
-    rotation = (grad_norms.square() - radial.square()).clamp_min(0).sqrt() / safe_norms
-    half = len(norm_order) // 2
-    by_norm = rotation[norm_order]
-    centred_grad = grad_norms - grad_norms.mean()
-    inverse = safe_norms.reciprocal()
-    centred_inverse = inverse - inverse.mean()
-    per_sample = torch.stack(
-        (cosine, active.to(grad.dtype), grad_norms, centred_grad * centred_inverse,
-         centred_grad.square(), centred_inverse.square()),
-    )  # fmt: skip
-    raw = torch.cat(
-        (per_sample.sum(dim=1), torch.stack((by_norm[:half].sum(), by_norm[-half:].sum())))
-        if half
-        else (per_sample.sum(dim=1), grad_norms.new_zeros(2))
-    )
-    count = len(norm_order)
-
-    def finish(values: Sequence[float]) -> list[float]:
-        cosines, active_count, grad_sum, cross, grad_square, inverse_square = values[:6]
-        small, large = values[6:8]
-        correlation = cross / max(math.sqrt(grad_square) * math.sqrt(inverse_square), _EPS)
-        # zero gradient on the large-norm half (inactive loss): no ratio to report
-        ratio = small / large if half and large / half > _EPS else _NAN
-        return [grad_sum / count, correlation, _ratio(cosines, active_count), ratio]
-
-    return raw, finish
+def _gradient_raw(embeddings: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    """Per-sample [||g|| ..., <g, f> ...]: all the device does for the gradient."""
+    return torch.cat((torch.linalg.vector_norm(grad, dim=1), torch.linalg.vecdot(grad, embeddings)))
 
 
 @torch.no_grad()
@@ -227,11 +220,17 @@ def gradient_statistics(
       (the "unbalanced update" SEC claims to fix; ≈ 1 means balanced);
     - ``grad/norm_mean``: mean ||∂L/∂f_i||.
     Samples with a zero gradient (inactive in the loss) are left out of the cosine.
-    ``norm_order``: argsort of ``norms`` when the caller already has it.
+    (``norm_order`` is accepted for compatibility; the host sorts.)
     """
-    if norm_order is None:
-        norm_order = torch.argsort(norms)
-    return PackedStatistics(GRADIENT_NAMES, *_gradient_raw(embeddings, norms, grad, norm_order))
+    count = len(norms)
+
+    def finish(raw: np.ndarray) -> list[float]:
+        norms = raw[:count]
+        order = np.argsort(norms, kind="stable")
+        return _finish_gradient(norms, order, raw[count : 2 * count], raw[2 * count :])
+
+    raw = torch.cat((norms.detach().reshape(-1), _gradient_raw(embeddings, grad)))
+    return PackedStatistics(GRADIENT_NAMES, raw, finish)
 
 
 class DirectionTracker:
@@ -259,22 +258,16 @@ class DirectionTracker:
         # float32 cannot resolve anything below ~0.02°.
         gap = torch.linalg.vector_norm(directions - previous_directions, dim=1)
         total = torch.linalg.vector_norm(directions + previous_directions, dim=1)
-        half_angles = torch.atan2(gap, total)  # radians, half the turn
-        count, half = len(half_angles), len(half_angles) // 2
-        if half:
-            by_norm = half_angles[torch.argsort(previous_norms)]
-            raw = torch.stack((half_angles.sum(), by_norm[:half].sum(), by_norm[-half:].sum()))
-        else:
-            raw = half_angles.sum().reshape(1)
+        count = len(norms)
 
-        def finish(values: Sequence[float]) -> list[float]:
-            degrees = [2 * math.degrees(value) for value in values]
-            if not half:
-                return [degrees[0] / count, _NAN]
-            small, large = degrees[1] / half, degrees[2] / half
+        def finish(raw: np.ndarray) -> list[float]:
+            angles = np.degrees(2 * raw[:count])
+            small, large = _halves(angles, np.argsort(raw[count:], kind="stable"))
             # no movement at all (e.g. a step with zero loss): a ratio means nothing
-            return [degrees[0] / count, small / large if large > _STILL_DEGREES else _NAN]
+            ratio = small / large if large > _STILL_DEGREES else _NAN
+            return [float(angles.mean()), ratio]
 
+        raw = torch.cat((torch.atan2(gap, total), previous_norms))
         return PackedStatistics(DIRECTION_NAMES, raw, finish)
 
     @property
@@ -285,7 +278,7 @@ class DirectionTracker:
         return self.previous[0]
 
 
-def _no_turn(values: Sequence[float]) -> list[float]:
+def _no_turn(raw: np.ndarray) -> list[float]:
     """The first update: nothing to compare with yet."""
     return [_NAN, _NAN]
 
@@ -308,10 +301,13 @@ class StepStatistics:
             self.groups.append(values)
             self.blocks.append(values.values.reshape(-1))
             return
-        for name, value in values.items():
-            block = value.detach().reshape(1)
-            self.groups.append(PackedStatistics((name,), block))
-            self.blocks.append(block)
+        if not values:
+            return
+        # named 0-dim tensors (loss terms, regulariser diagnostics): one stack, one block
+        with torch.no_grad():
+            block = torch.stack(list(values.values())).reshape(-1)
+        self.groups.append(PackedStatistics(tuple(values), block))
+        self.blocks.append(block)
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
         """One device → host transfer for everything (this is the step's sync point).
@@ -321,15 +317,16 @@ class StepStatistics:
             parts.append(self.sample_norms.detach().reshape(-1))
         if not parts:
             return {}, []
-        # cat promotes mixed dtypes; .float() rounds every raw value to float32 as before
-        flat = torch.cat(parts).float().cpu().tolist()
+        # cat promotes mixed dtypes (labels are exact in float32 below 2**24); every raw
+        # value is rounded to float32 on the device, then finished in float64
+        flat = torch.cat(parts).float().cpu().numpy().astype(np.float64)
         values: dict[str, float] = {}
         start = 0
         for group, block in zip(self.groups, self.blocks, strict=True):
             end = start + block.numel()
             values.update(zip(group.names, group.host_values(flat[start:end]), strict=True))
             start = end
-        return values, flat[start:]
+        return values, flat[start:].tolist()
 
 
 @torch.no_grad()
@@ -345,31 +342,25 @@ def batch_statistics(
 @torch.no_grad()
 def embedding_statistics(
     embeddings: torch.Tensor, labels: torch.Tensor, grad: torch.Tensor | None
-) -> tuple[PackedStatistics, torch.Tensor, torch.Tensor]:
-    """``batch_statistics``, plus the float embeddings' norms and their argsort, which
-    ``gradient_statistics`` needs when the gradient arrives later (the SDK's hook)."""
+) -> tuple[PackedStatistics, torch.Tensor]:
+    """``batch_statistics`` and the float embeddings' norms, which ``gradient_statistics``
+    needs when the gradient arrives later (the SDK's hook)."""
     embeddings = embeddings.detach().float()
     norms = torch.linalg.vector_norm(embeddings, dim=1)
-    sorted_norms, order = norms.sort()
     directions = embeddings / norms.clamp_min(_EPS)[:, None]
-    parts = [_norm_raw(norms, sorted_norms), _pair_raw(directions, labels)]
+    parts = [norms, labels.reshape(-1), _pair_sums(directions, labels)]
     names = NORM_NAMES + PAIR_NAMES
     if grad is not None:
-        parts.append(_gradient_raw(embeddings, norms, grad.detach().float(), order))
+        parts.append(_gradient_raw(embeddings, grad.detach().float()))
         names += GRADIENT_NAMES
-    packed = PackedStatistics(names, torch.cat([raw for raw, _ in parts]), _chain(parts))
-    return packed, norms, order
+    count = len(norms)
 
-
-def _chain(parts: list[tuple[torch.Tensor, Finish]]) -> Finish:
-    """One finish for raw vectors concatenated in order."""
-    sizes = [raw.numel() for raw, _ in parts]
-
-    def finish(values: Sequence[float]) -> list[float]:
-        result, start = [], 0
-        for size, (_, part) in zip(sizes, parts, strict=True):
-            result += part(values[start : start + size])
-            start += size
+    def finish(raw: np.ndarray) -> list[float]:
+        values, labels_, pairs = raw[:count], raw[count : 2 * count], raw[2 * count :]
+        order = np.argsort(values, kind="stable")
+        result = _finish_norms(values, order) + _finish_pairs(labels_, pairs[0], pairs[1])
+        if grad is not None:
+            result += _finish_gradient(values, order, pairs[2 : 2 + count], pairs[2 + count :])
         return result
 
-    return finish
+    return PackedStatistics(names, torch.cat(parts), finish), norms
