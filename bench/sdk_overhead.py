@@ -18,6 +18,7 @@ batch 64 on 32×32 inputs, on CPU.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -99,6 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     torch.manual_seed(0)
     if args.only in (None, "digits"):

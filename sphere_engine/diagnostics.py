@@ -71,7 +71,8 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
         if self.finish is None:
             return self.values[index]
         raw = self.values.detach().float().cpu().numpy().astype(np.float64)
-        return torch.tensor(self.host_values(raw)[index], dtype=torch.float64)
+        with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
+            return torch.tensor(self.host_values(raw)[index], dtype=torch.float64)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names)
@@ -322,10 +323,11 @@ class StepStatistics:
         flat = torch.cat(parts).float().cpu().numpy().astype(np.float64)
         values: dict[str, float] = {}
         start = 0
-        for group, block in zip(self.groups, self.blocks, strict=True):
-            end = start + block.numel()
-            values.update(zip(group.names, group.host_values(flat[start:end]), strict=True))
-            start = end
+        with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
+            for group, block in zip(self.groups, self.blocks, strict=True):
+                end = start + block.numel()
+                values.update(zip(group.names, group.host_values(flat[start:end]), strict=True))
+                start = end
         return values, flat[start:].tolist()
 
 
