@@ -5,8 +5,8 @@ same workload as bench/diagnostics_overhead.py (P×K batches of 40, triplet loss
 for ResNet-18 a cosine-softmax loss on random 32×32 inputs. The SDK step adds
 ``run.log_embeddings`` (every step: ``log_every=1``, with the gradient statistics from
 the tensor hook) and ``run.log({"loss/total": loss.item()})``, writing to a real store
-in a temporary folder. Bare and SDK blocks alternate on the same model in one process
-(interleaved, so drifts in machine load hit both sides); the ratio is of the medians of
+in a temporary folder. Bare and SDK steps alternate one by one on the same model in one
+process (so drifts in machine load hit both sides); the ratio is of the medians of
 per-step times.
 
 Targets (issue 10): ≤ 1.25× for the digits MLP at batch 40, ≤ 1.05× for ResNet-18 at
@@ -18,6 +18,7 @@ batch 64 on 32×32 inputs, on CPU.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -77,9 +78,9 @@ def measure(label: str, model: torch.nn.Module, next_batch: Batches, loss_fn: An
             return time.perf_counter() - started
 
         one_step(True), one_step(False)  # warm-up: first-call costs on both sides
-        for _ in range(rounds):
-            bare_times += [one_step(False) for _ in range(steps)]
-            sdk_times += [one_step(True) for _ in range(steps)]
+        for _ in range(rounds * steps):  # step by step, so load drifts hit both sides
+            bare_times.append(one_step(False))
+            sdk_times.append(one_step(True))
     bare, sdk = statistics.median(bare_times), statistics.median(sdk_times)
     ratio = sdk / bare
     verdict = "OK" if ratio <= target else "ABOVE TARGET"
@@ -99,6 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     torch.manual_seed(0)
     if args.only in (None, "digits"):

@@ -21,6 +21,10 @@ as ``cancelled`` ("interrupted from the keyboard"), anything else as ``failed`` 
 ``describe_failure(error)`` (default ``failure_message``). So every path records the
 same status and message for the same error.
 
+A caller with an explicit start and end instead of a block (the SDK's ``Run``:
+``spherescope.init`` ... ``run.finish()``) calls ``start()`` and ``finish(error)``,
+which is what entering and leaving do.
+
 Torch-free: it lives in ``db`` so the SDK can use it without ``worker``; it imports
 one engine module, ``sphere_engine.errors``, which imports nothing.
 """
@@ -36,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from db.heartbeat import Heartbeat
+from db.heartbeat import Heartbeat, HeartbeatStore
 from db.records import TERMINAL
 from db.write_errors import (
     NoSpaceError,
@@ -97,12 +101,15 @@ class RunLifecycle:
         accept_running: bool = False,
         describe_failure: Callable[[BaseException], str] = failure_message,
         flush_interval: float = 1.0,
+        heartbeat_store: HeartbeatStore | None = None,
     ) -> None:
+        """``heartbeat_store``: who receives the beats (default ``store``; the SDK passes
+        one that adds the latest step it saw, as its progress)."""
         self.store, self.run_id = store, run_id
         self.accept_running = accept_running
         self.describe_failure = describe_failure
         self.flush_interval = flush_interval
-        self.heartbeat = Heartbeat(store, run_id, heartbeat_s)
+        self.heartbeat = Heartbeat(heartbeat_store or store, run_id, heartbeat_s)
         self.should_stop = throttled(lambda: store.cancel_requested(run_id), CANCEL_POLL_S)
         self.status = ""  # the status the run ended with, once it ended
         self._outcome: tuple[str, str, dict[str, Any]] = ("finished", "", {})
@@ -127,7 +134,25 @@ class RunLifecycle:
             raise ValueError(f"end: {status!r} is not a terminal status ({sorted(TERMINAL)})")
         self._outcome = (status, message, fields)
 
+    def reopen_tracker(self) -> StoreTracker:
+        """Discard what the tracker still buffers and open a fresh one (the SDK bounds
+        its memory this way while the store cannot be written)."""
+        self._tracker = self.store.tracker(self.run_id, flush_interval=self.flush_interval)
+        return self._tracker
+
     def __enter__(self) -> RunLifecycle:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.finish(error)
+
+    def start(self) -> RunLifecycle:
+        """Claim the run, start the heartbeat, open the tracker (what entering does)."""
         record = self.store.get_run(self.run_id)
         allowed = {"queued", "running"} if self.accept_running else {"queued"}
         if record.status not in allowed:
@@ -155,12 +180,10 @@ class RunLifecycle:
             raise
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def finish(self, error: BaseException | None = None) -> None:
+        """End the run (what leaving does): the outcome set by ``end`` (default
+        ``finished``), or, given the ``error`` that stopped the body, ``failed`` /
+        ``cancelled``. Raises what failed while recording a normal end."""
         try:
             if error is None:
                 self.tracker.flush()  # a failed write raises here and is recorded below

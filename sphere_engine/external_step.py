@@ -21,7 +21,7 @@ import torch
 from sphere_engine.diagnostics import (
     DirectionTracker,
     StepStatistics,
-    batch_statistics,
+    embedding_statistics,
     gradient_statistics,
 )
 
@@ -45,7 +45,6 @@ class _Pending:
     sample_ids: list[int]
     embeddings: torch.Tensor | None = None  # detached float copy, kept for the hook
     norms: torch.Tensor | None = None
-    order: torch.Tensor | None = None
     waiting_for_grad: bool = False
 
 
@@ -107,13 +106,12 @@ class ExternalStep:
         stats = StepStatistics()
         with torch.no_grad():
             detached = embeddings.detach().float()
-            stats.add(batch_statistics(detached, labels, None))
+            packed, norms = embedding_statistics(detached, labels, None)
+            stats.add(packed)
         pending = _Pending(step, stats, [])
         self._add_tracked(pending, detached, sample_ids)
         if embeddings.requires_grad:
-            pending.embeddings = detached
-            pending.norms = torch.linalg.vector_norm(detached, dim=1)
-            pending.order = torch.argsort(pending.norms)
+            pending.embeddings, pending.norms = detached, norms
             pending.waiting_for_grad = True
             embeddings.register_hook(self._gradient_hook(pending))
         self._pending.append(pending)
@@ -137,19 +135,17 @@ class ExternalStep:
         for pending in self._pending:
             if pending.waiting_for_grad:
                 pending.waiting_for_grad = False
-                pending.embeddings = pending.norms = pending.order = None
+                pending.embeddings = pending.norms = None
 
     def _gradient_hook(self, pending: _Pending) -> Callable[[torch.Tensor], None]:
         def hook(grad: torch.Tensor) -> None:
             if not pending.waiting_for_grad:  # a second backward through the same graph
                 return
             pending.stats.add(
-                gradient_statistics(
-                    pending.embeddings, pending.norms, grad.detach().float(), pending.order
-                )
+                gradient_statistics(pending.embeddings, pending.norms, grad.detach().float())
             )
             pending.waiting_for_grad = False
-            pending.embeddings = pending.norms = pending.order = None
+            pending.embeddings = pending.norms = None
 
         return hook
 

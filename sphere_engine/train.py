@@ -7,6 +7,7 @@ nothing of Celery, DuckDB or Streamlit: everything it measures goes to ``tracker
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -141,6 +142,7 @@ def run_training(
     )
     tracked_inputs = gather_inputs(splits.train, tracked_ids).to(device)
     directions = DirectionTracker()
+    embed_tracked = _tracked_embedder(model)
     evaluator = Evaluator(splits, config, device)
     needs_views = getattr(objective, "requires_views", False)
 
@@ -203,7 +205,7 @@ def run_training(
                 )
                 stats.add(objective.regularizer_diagnostics())
                 if len(tracked_ids):
-                    stats.add(directions.update(_embed(model, tracked_inputs)))
+                    stats.add(directions.update(embed_tracked(tracked_inputs)))
                     stats.sample_norms = directions.norms
                 values, sample_norms = stats.to_host()  # the step's one sync point
                 loss_value = values["loss/total"]
@@ -286,6 +288,26 @@ def _choose_tracked_samples(labels: np.ndarray, count: int, seed: int) -> np.nda
             if members and len(chosen) < count:
                 chosen.append(members.pop())
     return np.array(sorted(chosen), dtype=np.int64)
+
+
+# Modules whose output depends on train/eval mode (batch statistics, random masks).
+_MODE_DEPENDENT = (torch.nn.modules.batchnorm._NormBase, torch.nn.modules.dropout._DropoutNd)
+
+
+def _tracked_embedder(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+    """How the tracked samples are embedded at a logged step: in eval mode (BatchNorm
+    must not learn from them, dropout must not perturb them) when the model has such
+    modules; otherwise a plain forward, which is the same function of the same weights
+    without the two mode switches (each walks every module: a third of the tracked
+    forward's cost on a small model)."""
+    if any(isinstance(module, _MODE_DEPENDENT) for module in model.modules()):
+        return functools.partial(_embed, model)
+
+    @torch.no_grad()
+    def forward(inputs: torch.Tensor) -> torch.Tensor:
+        return model(inputs)
+
+    return forward
 
 
 @torch.no_grad()

@@ -1,9 +1,9 @@
 """Store writes that never kill the user's training (unless ``strict``).
 
-Wraps the run store's ``StoreTracker``: a write that fails warns once, keeps its rows
-buffered (the tracker retries them on its next flush, every ``flush_interval``), drops
-the oldest buffer once it holds more than ``max_buffer_rows`` rows (bounded memory),
-and counts everything so that the run's end records the problem.
+Wraps the tracker of the run's ``db.lifecycle.RunLifecycle``: a write that fails warns
+once, keeps its rows buffered (the tracker retries them on its next flush, every
+``flush_interval``), drops the buffer once it holds more than ``max_buffer_rows`` rows
+(bounded memory), and counts everything so that the run's end records the problem.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from db.store import RunStore
+from db.lifecycle import RunLifecycle
 from db.tracker import StoreTracker
 
 log = logging.getLogger(__name__)
@@ -25,18 +25,10 @@ class SafeWriter:
     """Calls ``StoreTracker`` methods; failures are contained unless ``strict``."""
 
     def __init__(
-        self,
-        store: RunStore,
-        run_id: str,
-        *,
-        strict: bool,
-        flush_interval: float = 1.0,
-        max_buffer_rows: int = 200_000,
+        self, lifecycle: RunLifecycle, *, strict: bool, max_buffer_rows: int = 200_000
     ) -> None:
-        self.store, self.run_id, self.strict = store, run_id, strict
-        self.flush_interval = flush_interval
+        self.lifecycle, self.run_id, self.strict = lifecycle, lifecycle.run_id, strict
         self.max_buffer_rows = max_buffer_rows
-        self.tracker = StoreTracker(store, run_id, flush_interval=flush_interval)
         self.failures = 0
         self.dropped_rows = 0
         self.first_error: str | None = None
@@ -52,8 +44,19 @@ class SafeWriter:
         if self.failures and self.tracker.buffered_rows() > self.max_buffer_rows:
             self._drop_buffer()
 
+    @property
+    def tracker(self) -> StoreTracker:
+        return self.lifecycle.tracker
+
     def flush(self) -> None:
         self.call(self.tracker.flush)
+
+    def final_flush(self) -> None:
+        """The last flush before the run ends: what still cannot be written is dropped
+        (and counted), so that the end of the run is recorded as it happened."""
+        self.flush()
+        if self.failures and self.tracker.buffered_rows():
+            self._drop_buffer()
 
     def problem(self) -> dict[str, Any]:
         """What went wrong, for the run's status (empty when every write succeeded)."""
@@ -84,9 +87,9 @@ class SafeWriter:
 
     def _drop_buffer(self) -> None:
         """Start over with an empty tracker: memory stays bounded, the loss is counted."""
+        dropped = self.tracker.buffered_rows()
         try:
-            fresh = StoreTracker(self.store, self.run_id, flush_interval=self.flush_interval)
+            self.lifecycle.reopen_tracker()
         except Exception:  # the store cannot even be read: keep buffering, bounded or not
             return
-        self.dropped_rows += self.tracker.buffered_rows()
-        self.tracker = fresh
+        self.dropped_rows += dropped

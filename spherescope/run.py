@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import os
 import warnings
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
-from spherescope._lifecycle import RunLifecycle
 from spherescope._writer import SafeWriter
+
+HEARTBEAT_ENV = "SPHERESCOPE_HEARTBEAT_S"  # the worker reads the same variable
 
 
 class Run:
@@ -39,9 +43,9 @@ class Run:
         self.store = store
         self.strict = strict
         self.ended = False
-        self._lifecycle = RunLifecycle(store)
-        self._start(config, name, tags)
-        self._writer = SafeWriter(store, self.id, strict=strict)
+        self.step: int | None = None  # the latest step seen, sent with the heartbeat
+        self._lifecycle = self._start(config, name, tags)
+        self._writer = SafeWriter(self._lifecycle, strict=strict)
 
     @property
     def id(self) -> str:
@@ -114,8 +118,13 @@ class Run:
         if status not in TERMINAL or status == "lost":
             raise ValueError(f"status must be finished, failed or cancelled, got {status!r}")
         self._deliver(force=True)
-        self._writer.flush()
-        self._end(status, message, **self._writer.problem())
+        try:
+            self._writer.final_flush()  # raises only when strict
+        except BaseException as error:
+            self._end(error=error)
+            raise
+        self._lifecycle.end(status, message, **self._writer.problem())
+        self._end()
 
     def __enter__(self) -> Run:
         return self
@@ -128,10 +137,11 @@ class Run:
     ) -> None:
         if exc is None:
             self.finish()
-        elif isinstance(exc, KeyboardInterrupt):
-            self.finish("cancelled", "interrupted (KeyboardInterrupt)")
-        else:
-            self.finish("failed", f"{type(exc).__name__}: {exc}")
+        elif not self.ended:  # failed or cancelled, recorded as every run records it
+            with contextlib.suppress(Exception):  # the run's own error is what matters
+                self._deliver(force=True)
+                self._writer.final_flush()
+            self._end(error=exc)
 
     # -- internals -----------------------------------------------------------------------
     def _deliver(self, force: bool = False) -> None:
@@ -149,25 +159,55 @@ class Run:
             raise ValueError(f"run {self.id} has ended; start a new one with spherescope.init")
         if not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
             raise ValueError(f"step must be an integer >= 0, got {step!r}")
-        self._lifecycle.step = int(step)
+        self.step = int(step)
 
-    # The run's lifecycle: these two methods are the only places that change its status
-    # or heartbeat (the integrator swaps RunLifecycle for the shared one, see _lifecycle).
-    def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> None:
-        self._lifecycle.start(config, name, tags)
+    # The run's lifecycle (db.lifecycle, shared with the worker and the CLI): these two
+    # methods are the only places that change its status or heartbeat.
+    def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> RunLifecycle:
+        run_id = self.store.create_run(config, name, kind="external", tags=tags, status="running")
+        lifecycle = RunLifecycle(
+            self.store,
+            run_id,
+            heartbeat_s=_heartbeat_interval(),
+            accept_running=True,
+            heartbeat_store=_ProgressBeat(self),
+        )
+        return lifecycle.start()
 
-    def _end(self, status: str, message: str, **fields: Any) -> None:
+    def _end(self, error: BaseException | None = None) -> None:
+        """Stop the heartbeat and write the outcome (``error``: failed or cancelled)."""
         self.ended = True
         try:
-            self._lifecycle.end(status, message, **fields)
-        except Exception as error:
+            self._lifecycle.finish(error)
+        except Exception as late:
             if self.strict:
                 raise
             warnings.warn(
-                f"spherescope: run {self.id}: could not record its end ({error})",
+                f"spherescope: run {self.id}: could not record its end ({late})",
                 RuntimeWarning,
                 stacklevel=3,
             )
+
+
+class _ProgressBeat:
+    """What the lifecycle's heartbeat thread beats through: adds the run's latest step."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
+        self.run.store.heartbeat(run_id, self.run.step if step is None else step, total)
+
+
+def _heartbeat_interval() -> float:
+    raw = os.environ.get(HEARTBEAT_ENV, "2.0")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{HEARTBEAT_ENV} must be a number of seconds, got {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"{HEARTBEAT_ENV} must be > 0 seconds, got {raw!r}")
+    return value
 
 
 def _number(name: str, value: Any) -> float:

@@ -9,11 +9,11 @@ flag from the dashboard, end of run with compaction, failures recorded the same 
 from __future__ import annotations
 
 import json
+import math
 import sys
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,42 +24,14 @@ from db.write_errors import StoreWriteError
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
-from sphere_engine.tracking import BaseTracker, Tracker
+from sphere_engine.tracking import Tracker
 from sphere_engine.validation import validate
 from worker import settings
+from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run
 
 if TYPE_CHECKING:
     from sphere_engine.train import TrainingResult
-
-
-class ProgressBar(BaseTracker):
-    """A one-line progress bar on stderr (redrawn at most 5 times a second)."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.last_draw = 0.0
-        self.loss = float("nan")
-        self.norm_var = float("nan")
-
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
-        self.loss = values.get("loss/total", self.loss)
-        self.norm_var = values.get("norm/var", self.norm_var)
-
-    def track_progress(self, step: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last_draw < 0.2 and step != total:
-            return
-        self.last_draw = now
-        width = 30
-        filled = int(width * step / max(total, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(
-            f"\r[{bar}] {step}/{total}  loss {self.loss:.4f}  norm var {self.norm_var:.4g}"
-        )
-        if step == total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def format_metrics(metrics: Mapping[str, float]) -> str:
@@ -104,30 +76,71 @@ def train_recorded(
         return train_in_run(run, config, progress)
 
 
-def train_command(config_path: str, overrides: list[str], name: str | None = None) -> int:
-    """Train in this process, recording into the store; returns the exit code."""
+def train_command(
+    config_path: str,
+    overrides: list[str],
+    name: str | None = None,
+    tags: Iterable[str] = (),
+    as_json: bool = False,
+) -> int:
+    """Train in this process, recording into the store; returns the exit code.
+
+    ``as_json``: the result goes to stdout as one JSON object (run id, status, steps,
+    device, final metrics, error); everything else goes to stderr."""
+    report: dict[str, Any] = {"run_id": None, "name": name, "status": "invalid"}
     try:
         config = RunConfig.from_toml(config_path, overrides)
         validate(config)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _report(as_json, {**report, "error": str(error)}, 2)
+    store = RunStore()
+    run_name = name or Path(config_path).stem
+    run_id = record_train_run(store, config, run_name, tags=list(tags))
+    report.update(run_id=run_id, name=run_name, home=str(store.home), status="failed")
+    progress = ProgressBar()
     try:
-        store = RunStore()
-        run_id = record_train_run(store, config, name or Path(config_path).stem)
-        result = train_recorded(store, run_id, config, progress=ProgressBar())
+        result = train_recorded(store, run_id, config, progress)
     except KeyboardInterrupt:
+        progress.close()
         print("\ncancelled", file=sys.stderr)
-        return 130
+        return _report(as_json, {**report, "status": "cancelled"}, 130)
     except (TrainingDivergedError, ValueError, StoreWriteError, OSError) as error:
         # Recorded as the worker does; one line (a full disk names the file it was writing).
+        progress.close()
         print(f"\nerror: {error}", file=sys.stderr)
-        return 1
+        return _report(as_json, {**report, "error": str(error)}, 1)
+    progress.close()
+    report.update(
+        status="cancelled" if result.cancelled else "finished",
+        steps=result.steps_completed,
+        device=result.device,
+        metrics=result.final_metrics,
+    )
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
-        return 130
-    print(format_metrics(result.final_metrics))
-    return 0
+        return _report(as_json, report, 130)
+    if not as_json:
+        print(format_metrics(result.final_metrics))
+    return _report(as_json, report, 0)
+
+
+def _report(as_json: bool, report: Mapping[str, Any], code: int) -> int:
+    """Print ``report`` as one JSON line on stdout when asked; returns ``code``."""
+    if as_json:
+        print(json.dumps(_plain_json(report), sort_keys=True), flush=True)
+    return code
+
+
+def _plain_json(value: Any) -> Any:
+    """``value`` with NaN/inf as null: standard JSON, readable by any parser."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(key): _plain_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(item) for item in value]
+    return value
 
 
 def analyze_command(

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.panels import evaluations
+from app.panels.downloads import downloads
 from app.transforms import histogram_cells, time_at_steps
 from sphere_engine.catalogue import (
     METRICS,
@@ -143,6 +144,7 @@ def _live(
             ),
             language="json",
         )
+    downloads(run_id)
 
 
 def _checkpoints(run_id: str) -> None:

@@ -18,7 +18,7 @@ def main() -> None:
     search = search_col.text_input("Search (name or id)", key="runs.search")
     status = status_col.multiselect("Status", STATUSES, key="runs.status")
     tag = tag_col.selectbox("Tag", ["", *data.tags()], key="runs.tag")
-    kind = kind_col.selectbox("Kind", ["", "train", "analysis"], key="runs.kind")
+    kind = kind_col.selectbox("Kind", ["", "train", "analysis", "external"], key="runs.kind")
     # -- data ------------------------------------------------------------------------
     everything = data.runs()
     # -- empty state -----------------------------------------------------------------

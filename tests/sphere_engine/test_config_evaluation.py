@@ -33,7 +33,10 @@ def test_every_new_field_has_help() -> None:
         ({"diagnostics": {"recall_ks": [1, 1]}}, "diagnostics.recall_ks: [1, 1] repeats"),
         ({"diagnostics": {"recall_ks": [1.5]}}, "diagnostics.recall_ks[0]: 1.5 is not a valid"),
         ({"evaluation": {"far_targets": [0.0]}}, "evaluation.far_targets: 0.0 is out of range"),
-        ({"evaluation": {"far_targets": [float("nan")]}}, "evaluation.far_targets: nan"),
+        (
+            {"evaluation": {"far_targets": [float("nan")]}},
+            "evaluation.far_targets[0]: nan is not a finite number",
+        ),
         ({"evaluation": {"query_fraction": 1.0}}, "evaluation.query_fraction: 1.0 is above"),
         ({"evaluation": {"retrieval_protocol": "x"}}, "evaluation.retrieval_protocol: 'x'"),
         ({"evaluation": {"max_impostor_pairs": 0}}, "evaluation.max_impostor_pairs: 0 is below"),
@@ -41,7 +44,10 @@ def test_every_new_field_has_help() -> None:
         ({"robustness": {"attacks": ["cw"]}}, "robustness.attacks: 'cw' is out of range"),
         ({"robustness": {"attacks": []}}, "robustness.attacks: [] must list"),
         ({"robustness": {"epsilons": [1.5]}}, "robustness.epsilons: 1.5 is out of range"),
-        ({"robustness": {"epsilons": [float("inf")]}}, "robustness.epsilons: inf"),
+        (
+            {"robustness": {"epsilons": [float("inf")]}},
+            "robustness.epsilons[0]: inf is not a finite number",
+        ),
         ({"robustness": {"steps": 0}}, "robustness.steps: 0 is below"),
         ({"robustness": {"bogus": 1}}, "robustness.bogus: unknown setting"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -189,3 +190,12 @@ def test_the_buffer_of_an_unwritable_store_stays_bounded(store: RunStore) -> Non
         run.finish()
     extra = queries.get_run(store, run.id).extra
     assert extra["write_dropped_rows"] >= 100
+
+
+def test_the_heartbeat_carries_the_latest_step(store: RunStore) -> None:
+    with spherescope.init(name="progress") as run:
+        run.log({"loss/total": 1.0}, step=5)
+        deadline = time.monotonic() + 10
+        while queries.get_run(store, run.id).progress_step != 5:
+            assert time.monotonic() < deadline, "the heartbeat never reported step 5"
+            time.sleep(0.05)

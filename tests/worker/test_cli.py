@@ -12,7 +12,9 @@ from worker import cli, launch, local_run
 
 def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr(local_run, "train_command", lambda *a: calls.append(("train", a)) or 3)
+    monkeypatch.setattr(
+        local_run, "train_command", lambda *a, **k: calls.append(("train", a, k)) or 3
+    )
     monkeypatch.setattr(
         local_run, "analyze_command", lambda *a, **kw: calls.append(("an", a, kw)) or 4
     )
@@ -24,7 +26,11 @@ def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
 
     none = {"query": None, "gallery": None, "ks": None}
     assert calls == [
-        ("train", ("run.toml", ["optimizer.lr=0.1", "a.b=1"])),
+        (
+            "train",
+            ("run.toml", ["optimizer.lr=0.1", "a.b=1"]),
+            {"name": None, "tags": [], "as_json": False},
+        ),
         ("an", ("emb.npz", "r.json"), none),
         ("an", ("emb.npz", None), none),
         ("an", (None, None), {"query": "q.npz", "gallery": "g.csv", "ks": [1, 10, 20]}),

@@ -1,0 +1,69 @@
+"""A run recorded by the spherescope SDK in the dashboard: Compare next to a launched run,
+Geometry from its evaluation snapshot, the Run page's downloads."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+import torch
+from app_fixtures import Filled, charts_of, open_page, texts
+
+import spherescope
+from db.run_export import export_zip
+from db.store import RunStore
+
+
+@pytest.fixture
+def sdk_run(store: RunStore, filled_fresh: Filled) -> str:
+    """A real SDK run (plain loop, gradient hook, evaluation with snapshot) in a store
+    that also holds synthetic launched runs."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 8))
+    inputs, labels = torch.randn(60, 12), torch.arange(60) % 5
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with spherescope.init(name="sdk run", config={"lr": 0.1}, home=str(store.home)) as run:
+        for step in range(1, 7):
+            embeddings = model(inputs)
+            run.log_embeddings(embeddings, labels, step=step)
+            loss = -torch.nn.functional.normalize(embeddings, dim=1)[:, 0].mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            run.log({"loss/total": loss.item()}, step=step)
+        with torch.no_grad():
+            run.evaluate(model(inputs), labels, step=6)
+    return run.id
+
+
+def test_compare_shows_an_sdk_run_next_to_a_launched_run(sdk_run: str, filled_fresh: Filled):
+    app = open_page("views/compare.py", {"runs": f"{sdk_run},{filled_fresh.sec}"})
+    assert not app.exception and not app.error
+    assert app.multiselect(key="compare.runs").value == [sdk_run, filled_fresh.sec]
+    (spec,) = charts_of(app)
+    runs_drawn = {row["run_id"] for rows in spec["datasets"].values() for row in rows}
+    assert runs_drawn == {sdk_run, filled_fresh.sec}
+    table = app.dataframe[0].value
+    assert len(table) == 2 and table["R@1"].notna().all()
+
+
+def test_geometry_draws_the_sdk_runs_snapshot(sdk_run: str):
+    app = open_page("views/geometry.py", {"run_id": sdk_run})
+    assert not app.exception and not app.error
+    titles = [spec.get("title", {}).get("text") for spec in charts_of(app)]
+    assert titles[:2] == ["Norm histogram", "PCA projection"]
+    assert any("Step 6: 60 test embeddings, d = 8, 5 classes" in c for c in texts(app.caption))
+
+
+def test_run_page_offers_the_run_as_a_download(sdk_run: str, store: RunStore):
+    app = open_page("views/run.py", {"run_id": sdk_run})
+    assert not app.exception and not app.error
+    (button,) = app.get("download_button")
+    assert button.proto.label == "Download csv (zip)"
+    app.radio(key="run.download_format").set_value("tensorboard").run()
+    assert not app.exception
+    (button,) = app.get("download_button")
+    assert button.proto.label == "Download tensorboard (zip)"
+    names = zipfile.ZipFile(io.BytesIO(export_zip(store, sdk_run, "tensorboard"))).namelist()
+    assert names and all(name.startswith(f"{sdk_run}/events.out.tfevents.") for name in names)
