@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import threading
 import traceback
@@ -28,6 +29,18 @@ MAX_BYTES = 1 << 20
 _REDIRECTED_LOGGERS = ("celery.redirected",)
 
 
+SPACE_CHECK_BYTES = 64 * 1024  # free space is checked once per this much log text
+MIN_FREE_BYTES = 8 * 1024 * 1024  # below this the log stops: the run's rows need the room
+
+
+def _free_bytes(folder: Path) -> int:
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return MIN_FREE_BYTES
+    return stats.f_bavail * stats.f_frsize
+
+
 class _BoundedFile:
     """An append-only text file rotated once it passes ``max_bytes``; thread-safe."""
 
@@ -36,20 +49,35 @@ class _BoundedFile:
         self.lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.handle = path.open("a", encoding="utf-8", errors="replace")
+        self.unchecked = SPACE_CHECK_BYTES  # check the free space before the first line
 
     def write(self, text: str) -> None:
         with self.lock:
             if self.handle.closed:
                 return
-            self.handle.write(text)
-            self.handle.flush()
-            if self.handle.tell() > self.max_bytes:
-                self.handle.close()
-                self.path.replace(self.path.with_name(ROTATED_FILE))
-                self.handle = self.path.open("a", encoding="utf-8", errors="replace")
+            if self.unchecked >= SPACE_CHECK_BYTES:  # the data come first: the log
+                self.unchecked = 0  # yields when the disk is nearly full
+                if _free_bytes(self.path.parent) < MIN_FREE_BYTES:
+                    self._close_quietly()
+                    return
+            self.unchecked += len(text)
+            try:
+                self.handle.write(text)
+                self.handle.flush()
+                if self.handle.tell() > self.max_bytes:
+                    self.handle.close()
+                    self.path.replace(self.path.with_name(ROTATED_FILE))
+                    self.handle = self.path.open("a", encoding="utf-8", errors="replace")
+            except OSError:  # e.g. a full disk: the log stops, the run and its error go on
+                self._close_quietly()
 
     def close(self) -> None:
         with self.lock:
+            self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        # its last buffered text may not be writable (disk full): the run goes on
+        with contextlib.suppress(OSError):
             self.handle.close()
 
 

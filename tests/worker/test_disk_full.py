@@ -39,11 +39,11 @@ eval_max_samples = 300
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 400 KiB tmpfs (needs root, as in CI); skipped, saying why, where mounting fails."""
+    """A 700 KiB tmpfs (needs root, as in CI); skipped, saying why, where mounting fails."""
     mount = tmp_path / "disk"
     mount.mkdir()
     result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)],
+        ["mount", "-t", "tmpfs", "-o", "size=700k", "tmpfs", str(mount)],
         capture_output=True,
         text=True,
     )
