@@ -23,6 +23,7 @@ import streamlit as st
 
 from app import charts, data
 from app.charts.base import limit
+from app.panels import linked_zoom
 from app.transforms import histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup
 
@@ -39,9 +40,23 @@ class LiveChart:
     note: str | None
 
 
-def show(chart: LiveChart) -> None:
-    """Draw ``chart`` (stretched to its column) and its "N of M points" caption."""
-    st.vega_lite_chart(spec={**chart.spec, "datasets": {DATASET: chart.rows}}, width="stretch")
+def show(chart: LiveChart, name: str | None = None, axis: str = "step") -> None:
+    """Draw ``chart`` (stretched to its column) and its "N of M points" caption.
+
+    With a ``name``, zooming or panning it sets the x range of every named chart of the
+    page (``app.panels.linked_zoom``; ``axis``: the page's x axis); else it zooms alone."""
+    spec = {**chart.spec, "datasets": {DATASET: chart.rows}}
+    if name is None:
+        st.vega_lite_chart(spec=spec, width="stretch")
+    else:
+        key = linked_zoom.chart_key(name)
+        st.vega_lite_chart(
+            spec=linked_zoom.with_x_domain(spec, linked_zoom.domain(axis)),
+            width="stretch",
+            key=key,
+            on_select=functools.partial(linked_zoom.zoomed, key, axis),
+            selection_mode=linked_zoom.ZOOM,
+        )
     if chart.note:
         st.caption(chart.note)
 
@@ -75,6 +90,9 @@ def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
     for part in spec.get("layer", []):
         part.pop("data", None)
     spec["data"] = {"name": DATASET}
+    for param in spec.get("params", []):
+        if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for on_select
+            param["name"] = linked_zoom.ZOOM
     return spec
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
-from app.panels import evaluations, training_charts
+from app.panels import evaluations, linked_zoom, training_charts
 from app.panels.downloads import downloads
 from app.transforms import time_at_steps
 from sphere_engine.catalogue import (
@@ -220,12 +220,13 @@ def _charts(
     last_step = int(series["step"].max()) if len(series) else 0
     st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
     key = (run_id, last_step, logged_points, tuple(wanted), options, evals, live)
+    linked_zoom.reset_button(options.x)
     held = st.session_state.get(HELD_CHARTS)
-    place = _Grid()
+    place = _Grid(options.x)
     if held is not None and held[0] == key:
         drawn, evaluation = held[1], held[2]
-        for chart in drawn:
-            place(chart)
+        for name, chart in drawn:
+            place(name, chart)
     else:
         drawn = []
         for group, keys in groups:
@@ -241,28 +242,29 @@ def _charts(
                 points=per_series,
             )
             if chart is not None:  # each chart goes out as soon as it is built
-                place(chart)
-                drawn.append(chart)
+                place(group.id, chart)
+                drawn.append((group.id, chart))
         evaluation = _evaluation(run_id, evals, x=options.x, clock=series)
         st.session_state[HELD_CHARTS] = (key, drawn, evaluation)
     if evaluation is None:
         st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
     else:
-        training_charts.show(evaluation)
+        training_charts.show(evaluation, "evaluation", options.x)
 
 
 class _Grid:
-    """Draws charts two per row."""
+    """Draws charts two per row, their x zoom linked."""
 
-    def __init__(self) -> None:
+    def __init__(self, axis: str) -> None:
+        self.axis = axis
         self.drawn = 0
         self.row: list = []
 
-    def __call__(self, chart: training_charts.LiveChart) -> None:
+    def __call__(self, name: str, chart: training_charts.LiveChart) -> None:
         if self.drawn % 2 == 0:
             self.row = st.columns(2)
         with self.row[self.drawn % 2]:
-            training_charts.show(chart)
+            training_charts.show(chart, name, self.axis)
         self.drawn += 1
 
 

@@ -57,3 +57,42 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         assert page.evaluate(_VIEWS_KEPT_JS) == kept  # no view was embedded anew
         assert page.evaluate(_FIRST_PICTURE_JS) != before  # and they show the new points
         browser.close()
+
+
+def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path):  # noqa: F811
+    """Linked x: a wheel zoom on one chart redraws every chart on its x range (each
+    view embedded anew with that domain), and a live refresh keeps the zoom."""
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(tmp_path / "home")
+    run_id = store.create_run(config(), "zoomed run")
+    store.set_status(run_id, "running", device="cpu")
+    _log(store, run_id, range(1, 101))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{stack}/run?run_id={run_id}")
+        page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
+        charts = page.locator(CHARTS)
+        charts.nth(10).wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)
+        kept = page.evaluate(_KEEP_VIEWS_JS)
+        box = charts.nth(0).bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 80)
+        for _ in range(5):
+            page.mouse.wheel(0, -200)  # zoom in
+            page.wait_for_timeout(50)
+        page.mouse.move(box["x"] + 5, box["y"] - 40)  # the gesture ends
+        reset = page.get_by_role("button", name="Reset x zoom (all charts)")
+        reset.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        assert page.evaluate(_VIEWS_KEPT_JS) == 0  # every view drawn anew, on the new range
+        page.evaluate(_KEEP_VIEWS_JS)
+        _log(store, run_id, range(101, 121))
+        page.get_by_text("up to step 120").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        assert page.evaluate(_VIEWS_KEPT_JS) == kept  # new rows, same views: still zoomed
+        assert reset.is_visible()
+        reset.click()
+        reset.wait_for(state="detached", timeout=30_000)
+        browser.close()
