@@ -117,9 +117,11 @@ def _live(run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool)
     @ui.guarded
     def panel() -> None:
         record = data.run(run_id)
-        _header(record)
         if live and not data.is_active(record.status):
-            st.rerun(scope="app")  # the run ended: render once more without polling
+            # The run ended: render once more without polling, before the header says
+            # so (a page never shows "finished" above the live charts' last counts).
+            st.rerun(scope="app")
+        _header(record)
         names = data.metric_names([run_id])
         if not names:
             st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
