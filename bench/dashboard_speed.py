@@ -7,8 +7,9 @@ session of headless Chromium:
 
 1. first meaningful content per page: navigation start → the page's first chart or
    table (Runs, Run, Compare, Geometry; Launch: its form);
-2. the watched run's training speed unwatched (nobody on the Run page) and watched
-   (``--tabs`` tabs on its live Run page), as steps/s from the store's progress;
+2. the watched run's training speed unwatched (nobody on the Run page; the window
+   starts once the server has finished the pages of step 1) and watched (``--tabs``
+   tabs on its live Run page), as steps/s from the store's progress;
 3. the server's CPU (Streamlit process, user + system) in both windows, per tab, and
    the CPU of each part in both windows (server, Chromium, worker with its training
    processes, Redis, this script with Playwright's driver, and the whole machine);
@@ -194,6 +195,18 @@ def cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system
 
 
+def wait_quiet(process: psutil.Process, limit: float = 0.05, timeout_s: float = 30.0) -> None:
+    """Wait until ``process`` uses under ``limit`` of a core over a second (at most
+    ``timeout_s``): the pages opened for first content can still be finishing their
+    script runs, which the unwatched window would otherwise count as idle CPU."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = cpu_seconds(process)
+        time.sleep(1.0)
+        if cpu_seconds(process) - before < limit:
+            return
+
+
 def process_group(process: psutil.Process, stack_pid: int) -> str:
     """Which part of the system a process is: server, worker, redis, chromium, bench."""
     try:
@@ -334,7 +347,7 @@ def main() -> int:
             page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
             loads = first_content(page, base, stored[0], f"{stored[0]},{stored[1]}")
             page.goto("about:blank")  # nobody watches now
-            time.sleep(3)
+            wait_quiet(server)
             cpu_before = cpu_seconds(server)
             by_group.start()
             unwatched = steps_per_second(store, watched, args.window)
