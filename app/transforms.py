@@ -130,6 +130,11 @@ def epoch_seconds(value: object) -> float | None:
     return float(value)  # type: ignore[arg-type]
 
 
+def wall_clock(df: pd.DataFrame) -> pd.Series:
+    """Each row's wall time as epoch milliseconds: what a temporal (local time) axis reads."""
+    return (df["wall_time"].astype(float) * 1000.0).rename("clock")
+
+
 def relative_time(df: pd.DataFrame, starts: dict[str, float] | None = None) -> pd.Series:
     """Seconds since each run's start (``starts[run_id]``, else its first wall time)."""
     first = df.groupby("run_id")["wall_time"].transform("min")
@@ -170,9 +175,10 @@ def best_rows(table: pd.DataFrame, higher_is_better: dict[str, bool]) -> dict[st
     return best
 
 
-def time_at_steps(frame: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
+def time_at_steps(frame: pd.DataFrame, reference: pd.DataFrame, column: str = "time") -> pd.Series:
     """Seconds since start at each row's step, read off a reference series of the same
-    run (``reference`` has run_id, step, time: a per-step metric's relative time).
+    run (``reference`` has run_id, step, time: a per-step metric's relative time);
+    ``column="clock"`` reads the wall clock (epoch ms) the same way.
 
     Tables without wall times (tracked-sample norms) and evaluations share the steps
     of the per-step scalars, so interpolating the scalars' step → time puts them on
@@ -186,7 +192,7 @@ def time_at_steps(frame: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
     for run in runs:
         rows = frame["run_id"] == run if by_run else pd.Series(True, index=frame.index)
         ref = reference[reference["run_id"] == run] if by_run else reference
-        ref = ref.dropna(subset=["time"]).groupby("step", sort=True)["time"].max()
+        ref = ref.dropna(subset=[column]).groupby("step", sort=True)[column].max()
         if ref.empty:
             continue
         steps = frame.loc[rows, "step"].to_numpy(float)

@@ -7,9 +7,12 @@ session of headless Chromium:
 
 1. first meaningful content per page: navigation start → the page's first chart or
    table (Runs, Run, Compare, Geometry; Launch: its form);
-2. the watched run's training speed unwatched (nobody on the Run page) and watched
-   (``--tabs`` tabs on its live Run page), as steps/s from the store's progress;
-3. the server's CPU (Streamlit process, user + system) in both windows, per tab;
+2. the watched run's training speed unwatched (nobody on the Run page; the window
+   starts once the server has finished the pages of step 1) and watched (``--tabs``
+   tabs on its live Run page), as steps/s from the store's progress;
+3. the server's CPU (Streamlit process, user + system) in both windows, per tab, and
+   the CPU of each part in both windows (server, Chromium, worker with its training
+   processes, Redis, this script with Playwright's driver, and the whole machine);
 4. the lag from a step being logged (its wall time in the store) to a tab drawing it
    (the Run page's "up to step N" caption, sampled every 0.25 s in each tab): for each
    sample, how long the oldest step not yet drawn had been logged (0 when none).
@@ -192,10 +195,91 @@ def cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system
 
 
+def wait_quiet(process: psutil.Process, limit: float = 0.05, timeout_s: float = 30.0) -> None:
+    """Wait until ``process`` uses under ``limit`` of a core over a second (at most
+    ``timeout_s``): the pages opened for first content can still be finishing their
+    script runs, which the unwatched window would otherwise count as idle CPU."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = cpu_seconds(process)
+        time.sleep(1.0)
+        if cpu_seconds(process) - before < limit:
+            return
+
+
+def process_group(process: psutil.Process, stack_pid: int) -> str:
+    """Which part of the system a process is: server, worker, redis, chromium, bench."""
+    try:
+        command = " ".join(process.cmdline())
+        parents = {parent.pid for parent in process.parents()}
+    except psutil.Error:
+        return "gone"
+    if "streamlit" in command:
+        return "server"
+    if "redis-server" in command:
+        return "redis"
+    if stack_pid in parents or process.pid == stack_pid:
+        return "worker"  # spherescope up, the Celery worker and its training children
+    if "chrom" in command or "headless_shell" in command:
+        return "chromium"
+    return "bench"  # this script and Playwright's driver
+
+
+class CpuByGroup:
+    """CPU seconds (user + system) per process group between ``start()`` and ``stop()``,
+    counting processes that appear in between from zero, and the whole machine's."""
+
+    def __init__(self, stack_pid: int) -> None:
+        self.stack_pid = stack_pid
+        self.started: dict[int, float] = {}
+
+    def _processes(self) -> list[psutil.Process]:
+        own = psutil.Process(os.getpid())
+        stack = psutil.Process(self.stack_pid)
+        found = [own, *own.children(recursive=True), stack, *stack.children(recursive=True)]
+        return list({p.pid: p for p in found}.values())
+
+    def _snapshot(self) -> dict[int, tuple[str, float]]:
+        result = {}
+        for process in self._processes():
+            try:
+                result[process.pid] = (process_group(process, self.stack_pid), cpu_seconds(process))
+            except psutil.Error:
+                continue
+        return result
+
+    def start(self) -> None:
+        self.started = {pid: seconds for pid, (_, seconds) in self._snapshot().items()}
+        self.machine_started = sum(psutil.cpu_times()[:3])  # user, nice, system
+        self.at = time.monotonic()
+
+    def stop(self) -> dict[str, float]:
+        """Cores used on average per group (and "machine": every process on it)."""
+        elapsed = time.monotonic() - self.at
+        groups: dict[str, float] = {}
+        for pid, (group, seconds) in self._snapshot().items():
+            used = seconds - self.started.get(pid, 0.0)
+            groups[group] = groups.get(group, 0.0) + used / elapsed
+        groups["machine"] = (sum(psutil.cpu_times()[:3]) - self.machine_started) / elapsed
+        return groups
+
+
+def show_groups(label: str, groups: dict[str, float]) -> str:
+    order = ["server", "chromium", "worker", "redis", "bench", "machine"]
+    parts = [f"{name} {groups[name]:.0%}" for name in order if name in groups]
+    return f"  {label}: " + ", ".join(parts)
+
+
+#: The captions' text without ``innerText`` (which lays out the whole page: sampling
+#: every 0.25 s with it cost the browser, and so the machine, more than the page did).
+CAPTIONS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stCaptionContainer"]'),
+    element => element.textContent).join(" ")"""
+
+
 def drawn_step(page) -> int | None:
     """The newest step the tab shows (its "up to step N" caption), None mid-redraw."""
     try:
-        text = page.evaluate("document.body.innerText")
+        text = page.evaluate(CAPTIONS_JS)
     except Exception:  # a navigation or redraw in progress: no sample this time
         return None
     found = re.search(r"up to step ([\d,]+)", text)
@@ -247,6 +331,7 @@ def main() -> int:
         wait_healthy(base, stack)
         os.environ["REDIS_URL"] = (home / "stack" / "redis-url").read_text().strip()
         server = streamlit_process(stack)
+        by_group = CpuByGroup(stack.pid)
         trained = [launch(TRAIN_CONFIG, f"training-{i}", store=store) for i in range(args.training)]
         watched = trained[0]
         deadline = time.monotonic() + 300
@@ -262,9 +347,11 @@ def main() -> int:
             page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
             loads = first_content(page, base, stored[0], f"{stored[0]},{stored[1]}")
             page.goto("about:blank")  # nobody watches now
-            time.sleep(3)
+            wait_quiet(server)
             cpu_before = cpu_seconds(server)
+            by_group.start()
             unwatched = steps_per_second(store, watched, args.window)
+            idle_groups = by_group.stop()
             idle_cpu = (cpu_seconds(server) - cpu_before) / args.window
             tabs = [page, *[context.new_page() for _ in range(args.tabs - 1)]]
             for tab in tabs:
@@ -280,7 +367,9 @@ def main() -> int:
                         samples.append((time.time(), step))
 
             cpu_before = cpu_seconds(server)
+            by_group.start()
             watched_speed = steps_per_second(store, watched, args.window, during=sample)
+            watched_groups = by_group.stop()
             watched_cpu = (cpu_seconds(server) - cpu_before) / args.window
             browser.close()
         time.sleep(2)  # the last flush of the watched run reaches the store
@@ -304,6 +393,9 @@ def main() -> int:
           f"steps/s, ratio {ratio:.2f} (target ≥ {TARGETS['speed_ratio']})")  # fmt: skip
     print(f"server CPU: {idle_cpu:.1%} of a core unwatched, {watched_cpu:.1%} watched; "
           f"{per_tab:.1%} per tab (target ≤ {TARGETS['cpu_per_tab']:.0%})")  # fmt: skip
+    print("CPU by process group (cores; machine = every process on it, other work included):")
+    print(show_groups("unwatched", idle_groups))
+    print(show_groups("watched  ", watched_groups))
     median = statistics.median(lag or [0])
     print(f"lag logged → drawn over {len(lag)} samples: median {median:.2f} s, "
           f"p90 {percentile(lag, 90):.2f} s, max {max(lag or [0]):.2f} s "

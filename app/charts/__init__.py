@@ -16,12 +16,15 @@ import pandas as pd
 
 from app import transforms
 from app.charts import formats
-from app.charts.base import CHART_HEIGHT, finish, zoomable
+from app.charts.base import CHART_HEIGHT, finish, x_tooltip, zoomable
 from app.charts.base import MAX_POINTS as MAX_POINTS
 from app.charts.base import TITLE_CHARS as TITLE_CHARS
+from app.charts.base import X_AXES as X_AXES
+from app.charts.base import X_LABELS as X_LABELS
 from app.charts.base import limit as _limit
 from app.charts.base import points_note as points_note
 from app.charts.base import title_lines as title_lines
+from app.charts.base import x_encoding as _x_encoding
 from app.charts.palette import CATEGORY_SCALE as CATEGORY_SCALE
 from app.charts.palette import RUN_PALETTE as RUN_PALETTE
 
@@ -45,11 +48,6 @@ def run_colors(run_ids: Sequence[str]) -> dict[str, str]:
     return {r: RUN_PALETTE[i % len(RUN_PALETTE)] for i, r in enumerate(ordered)}
 
 
-def _x_encoding(x: str) -> alt.X:
-    title = "seconds since start" if x == "time" else x
-    return alt.X(f"{x}:Q", title=title)
-
-
 def _y_scale(log_y: bool) -> alt.Scale:
     return alt.Scale(type="log") if log_y else alt.Scale(zero=False)
 
@@ -66,6 +64,21 @@ def _positive(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- series
 
 
+def line_rows(
+    df: pd.DataFrame,
+    *,
+    color: str = "name",
+    x: str = "step",
+    log_y: bool = False,
+    band: bool = False,
+    total: int | None = None,
+) -> tuple[pd.DataFrame, str | None]:
+    """The rows ``metric_lines`` draws (positive ones on a log axis, capped) and the
+    "N of M points" note."""
+    frame = _positive(df, ["value", "min", "max"] if band else ["value"]) if log_y else df
+    return _limit(frame, [color], x, total)
+
+
 def metric_lines(
     df: pd.DataFrame,
     *,
@@ -78,23 +91,23 @@ def metric_lines(
     total: int | None = None,
     color_scale: alt.Scale | None = None,
     legend_title: str | None = None,
+    legend: bool | None = None,
 ) -> alt.TopLevelMixin:
     """Lines of ``value`` over ``x``, one per ``color`` category.
 
     ``df`` has columns ``x``, value, ``color`` (and min/max for ``band=True``: a shaded
     min–max band behind each line). ``total`` is the number of recorded points the
-    frame stands for (for the "N of M points" note).
+    frame stands for (for the "N of M points" note). ``legend``: None draws one when
+    there is more than one category (one series is named by the title).
     """
-    frame = df.copy()
-    if log_y:
-        frame = _positive(frame, ["value", "min", "max"] if band else ["value"])
-    frame, note = _limit(frame, [color], x, total)
+    frame, note = line_rows(df, color=color, x=x, log_y=log_y, band=band, total=total)
+    if legend is None:
+        legend = frame[color].nunique() > 1
     color_enc = alt.Color(
         f"{color}:N",
         scale=color_scale or CATEGORY_SCALE,
         title=legend_title or color,
-        # one series needs no legend: the chart's title names it
-        legend=alt.Legend(orient="bottom", labelLimit=260) if frame[color].nunique() > 1 else None,
+        legend=alt.Legend(orient="bottom", labelLimit=260) if legend else None,
     )
     base = alt.Chart(frame).encode(x=_x_encoding(x))
     line = base.mark_line(interpolate="linear").encode(
@@ -102,7 +115,7 @@ def metric_lines(
         color=color_enc,
         tooltip=[
             alt.Tooltip(f"{color}:N"),
-            alt.Tooltip(f"{x}:Q"),
+            x_tooltip(x),
             alt.Tooltip("value:Q", format=".5g"),
         ],
     )
@@ -113,6 +126,20 @@ def metric_lines(
         )
         chart = alt.layer(area, line)
     return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)
+
+
+def band_rows(
+    wide: pd.DataFrame, *, x: str = "step", total: int | None = None
+) -> tuple[pd.DataFrame, str | None]:
+    """The rows ``norm_band_chart`` draws (with the ± std bounds) and the points note."""
+    frame = wide.copy()
+    for column in ("std", "min", "max"):
+        if column not in frame:
+            frame[column] = np.nan
+    frame["lower"] = frame["mean"] - frame["std"].fillna(0.0)
+    frame["upper"] = frame["mean"] + frame["std"].fillna(0.0)
+    frame = frame.assign(series="norm", value=frame["mean"])
+    return _limit(frame, ["series"], x, total)
 
 
 def norm_band_chart(
@@ -126,14 +153,7 @@ def norm_band_chart(
 
     ``wide`` has ``x`` and the columns mean, std, min, max (one row per logged step).
     """
-    frame = wide.copy()
-    for column in ("std", "min", "max"):
-        if column not in frame:
-            frame[column] = np.nan
-    frame["lower"] = frame["mean"] - frame["std"].fillna(0.0)
-    frame["upper"] = frame["mean"] + frame["std"].fillna(0.0)
-    frame = frame.assign(series="norm", value=frame["mean"])
-    frame, note = _limit(frame, ["series"], x, total)
+    frame, note = band_rows(wide, x=x, total=total)
     base = alt.Chart(frame).encode(x=_x_encoding(x))
     minmax = base.mark_area(opacity=0.15, color="#1f77b4").encode(
         y=alt.Y("min:Q", title="‖f‖", scale=alt.Scale(zero=False)), y2="max:Q"
@@ -142,7 +162,7 @@ def norm_band_chart(
     mean = base.mark_line(color="#1f77b4").encode(
         y="mean:Q",
         tooltip=[
-            alt.Tooltip(f"{x}:Q"),
+            x_tooltip(x),
             alt.Tooltip("mean:Q", format=".4g"),
             alt.Tooltip("std:Q", format=".4g"),
             alt.Tooltip("min:Q", format=".4g"),
@@ -169,7 +189,7 @@ def sample_norm_chart(
             x=_x_encoding(x),
             y=alt.Y("norm:Q", title="‖f‖", scale=alt.Scale(zero=False)),
             color=alt.Color("sample:N", legend=None),
-            tooltip=["sample:N", f"{x}:Q", alt.Tooltip("norm:Q", format=".4g")],
+            tooltip=["sample:N", x_tooltip(x), alt.Tooltip("norm:Q", format=".4g")],
         )
     )
     return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)
@@ -202,7 +222,7 @@ def group_band_chart(
         y="mean:Q",
         tooltip=[
             "group:N",
-            f"{x}:Q",
+            x_tooltip(x),
             alt.Tooltip("mean:Q", format=".5g"),
             alt.Tooltip("std:Q", format=".3g"),
             "runs:Q",

@@ -13,6 +13,11 @@ from app import transforms
 
 MAX_POINTS = 5000
 CHART_HEIGHT = 260
+#: The x axes a page offers: the step, seconds since the run started, and the wall
+#: clock (``clock``: epoch milliseconds, drawn as local time on a temporal axis).
+X_AXES = ("step", "time", "clock")
+X_LABELS = {"step": "step", "time": "relative time", "clock": "wall clock"}
+X_TITLES = {"step": "step", "time": "seconds since start", "clock": "wall clock (local time)"}
 #: Characters of a title line that fit a chart in half the page's width.
 TITLE_CHARS = 42
 
@@ -29,6 +34,20 @@ def finish(chart: alt.TopLevelMixin, note: str | None, title: str | None) -> alt
     if title:
         props["title"] = alt.TitleParams(title_lines(title), anchor="start")
     return chart.properties(**props)
+
+
+def x_encoding(x: str, field: str | None = None) -> alt.X:
+    """The x channel for axis ``x`` (one of ``X_AXES``), reading column ``field`` (default
+    ``x``: the heatmap's cells read x0)."""
+    kind = "T" if x == "clock" else "Q"
+    return alt.X(f"{field or x}:{kind}", title=X_TITLES.get(x, x))
+
+
+def x_tooltip(x: str, field: str | None = None) -> alt.Tooltip:
+    """The x value in a tooltip: the step, seconds, or the local time of day."""
+    if x == "clock":
+        return alt.Tooltip(f"{field or x}:T", title="time", format="%H:%M:%S")
+    return alt.Tooltip(f"{field or x}:Q", title=x)
 
 
 def zoomable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:

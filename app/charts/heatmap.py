@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, limit, zoomable
+from app.charts.base import CHART_HEIGHT, finish, limit, x_encoding, x_tooltip, zoomable
 
 Domain = tuple[float, float]
 
@@ -17,32 +17,42 @@ def norm_distribution_heatmap(
     x: str = "step",
     norm_domain: Domain | None = None,
     fraction_max: float | None = None,
+    fraction_min: float | None = None,
+    log_color: bool = False,
     total: int | None = None,
     title: str = "Norm distribution over steps (training batch)",
 ) -> alt.TopLevelMixin:
     """Rectangles x0–x1 × lower–upper coloured by the fraction of the batch in the bin
     (``transforms.histogram_cells`` output), on a log norm axis. ``norm_domain`` and
-    ``fraction_max`` share the axis and the colours between runs shown side by side."""
+    ``fraction_max`` (with ``fraction_min`` on a log colour scale) share the axis and
+    the colours between runs shown side by side; without them the colours span the
+    data's own range (so the spec does not depend on the data). ``log_color``: a log
+    colour scale, which tells apart the thin tails of the distribution (a bin holding
+    0.5 % of the batch) that a linear scale draws as dark as an empty one."""
     frame, note = limit(cells, [], "x0", total)
-    top = fraction_max or (float(frame["fraction"].max()) if len(frame) else 1.0)
     scale = (
         alt.Scale(type="log", domain=list(norm_domain)) if norm_domain else alt.Scale(type="log")
     )
+    colors: dict = {"scheme": "viridis"}
+    if log_color:  # cells are non-empty bins: every fraction is > 0
+        colors["type"] = "log"
+        if fraction_max is not None and fraction_min is not None:
+            colors["domain"] = [fraction_min, fraction_max]
+    elif fraction_max is not None:
+        colors["domain"] = [0.0, fraction_max]
+    else:
+        colors["domainMin"] = 0.0
     chart = (
         alt.Chart(frame)
         .mark_rect()
         .encode(
-            x=alt.X("x0:Q", title="seconds since start" if x == "time" else x),
-            x2="x1:Q",
+            x=x_encoding(x, "x0"),
+            x2="x1",
             y=alt.Y("lower:Q", title="‖f‖", scale=scale),
             y2="upper:Q",
-            color=alt.Color(
-                "fraction:Q",
-                title="batch share",
-                scale=alt.Scale(scheme="viridis", domain=[0.0, top]),
-            ),
+            color=alt.Color("fraction:Q", title="batch share", scale=alt.Scale(**colors)),
             tooltip=[
-                alt.Tooltip("x0:Q", title=x),
+                x_tooltip(x, "x0"),
                 alt.Tooltip("lower:Q", format=".3g", title="‖f‖ from"),
                 alt.Tooltip("upper:Q", format=".3g", title="‖f‖ to"),
                 alt.Tooltip("fraction:Q", format=".1%"),

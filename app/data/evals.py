@@ -20,22 +20,23 @@ from app.data.tables import config_values
 def eval_metric_series(
     run_ids: Sequence[str], name: str, *, smoothing: float = 0.0, x: str = "step"
 ) -> pd.DataFrame:
-    """One evaluation metric of some runs: run_id, name, step, value, time.
+    """One evaluation metric of some runs: run_id, name, step, value, time, clock.
 
     ``smoothing`` is the debiased EMA weight over each run's evaluations; ``time`` is
-    seconds since each run started, read off the run's per-step scalars at the
-    evaluation's step (``transforms.time_at_steps``); NaN when ``x`` is "step".
+    seconds since each run started and ``clock`` the wall clock (epoch ms), read off
+    the run's per-step scalars at the evaluation's step (``transforms.time_at_steps``);
+    only the column ``x`` names is filled, the other is NaN.
     """
     frame = eval_series(tuple(run_ids), [name]).copy()
     if frame.empty:
-        return frame.assign(time=pd.Series(dtype=float))
+        return frame.assign(time=pd.Series(dtype=float), clock=pd.Series(dtype=float))
     frame = transforms.smooth_series(frame, smoothing) if smoothing > 0 else frame
-    frame["time"] = float("nan")
-    if x == "time":
+    frame["time"] = frame["clock"] = float("nan")
+    if x in ("time", "clock"):
         names = metric_names(tuple(run_ids))
         if names:
             clock, _ = metric_series(run_ids, [names[0]], max_points=5000 * len(run_ids))
-            frame["time"] = transforms.time_at_steps(frame, clock)
+            frame[x] = transforms.time_at_steps(frame, clock, column=x)
     return frame.reset_index(drop=True)
 
 

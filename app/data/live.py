@@ -66,6 +66,7 @@ def live_metric_series(
     if not started and len(held.frame):  # no start time: continue the held clock
         first = float(held.frame["wall_time"].min())
         tail["time"] = tail["wall_time"] - first
+    tail["clock"] = transforms.wall_clock(tail)
     kept = held.frame[held.frame["step"] <= held.last_step]
     merged = pd.concat([kept, tail[kept.columns]], ignore_index=True)
     series = max(merged.groupby("name").ngroups, 1)

@@ -114,7 +114,7 @@ def eval_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
 def _series(
     store: RunStore, run_ids: tuple[str, ...], names: tuple[str, ...], smoothing: float, points: int
 ) -> tuple[pd.DataFrame, Totals]:
-    columns = [*transforms.SERIES_COLUMNS, "time"]
+    columns = [*transforms.SERIES_COLUMNS, "time", "clock"]
     if not run_ids or not names:
         return pd.DataFrame(columns=columns), {}
     if smoothing > 0:
@@ -133,6 +133,7 @@ def _series(
         for r in frame["run_id"].unique()
     }
     frame["time"] = transforms.relative_time(frame, {k: v for k, v in starts.items() if v})
+    frame["clock"] = transforms.wall_clock(frame)
     return frame.reset_index(drop=True), totals
 
 
@@ -156,10 +157,10 @@ def metric_series(
 ) -> tuple[pd.DataFrame, Totals]:
     """Per-step scalars of some runs, ``max_points`` in all (split over the series).
 
-    Returns (frame with run_id, name, step, value, min, max, wall_time, time; the
-    recorded points per (run_id, name)). ``smoothing`` is the EMA weight in [0, 1),
+    Returns (frame with run_id, name, step, value, min, max, wall_time, time, clock;
+    the recorded points per (run_id, name)). ``smoothing`` is the EMA weight in [0, 1),
     applied to the full-resolution series before downsampling; ``time`` is seconds
-    since each run started.
+    since each run started, ``clock`` the wall time in epoch milliseconds.
     """
     per_series = max(max_points // max(len(run_ids) * len(names), 1), 2)
     return _series(tuple(run_ids), tuple(sorted(set(names))), float(smoothing), per_series)

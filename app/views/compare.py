@@ -75,10 +75,7 @@ def main() -> None:
         "Log scale for variance, CV, gradient norm and lr", value=True, key="compare.log"
     )
     x_axis = x_col.radio(
-        "x axis",
-        ["step", "time"],
-        key="compare.x",
-        format_func=lambda v: "step" if v == "step" else "relative time",
+        "x axis", list(charts.X_AXES), key="compare.x", format_func=charts.X_LABELS.get
     )
     diff = data.config_diff(run_ids)
     group_keys = diff["key"].tolist() if "key" in diff else []
@@ -87,6 +84,12 @@ def main() -> None:
         ["", *group_keys],
         key="compare.group",
     )
+    if group_by and x_axis == "clock":
+        st.caption(
+            "Runs do not share wall-clock times, so on the wall clock each run is drawn "
+            "on its own; grouping applies on step and relative time."
+        )
+        group_by = ""
     # -- charts ----------------------------------------------------------------------
     color_labels = {r: labels.get(r, r) for r in run_ids}
     drawn = [
@@ -175,13 +178,19 @@ def _norm_distributions(
     """The norm histograms over steps, one heatmap per run, on one norm axis and one
     colour scale (at most ``MAX_HEATMAPS`` runs, in rows of two)."""
     st.subheader("Norm distribution over steps (training batch)")
+    log_color = st.toggle(
+        "Log colour scale (shows the distribution's thin tails)",
+        value=False,
+        key="compare.log_color",
+    )
     shown = run_ids[:MAX_HEATMAPS]
     series, totals = data.metric_series(shown, keys, max_points=HEATMAP_POINTS * len(shown))
     cells = histogram_cells(series, x=x)
     if cells.empty:
         st.caption("No norm histogram logged yet.")
         return
-    domain, top = charts.norm_domain(cells), float(cells["fraction"].max())
+    domain = charts.norm_domain(cells)
+    low, top = float(cells["fraction"].min()), float(cells["fraction"].max())
     for start in range(0, len(shown), 2):
         for column, run_id in zip(st.columns(2), shown[start : start + 2], strict=False):
             with column:
@@ -191,6 +200,8 @@ def _norm_distributions(
                         x=x,
                         norm_domain=domain,
                         fraction_max=top,
+                        fraction_min=low,
+                        log_color=log_color,
                         total=data.points_total(
                             {k: v for k, v in totals.items() if k[0] == run_id}
                         ),

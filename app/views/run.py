@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
-from app.panels import evaluations
+from app.panels import evaluations, linked_zoom, training_charts
 from app.panels.downloads import downloads
-from app.transforms import histogram_cells, time_at_steps
+from app.transforms import time_at_steps
 from sphere_engine.catalogue import (
     METRICS,
-    ChartGroup,
     Source,
     chart_groups,
     find,
@@ -37,6 +36,18 @@ PER_SERIES_POINTS = 1000
 LIVE_SERIES_POINTS = 300
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
+#: A tab's last drawn charts: (key, training charts, evaluation chart).
+HELD_CHARTS = "run.held_charts"
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The chart controls (hashable: part of the key of a tab's held charts)."""
+
+    log_y: bool
+    log_color: bool
+    x: str
+    smoothing: float
 
 
 def main() -> None:
@@ -58,20 +69,26 @@ def main() -> None:
         format_func=lambda r: labels.get(r, r),
         on_change=_sync_query_param,
     )
-    left, middle, right = st.columns([2, 2, 1])
+    left, middle, right = st.columns([2, 2, 2])
     smoothing = middle.slider(
         "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="run.smoothing"
     )
     log_y = left.toggle(
         "Log scale for variance, CV, gradient norm and lr", value=True, key="run.log"
     )
+    log_color = left.toggle(
+        "Log colour scale for the norm distribution (shows its thin tails)",
+        value=False,
+        key="run.log_color",
+    )
     x_axis = right.radio(
         "x axis",
-        ["step", "time"],
+        list(charts.X_AXES),
         horizontal=True,
         key="run.x",
-        format_func=lambda v: "step" if v == "step" else "relative time",
+        format_func=charts.X_LABELS.get,
     )
+    options = _Options(log_y, log_color, x_axis, smoothing)
     # -- empty state -----------------------------------------------------------------
     if not run_id:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
@@ -86,14 +103,7 @@ def main() -> None:
     )
     record = data.run(run_id)
     # -- charts (live while the run is active) ---------------------------------------
-    _live(
-        run_id,
-        log_y=log_y,
-        x=x_axis,
-        smoothing=smoothing,
-        evals=tuple(evals),
-        live=data.is_active(record.status),
-    )
+    _live(run_id, options, evals=tuple(evals), live=data.is_active(record.status))
 
 
 def _sync_query_param() -> None:
@@ -102,22 +112,21 @@ def _sync_query_param() -> None:
         st.query_params["run_id"] = run_id
 
 
-def _live(
-    run_id: str, *, log_y: bool, x: str, smoothing: float, evals: tuple[str, ...], live: bool
-) -> None:
+def _live(run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool) -> None:
     @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
     @ui.guarded
     def panel() -> None:
         record = data.run(run_id)
-        _header(record)
         if live and not data.is_active(record.status):
-            st.rerun(scope="app")  # the run ended: render once more without polling
+            # The run ended: render once more without polling, before the header says
+            # so (a page never shows "finished" above the live charts' last counts).
+            st.rerun(scope="app")
+        _header(record)
         names = data.metric_names([run_id])
         if not names:
             st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
             return
-        clock = _charts(run_id, names, log_y=log_y, x=x, smoothing=smoothing, live=live)
-        _evaluations(run_id, evals, x=x, clock=clock)
+        _charts(run_id, names, options=options, evals=evals, live=live)
 
     @st.fragment(run_every=LOG_REFRESH_S if live else None)
     @ui.guarded
@@ -187,12 +196,13 @@ def _header(record: Any) -> None:
 
 
 def _charts(
-    run_id: str, names: list[str], *, log_y: bool, x: str, smoothing: float, live: bool
-) -> pd.DataFrame:
-    """The catalogue's training-step chart groups, two per row, each drawn when logged.
+    run_id: str, names: list[str], *, options: _Options, evals: tuple[str, ...], live: bool
+) -> None:
+    """The catalogue's training-step chart groups, two per row, then the evaluations.
 
-    Returns the run's clock (step, time of the drawn series) for charts of tables
-    without wall times."""
+    While the run trains, the charts a tab computed are kept (``st.session_state``)
+    until the run logs a new step: a refresh without one sends the same specs and rows
+    again, which costs the server a read of nothing and the browser no redraw."""
     logged = set(names)
     groups = [
         (group, group_keys(group, logged))
@@ -202,97 +212,84 @@ def _charts(
     wanted = sorted({key for _, keys in groups for key in keys})
     per_series = LIVE_SERIES_POINTS if live else PER_SERIES_POINTS
     budget = per_series * max(len(wanted), 1)
-    if live and smoothing == 0:  # only the points added since the last refresh
+    if live and options.smoothing == 0:  # only the points added since the last refresh
         series, totals = data.live_metric_series(run_id, wanted, max_points=budget)
     else:  # an EMA needs the whole series (see app.data.reads)
         series, totals = data.metric_series(
-            [run_id], wanted, smoothing=smoothing, max_points=budget
+            [run_id], wanted, smoothing=options.smoothing, max_points=budget
         )
     logged_points = max(totals.values(), default=0)
     last_step = int(series["step"].max()) if len(series) else 0
     st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
-    # Each chart goes out as soon as it is built (the first appears while the others
-    # are still being computed), two per row.
-    row: list = []
-    drawn = 0
-    for group, keys in groups:
-        chart = _chart(group, keys, run_id, series, totals, log_y=log_y, x=x, points=per_series)
-        if chart is None:
-            continue
-        if drawn % 2 == 0:
-            row = st.columns(2)
-        with row[drawn % 2]:
-            ui.show_chart(chart)
-        drawn += 1
-    return series[["run_id", "step", "time"]]
+    key = (run_id, last_step, logged_points, tuple(wanted), options, evals, live)
+    linked_zoom.reset_button(options.x)
+    held = st.session_state.get(HELD_CHARTS)
+    place = _Grid(options.x)
+    if held is not None and held[0] == key:
+        drawn, evaluation = held[1], held[2]
+        for name, chart in drawn:
+            place(name, chart)
+    else:
+        drawn = []
+        for group, keys in groups:
+            chart = training_charts.group_chart(
+                group,
+                keys,
+                run_id,
+                series,
+                totals,
+                log_y=options.log_y,
+                log_color=options.log_color,
+                x=options.x,
+                points=per_series,
+            )
+            if chart is not None:  # each chart goes out as soon as it is built
+                place(group.id, chart)
+                drawn.append((group.id, chart))
+        evaluation = _evaluation(run_id, evals, x=options.x, clock=series)
+        st.session_state[HELD_CHARTS] = (key, drawn, evaluation)
+    if evaluation is None:
+        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
+    else:
+        training_charts.show(evaluation, "evaluation", options.x)
 
 
-def _chart(
-    group: ChartGroup,
-    keys: list[str],
-    run_id: str,
-    series: pd.DataFrame,
-    totals: data.Totals,
-    *,
-    log_y: bool,
-    x: str,
-    points: int,
-) -> alt.TopLevelMixin | None:
-    """One group's chart, or None when it has nothing to draw (``points``: steps per
-    tracked sample)."""
-    if group.kind == "sample_norms":
-        norms, total = data.sample_norms(run_id, max_points=points)
-        if norms.empty:
-            return None
-        if x == "time":
-            norms = norms.assign(time=time_at_steps(norms.assign(run_id=run_id), series))
-        return charts.sample_norm_chart(norms, x=x, total=total, title=group.title)
-    part = series[series["name"].isin(keys)]
-    total = data.points_total(totals, keys)
-    if group.kind == "heatmap":
-        cells = histogram_cells(part, x=x)
-        if cells.empty:
-            return None
-        return charts.norm_distribution_heatmap(cells, x=x, total=total, title=group.title)
-    if group.kind == "band":
-        if "norm/mean" not in set(part["name"]):
-            return None
-        per_metric = total // max(part["name"].nunique(), 1)
-        return charts.norm_band_chart(_band_frame(part), x=x, total=per_metric, title=group.title)
-    if part.empty:
-        return None
-    return charts.metric_lines(
-        part,
-        x=x,
-        title=group.title,
-        total=total,
-        log_y=log_y and group.log_scale,
-        y_title=keys[0] if len(keys) == 1 and group.y_title == "value" else group.y_title,
-        legend_title=group.legend_title,
-    )
+class _Grid:
+    """Draws charts two per row, their x zoom linked."""
+
+    def __init__(self, axis: str) -> None:
+        self.axis = axis
+        self.drawn = 0
+        self.row: list = []
+
+    def __call__(self, name: str, chart: training_charts.LiveChart) -> None:
+        if self.drawn % 2 == 0:
+            self.row = st.columns(2)
+        with self.row[self.drawn % 2]:
+            training_charts.show(chart, name, self.axis)
+        self.drawn += 1
 
 
-def _band_frame(part: pd.DataFrame) -> pd.DataFrame:
-    wide = data.to_wide(part)
-    renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
-    return wide.rename(columns=renamed)
-
-
-def _evaluations(run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame) -> None:
+def _evaluation(
+    run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame
+) -> training_charts.LiveChart | None:
     if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
         available = data.eval_names([run_id])
         evals = tuple(e for e in DEFAULT_EVALS if e in available)
     if not evals:
-        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
-        return
+        return None
     frame = data.eval_series([run_id], list(evals))
     if frame.empty:
-        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
-        return
-    if x == "time":
-        frame = frame.assign(time=time_at_steps(frame, clock))
-    ui.show_chart(
-        charts.metric_lines(frame, x=x, title="Evaluation on the test split", legend_title="metric")
+        return None
+    if x != "step":
+        frame = frame.assign(**{x: time_at_steps(frame, clock, x)})
+    return training_charts.lines(
+        frame,
+        x=x,
+        title="Evaluation on the test split",
+        total=None,
+        log_y=False,
+        legend_title="metric",
     )
 
 

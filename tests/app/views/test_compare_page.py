@@ -103,3 +103,21 @@ def test_grouped_final_table_and_hyperparameter_view(filled):
     hyper = charts_of(app)[-1]
     rows = next(iter(hyper["datasets"].values()))
     assert sorted((r["x"], r["mean"]) for r in rows) == [(0.0, 80.0), (0.5, 60.0)]
+
+
+def test_wall_clock_x_axis(filled):
+    """Issue 14: Compare offers the wall clock too; a grouping cannot average runs
+    at different times, so it draws each run and says so."""
+    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app.multiselect(key="compare.metrics").set_value(["norm/var"])
+    app.radio(key="compare.x").set_value("clock").run()
+    assert not app.exception and not app.error
+    spec = charts_of(app)[0]
+    x = spec["encoding"]["x"]
+    assert (x["field"], x["type"]) == ("clock", "temporal")
+    app.selectbox(key="compare.group").set_value("regularizer.name").run()
+    assert not app.exception and not app.error
+    assert any("wall-clock" in t for t in texts(app.caption))
+    spec = charts_of(app)[0]
+    assert spec["encoding"]["x"]["field"] == "clock"
+    assert len({r["run"] for r in next(iter(spec["datasets"].values()))}) == 2  # per run

@@ -54,3 +54,22 @@ def test_compare_shows_runs_side_by_side_on_one_axis(store):
     assert scales[0]["domain"] == [bin_edges(30)[0], bin_edges(73)[1]]
     colours = [h["encoding"]["color"]["scale"]["domain"] for h in heatmaps]
     assert colours[0] == colours[1] == [0.0, 0.75]
+
+
+def test_log_colour_scale_toggle_on_run_and_compare(store):
+    """Issue 14: a log-scale toggle everywhere a variance is shown, the heatmap too."""
+    low, high = _record(store, "small norms", 30), _record(store, "large norms", 70)
+    app = open_page("views/run.py", {"run_id": low})
+    (heatmap,) = [s for s in charts_of(app) if _title(s) == TITLE]
+    assert heatmap["encoding"]["color"]["scale"].get("type") != "log"
+    app.toggle(key="run.log_color").set_value(True).run()
+    assert not app.exception and not app.error
+    (heatmap,) = [s for s in charts_of(app) if _title(s) == TITLE]
+    assert heatmap["encoding"]["color"]["scale"]["type"] == "log"
+    compare = open_page("views/compare.py", {"runs": f"{low},{high}"})
+    compare.toggle(key="compare.log_color").set_value(True).run()
+    assert not compare.exception and not compare.error
+    heatmaps = [s for s in charts_of(compare) if s.get("mark", {}).get("type") == "rect"]
+    scales = [h["encoding"]["color"]["scale"] for h in heatmaps]
+    assert len(scales) == 2 and scales[0] == scales[1]  # one colour scale for both runs
+    assert scales[0]["type"] == "log" and scales[0]["domain"] == [0.25, 0.75]

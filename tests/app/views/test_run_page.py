@@ -167,3 +167,53 @@ def test_run_log_tail_and_checkpoints_with_download(filled_fresh, store):
     buttons = [b for b in app.get("download_button") if b.proto.label == "Download"]
     assert len(buttons) == 1
     assert any("step-60.pt" in m.value for m in app.markdown)
+
+
+def test_wall_clock_x_axis_reaches_every_chart(filled):
+    """Issue 14: a wall-clock x axis (local time on a temporal axis) besides step and
+    relative time, for the training charts, tracked samples and evaluations."""
+    import os
+
+    from db.store import RunStore
+
+    record = RunStore(os.environ["SPHERESCOPE_HOME"]).get_run(filled.sec)
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    assert app.radio(key="run.x").options == ["step", "relative time", "wall clock"]
+    app.radio(key="run.x").set_value("clock").run()
+    assert not app.exception and not app.error
+    specs = {_title(spec): spec for spec in charts_of(app)}
+    started_ms = record.started_at.timestamp() * 1000
+    for title in (
+        "Norm variance (training batch)",
+        "Tracked-sample norm trajectories",
+        "Evaluation on the test split",
+    ):
+        x = specs[title]["encoding"]["x"]
+        assert (x["field"], x["type"]) == ("clock", "temporal"), title
+        rows = next(iter(specs[title]["datasets"].values()))
+        clocks = [r["clock"] for r in rows]
+        assert clocks and all(started_ms - 60_000 < c < started_ms + 3_600_000 for c in clocks)
+
+
+def test_a_live_refresh_without_a_new_step_sends_the_same_charts(store):
+    """A tab keeps the charts it drew until the run logs a new step: the spec and the
+    rows it sends again are byte-identical (the browser then redraws nothing)."""
+    from app_fixtures import config, scalars
+
+    run_id = store.create_run(config(), "live run")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        for step in range(1, 11):
+            tracker.track_many(scalars(step, 0.1), step)
+    app = open_page("views/run.py", {"run_id": run_id})
+    assert not app.exception and not app.error
+    first = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
+    app.run()
+    again = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
+    assert again == first
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track_many(scalars(11, 0.1), 11)
+    app.run()
+    newer = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
+    assert [spec for spec, _ in newer] == [spec for spec, _ in first]  # only rows change
+    assert all(rows != old for (_, rows), (_, old) in zip(newer, first, strict=True))

@@ -1,0 +1,224 @@
+"""The Run page's charts, drawn so that watching a live run is cheap.
+
+A chart is a data-free Vega-Lite spec, built once per (kind, x axis, scale, legend,
+title) and kept for the life of the process, plus its rows as Arrow bytes under one
+dataset name (``DATASET``). A live refresh that only adds rows therefore sends a
+byte-identical spec, and Streamlit's frontend swaps the dataset inside the existing
+Vega view (``view.data(name, rows)``) instead of embedding the chart anew; with an
+Altair chart per refresh the dataset's name is a hash of its rows, so the spec changed
+every time and the browser rebuilt all ~16 views every 2 s. Altair's ``to_dict`` runs
+once per spec, not once per chart and refresh.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
+
+from app import charts, data
+from app.charts.base import limit
+from app.panels import linked_zoom
+from app.transforms import histogram_cells, time_at_steps
+from sphere_engine.catalogue import ChartGroup
+
+#: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
+DATASET = "rows"
+
+
+@dataclass(frozen=True)
+class LiveChart:
+    """What one chart sends: its shared spec, its rows (Arrow IPC) and points note."""
+
+    spec: dict[str, Any]
+    rows: bytes
+    note: str | None
+
+
+def show(chart: LiveChart, name: str | None = None, axis: str = "step") -> None:
+    """Draw ``chart`` (stretched to its column) and its "N of M points" caption.
+
+    With a ``name``, zooming or panning it sets the x range of every named chart of the
+    page (``app.panels.linked_zoom``; ``axis``: the page's x axis); else it zooms alone."""
+    spec = {**chart.spec, "datasets": {DATASET: chart.rows}}
+    if name is None:
+        st.vega_lite_chart(spec=spec, width="stretch")
+    else:
+        key = linked_zoom.chart_key(name)
+        st.vega_lite_chart(
+            spec=linked_zoom.with_x_domain(spec, linked_zoom.domain(axis)),
+            width="stretch",
+            key=key,
+            on_select=functools.partial(linked_zoom.zoomed, key, axis),
+            selection_mode=linked_zoom.ZOOM,
+        )
+    if chart.note:
+        st.caption(chart.note)
+
+
+def _live_chart(spec: dict[str, Any], frame: pd.DataFrame, note: str | None) -> LiveChart:
+    return LiveChart(spec, arrow_bytes(frame), note)
+
+
+def arrow_bytes(frame: pd.DataFrame) -> bytes:
+    """``frame``'s columns as Arrow IPC (what Streamlit ships a dataset as), built from
+    the columns' arrays: a third of the cost of converting the frame through pandas'
+    Arrow compatibility layer, paid for every chart a live refresh redraws."""
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].to_numpy()
+        columns[str(name)] = pa.array(values if values.dtype != object else values.tolist())
+    table = pa.table(columns)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``."""
+    spec = chart.to_dict()
+    spec.pop("datasets", None)
+    # The points note travels as a caption. A canvas redraws new rows for a fraction of
+    # what an SVG costs (no DOM node per mark and path to rebuild and lay out).
+    spec["usermeta"] = {"embedOptions": {"renderer": "canvas"}}
+    for part in spec.get("layer", []):
+        part.pop("data", None)
+    spec["data"] = {"name": DATASET}
+    for param in spec.get("params", []):
+        if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for on_select
+            param["name"] = linked_zoom.ZOOM
+    return spec
+
+
+def _wide(part: pd.DataFrame, x: str) -> pd.DataFrame:
+    """One row per step, one column per metric name, and the step's ``x``."""
+    wide = part.pivot_table(index="step", columns="name", values="value", aggfunc="last")
+    if x != "step":
+        wide = wide.join(part.groupby("step")[x].last())
+    wide = wide.reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def _empty(*columns: str) -> pd.DataFrame:
+    return pd.DataFrame({column: pd.Series(dtype=float) for column in columns})
+
+
+# ----------------------------------------------------------------------------- specs
+# Cached per argument tuple: a handful of specs per page and axis choice.
+
+
+@functools.cache
+def line_spec(
+    x: str, title: str, y_title: str, log_y: bool, legend_title: str, legend: bool
+) -> dict[str, Any]:
+    chart = charts.metric_lines(
+        _empty(x, "value").assign(name=pd.Series(dtype=str)),
+        x=x,
+        title=title,
+        y_title=y_title,
+        log_y=log_y,
+        legend_title=legend_title,
+        legend=legend,
+    )
+    return _data_free(chart)
+
+
+@functools.cache
+def band_spec(x: str, title: str) -> dict[str, Any]:
+    return _data_free(charts.norm_band_chart(_empty(x, "mean"), x=x, title=title))
+
+
+@functools.cache
+def samples_spec(x: str, title: str) -> dict[str, Any]:
+    empty = _empty(x, "norm").assign(sample=pd.Series(dtype=str))
+    return _data_free(charts.sample_norm_chart(empty, x=x, title=title))
+
+
+@functools.cache
+def heatmap_spec(x: str, title: str, log_color: bool) -> dict[str, Any]:
+    empty = _empty("x0", "x1", "lower", "upper", "fraction")
+    return _data_free(
+        charts.norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color)
+    )
+
+
+# ----------------------------------------------------------------------------- charts
+
+
+def lines(
+    part: pd.DataFrame,
+    *,
+    x: str,
+    title: str,
+    total: int | None,
+    log_y: bool,
+    y_title: str = "value",
+    legend_title: str = "name",
+) -> LiveChart:
+    """Lines of ``value`` over ``x``, one per ``name`` (``charts.metric_lines``)."""
+    frame, note = charts.line_rows(part, x=x, log_y=log_y, total=total)
+    legend = frame["name"].nunique() > 1  # one series is named by the title
+    spec = line_spec(x, title, y_title, log_y, legend_title, legend)
+    return _live_chart(spec, frame[[x, "name", "value"]], note)
+
+
+def group_chart(
+    group: ChartGroup,
+    keys: list[str],
+    run_id: str,
+    series: pd.DataFrame,
+    totals: data.Totals,
+    *,
+    log_y: bool,
+    log_color: bool,
+    x: str,
+    points: int,
+) -> LiveChart | None:
+    """One catalogue group's chart, or None when it has nothing to draw (``points``:
+    steps per tracked sample)."""
+    if group.kind == "sample_norms":
+        norms, total = data.sample_norms(run_id, max_points=points)
+        if norms.empty:
+            return None
+        if x != "step":
+            norms = norms.assign(**{x: time_at_steps(norms.assign(run_id=run_id), series, x)})
+        frame, note = limit(norms, ["sample"], x, total)
+        frame = frame.assign(sample=frame["sample"].astype(str))
+        return _live_chart(samples_spec(x, group.title), frame[[x, "sample", "norm"]], note)
+    part = series[series["name"].isin(keys)]
+    total = data.points_total(totals, keys)
+    if group.kind == "heatmap":
+        cells = histogram_cells(part, x=x)
+        if cells.empty:
+            return None
+        frame, note = limit(cells, [], "x0", total)
+        spec = heatmap_spec(x, group.title, log_color)
+        return _live_chart(spec, frame.drop(columns="run_id"), note)
+    if group.kind == "band":
+        if "norm/mean" not in set(part["name"]):
+            return None
+        per_metric = total // max(part["name"].nunique(), 1)
+        renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
+        wide = _wide(part, x).rename(columns=renamed)
+        frame, note = charts.band_rows(wide, x=x, total=per_metric)
+        columns = [x, "mean", "std", "min", "max", "lower", "upper"]
+        return _live_chart(band_spec(x, group.title), frame[columns], note)
+    if part.empty:
+        return None
+    single = len(keys) == 1 and group.y_title == "value"
+    return lines(
+        part,
+        x=x,
+        title=group.title,
+        total=total,
+        log_y=log_y and group.log_scale,
+        y_title=keys[0] if single else group.y_title,
+        legend_title=group.legend_title or "name",
+    )
