@@ -161,7 +161,7 @@ def worker(case: str, implementation: str, cap_gb: float = 0.0) -> None:
         if cap_gb <= 0 or not out_of_memory:
             raise
         print(json.dumps({
-            "error": f"{type(error).__name__}: {str(error).splitlines()[0][:120]}",
+            "error": f"{type(error).__name__}: {str(error).splitlines()[0][:240]}",
             "seconds": time.perf_counter() - start,
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "cap_gb": cap_gb,

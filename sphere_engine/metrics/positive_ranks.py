@@ -19,7 +19,8 @@ Ties: equal scores rank by ascending reference index (``neighbors.py``). Only a
 negative whose score equals one of the query's positives depends on it (at float32
 resolution a few per query at R ≈ 6,000); for those the equal positives' indices are
 compared, so the counts stay exact.
-The short nearest-neighbour list (Recall@K, kNN vote) comes from the same score block.
+The short nearest-neighbour list (Recall@K, kNN vote) comes from the same candidates
+(k ≤ R), else from a top-k of the same score block.
 """
 
 from __future__ import annotations
@@ -76,7 +77,30 @@ def _negatives_above(
         same = positive_scores[None, :] == values[part, None]
         earlier = positive_ids[None, :] < ids[columns[part], None]
         above[part] += np.count_nonzero(same & earlier, axis=1)
-    return above
+    return above, columns, values
+
+
+def _nearest(
+    k: int,
+    above: np.ndarray,
+    columns: np.ndarray,
+    values: np.ndarray,
+    positives: np.ndarray,
+    positive_scores: np.ndarray,
+    positive_ids: np.ndarray,
+    ids: np.ndarray,
+) -> np.ndarray:
+    """The k nearest reference rows of one query (k ≤ R), from what counting found.
+
+    A positive in the top k is among the k best positives; a negative there has fewer
+    than k positives above it and, ranking within the top R, is a candidate. So the k
+    best of those few, by score and then index, are the k nearest.
+    """
+    best = np.flatnonzero(positive_scores >= positives[-k])
+    close = above < k
+    scores = np.concatenate([positive_scores[best], values[close]])
+    rows = np.concatenate([positive_ids[best], ids[columns[close]]])
+    return rows[np.lexsort((rows, -scores))[:k]]
 
 
 def _count_ranks(
@@ -85,18 +109,22 @@ def _count_ranks(
     positive_scores: np.ndarray,
     positive_ids: np.ndarray,
     ids: np.ndarray,
+    nearest: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(hits_in_r, precision_sum) of a block; arrays as ``_negatives_above``, one row per
-    query (row by row, so each score row is scanned while it is in cache)."""
+    query (row by row, so each score row is scanned while it is in cache). Fills
+    ``nearest`` (b × k) when it has 0 < k ≤ R columns."""
     b, r = positives.shape
+    k = nearest.shape[1]
     histogram = np.zeros((b, r + 1), dtype=np.int64)
 
     def count(part: range) -> None:
         for i in part:
-            above = _negatives_above(
-                scores[i], positives[i], positive_scores[i], positive_ids[i], ids
-            )
+            row = (positives[i], positive_scores[i], positive_ids[i], ids)
+            above, columns, values = _negatives_above(scores[i], *row)
             histogram[i] = np.bincount(above, minlength=r + 1)
+            if 0 < k <= r:
+                nearest[i] = _nearest(k, above, columns, values, *row)
 
     # numpy releases the GIL in the scans, searches and partitions: one thread per core.
     threads = max(1, min(torch.get_num_threads(), b))
@@ -183,20 +211,25 @@ def _block(
     if exclude_self:
         scores[rows, position[ids]] = -np.inf
 
-    top_scores, top_columns = torch.topk(scores_t, fetch, dim=1)
-    top_scores, nearest = sort_rows(top_scores.numpy(), order[top_columns.numpy()])
-    if fetch > k:
-        tied = np.flatnonzero(top_scores[:, k - 1] == top_scores[:, k])
-        nearest = nearest[:, :k].copy()
-        if tied.size:
-            _, nearest[tied] = exact_rows(
-                block[tied], ids[tied], reference, k, exclude_self, metric
-            )
+    if k > r:  # the counting's candidates hold the k nearest only for k ≤ R
+        top_scores, top_columns = torch.topk(scores_t, fetch, dim=1)
+        top_scores, nearest = sort_rows(top_scores.numpy(), order[top_columns.numpy()])
+        if fetch > k:
+            tied = np.flatnonzero(top_scores[:, k - 1] == top_scores[:, k])
+            nearest = nearest[:, :k].copy()
+            if tied.size:
+                _, nearest[tied] = exact_rows(
+                    block[tied], ids[tied], reference, k, exclude_self, metric
+                )
+    else:
+        nearest = np.empty((ids.size, k), dtype=np.int64)
 
     width = r + int(exclude_self)  # the class's columns, the query's own included
     columns = starts[np.searchsorted(classes, labels)][:, None] + np.arange(width)
     positive_scores = scores[rows[:, None], columns]
     positives = np.sort(positive_scores, axis=1)[:, width - r :]  # the query's −inf dropped
     scores[rows[:, None], columns] = -np.inf
-    hits, precision_sum = _count_ranks(scores, positives, positive_scores, order[columns], order)
+    hits, precision_sum = _count_ranks(
+        scores, positives, positive_scores, order[columns], order, nearest
+    )
     return RankedBlock(ids, nearest, hits, precision_sum)
