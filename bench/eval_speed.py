@@ -133,8 +133,15 @@ def sklearn_metrics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {name: float(value) for name, value in result.items()}
 
 
-def worker(case: str, implementation: str) -> None:
-    """One measured run; prints a JSON line with seconds, peak MB and some metrics."""
+def worker(case: str, implementation: str, cap_gb: float = 0.0) -> None:
+    """One measured run; prints a JSON line with seconds, peak MB and some metrics.
+
+    ``cap_gb`` > 0 caps this process's address space (RLIMIT_AS), so that a baseline
+    that needs more memory than the machine has fails alone (an "error" line) instead
+    of pushing the shared machine into the OOM killer."""
+    if cap_gb > 0:
+        limit = int(cap_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.path.insert(0, str(ROOT))
     x, y = make_data(*CASES[case])
     compared = COMPARED
@@ -147,7 +154,19 @@ def worker(case: str, implementation: str) -> None:
     else:
         compute, compared = eval_baselines.IMPLEMENTATIONS[implementation](x, y)
     cpu_start, start = _cpu_seconds(), time.perf_counter()
-    metrics = compute()
+    try:
+        metrics = compute()
+    except (MemoryError, RuntimeError) as error:  # torch reports a failed malloc as this
+        out_of_memory = isinstance(error, MemoryError) or "alloc" in str(error).lower()
+        if cap_gb <= 0 or not out_of_memory:
+            raise
+        print(json.dumps({
+            "error": f"{type(error).__name__}: {str(error).splitlines()[0][:240]}",
+            "seconds": time.perf_counter() - start,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "cap_gb": cap_gb,
+        }))  # fmt: skip
+        return
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     shown = {name: metrics[name] for name in compared}
@@ -160,9 +179,24 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(case: str, implementation: str) -> dict:
+def _meminfo_gb(field: str) -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 2**20  # kB
+    raise KeyError(field)
+
+
+def _available_gb() -> float:
+    return _meminfo_gb("MemAvailable")
+
+
+def _machine_gb() -> float:
+    return _meminfo_gb("MemTotal")
+
+
+def run(case: str, implementation: str, cap_gb: float = 0.0) -> dict:
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", case, implementation],
+        [sys.executable, __file__, "--worker", case, implementation, str(cap_gb)],
         capture_output=True,
         text=True,
         check=True,
@@ -178,10 +212,18 @@ def main() -> None:
     parser.add_argument("--skip-baseline-60k", action="store_true")
     parser.add_argument("--robustness-images", type=int, default=10_000)
     parser.add_argument("--data-root", default="", help="folder holding MNIST/raw (robustness)")
-    parser.add_argument("--worker", nargs=2, metavar=("CASE", "IMPLEMENTATION"))
+    parser.add_argument(
+        "--baseline-cap-gb",
+        type=float,
+        default=0.0,
+        help="address-space cap of the 60k AccuracyCalculator run (default: available "
+        "memory − 1 GB); if one call does not fit, it is rerun in query chunks",
+    )
+    parser.add_argument("--worker", nargs=3, metavar=("CASE", "IMPLEMENTATION", "CAP_GB"))
     arguments = parser.parse_args()
     if arguments.worker:
-        worker(*arguments.worker)
+        case, implementation, cap_gb = arguments.worker
+        worker(case, implementation, float(cap_gb))
         return
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
     print(f"load average at start: {load} (other processes share the cores)")
@@ -190,16 +232,27 @@ def main() -> None:
         print(eval_baselines.report_verification(run("10k", "verification")))
     if "pml" in suites:
         for case in arguments.cases.split(","):
-            skip = case == "60k" and arguments.skip_baseline_60k
-            theirs = None if skip else run(case, "pml")
-            print(eval_baselines.report_pml(case, run(case, "core"), theirs))
+            ours = run(case, "core")
+            if case == "60k" and arguments.skip_baseline_60k:
+                print(eval_baselines.report_pml(case, ours, None))
+                continue
+            cap = arguments.baseline_cap_gb or _available_gb() - 1.0
+            theirs, failed = run(case, "pml", cap if case == "60k" else 0.0), None
+            if "error" in theirs:
+                failed = theirs | {"machine_gb": _machine_gb()}
+                theirs = run(case, "pml-chunked")
+            print(eval_baselines.report_pml(case, ours, theirs, failed))
     if "robustness" in suites:
         timing = eval_baselines.robustness_seconds(arguments.robustness_images, arguments.data_root)
-        scaled = timing["seconds"] * 10_000 / timing["images"]
-        print(
-            f"robustness (PGD-10, 3 eps, LeNet++) on {timing['images']} images, "
-            f"{timing['device']}: {timing['seconds']:.1f} s (10,000 images: ~{scaled:.0f} s)"
+        per_image = timing["seconds"] / timing["images"]
+        line = (
+            f"robustness (PGD-10, 3 eps, LeNet++) on {timing['images']:,} "
+            f"{'MNIST test' if arguments.data_root else 'random'} images, {timing['device']}: "
+            f"{timing['seconds']:.1f} s measured ({1000 * per_image:.1f} ms per image)"
         )
+        if timing["images"] < 10_000:
+            line += f"; 10,000 images NOT run (linear estimate ~{10_000 * per_image:.0f} s)"
+        print(line)
     if "full" not in suites:
         return
     for case in arguments.cases.split(","):

@@ -50,7 +50,7 @@ class _TorchSearcher:
     def search(
         self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
     ) -> tuple[np.ndarray, np.ndarray]:
-        scores = _score_rows(
+        scores = score_rows(
             torch.from_numpy(queries), self.reference, self.reference_sq, self.metric
         )
         if exclude_self:
@@ -97,7 +97,7 @@ class _FaissSearcher:
         return scores[keep].reshape(rows, fetch - 1), indices[keep].reshape(rows, fetch - 1)
 
 
-def _score_rows(
+def score_rows(
     queries: torch.Tensor, reference: torch.Tensor, reference_sq: torch.Tensor, metric: str
 ) -> torch.Tensor:
     """Scores of every query against every reference row, (q × n) float32."""
@@ -107,7 +107,7 @@ def _score_rows(
     return scores
 
 
-def _sort_rows(scores: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sort_rows(scores: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row by score descending, ties by ascending index, with one integer sort.
 
     A float32 maps to a uint32 whose unsigned order is the float order (flip all bits
@@ -127,7 +127,7 @@ def _sort_rows(scores: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.
     return sorted_bits.view(np.float32), low
 
 
-def _exact_rows(
+def exact_rows(
     queries: np.ndarray,
     query_ids: np.ndarray,
     reference: np.ndarray,
@@ -137,7 +137,7 @@ def _exact_rows(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Full-row ranking for the few queries whose k-th neighbour is tied with the next."""
     ref = torch.from_numpy(reference)
-    scores = _score_rows(torch.from_numpy(queries), ref, (ref * ref).sum(1), metric).numpy()
+    scores = score_rows(torch.from_numpy(queries), ref, (ref * ref).sum(1), metric).numpy()
     if exclude_self:
         scores[np.arange(len(query_ids)), query_ids] = -np.inf
     candidates = np.broadcast_to(np.arange(reference.shape[0]), scores.shape)
@@ -204,12 +204,12 @@ def ranked_neighbors(
         fetch = min(k_chunk + 1, num_candidates)
         chunk_queries = np.ascontiguousarray(queries[query_ids])
         scores, indices = searcher.search(chunk_queries, query_ids, fetch, exclude_self)
-        scores, indices = _sort_rows(scores, indices)
+        scores, indices = sort_rows(scores, indices)
         if fetch > k_chunk:
             tied = np.flatnonzero(scores[:, k_chunk - 1] == scores[:, k_chunk])
             scores, indices = scores[:, :k_chunk].copy(), indices[:, :k_chunk].copy()
             if tied.size:
-                scores[tied], indices[tied] = _exact_rows(
+                scores[tied], indices[tied] = exact_rows(
                     chunk_queries[tied], query_ids[tied], reference, k_chunk, exclude_self, metric
                 )
         yield NeighborChunk(queries=query_ids, indices=indices, scores=scores)

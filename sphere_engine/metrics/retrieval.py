@@ -17,20 +17,28 @@ samples of the query's class (of reference samples with the query's label when a
 Queries with R = 0 (single-sample classes, or labels absent from the reference) have
 no positives and are left out of every one of these; ``retrieval/queries_skipped``
 counts them and ``retrieval/queries`` counts those used (all metrics are NaN when no
-query is left). No cap on R is ever applied: MAP@R fetches R neighbours per query, in
-bounded-memory chunks; ``retrieval/max_r`` reports the largest R.
+query is left). No cap on R is ever applied, in bounded memory: a query with R up
+to ``COUNTING_MIN_R`` ranks its R nearest (``neighbors.py``, faiss or torch); a longer
+one counts its positives' ranks from a torch matmul search (``positive_ranks.py``).
+``retrieval/max_r`` reports the largest R.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from sphere_engine.metrics.backend import resolve_backend
 from sphere_engine.metrics.inputs import check_embeddings, check_ks, check_labels, l2_normalize
 from sphere_engine.metrics.neighbors import ranked_neighbors
+from sphere_engine.metrics.positive_ranks import ranked_blocks
 
 KNN_NEIGHBORS = 10
+# Queries with more positives than this get MAP@R by rank counting; below it a ranked
+# list of R neighbours (faiss's fused search and selection) is cheaper.
+COUNTING_MIN_R = 2048
 
 
 def _positives_per_query(
@@ -51,6 +59,65 @@ def _majority_vote(votes: np.ndarray) -> np.ndarray:
     counts = (votes[:, :, None] == votes[:, None, :]).sum(axis=2)
     first_best = np.argmax(counts == counts.max(axis=1, keepdims=True), axis=1)
     return votes[np.arange(votes.shape[0]), first_best]
+
+
+Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _ranked_lists(
+    queries: np.ndarray,
+    reference: np.ndarray,
+    positives: np.ndarray,
+    rows: np.ndarray,
+    nearest: int,
+    exclude_self: bool,
+    metric: str,
+    backend: str,
+    memory_budget_mb: float,
+    query_labels: np.ndarray,
+    reference_labels: np.ndarray,
+) -> Iterator[Block]:
+    """(queries, nearest neighbours, positives in the top R, R · AP@R) from ranked
+    lists of max(R, nearest) neighbours per query (the short-R queries)."""
+    if rows.size == 0:
+        return
+    need = np.maximum(positives[rows], nearest)
+    for chunk in ranked_neighbors(
+        queries, reference, need, exclude_self=exclude_self, query_rows=rows,
+        metric=metric, backend=backend, memory_budget_mb=memory_budget_mb,
+    ):  # fmt: skip
+        r = positives[chunk.queries]
+        relevant = reference_labels[chunk.indices] == query_labels[chunk.queries][:, None]
+        rank = np.arange(1, relevant.shape[1] + 1)
+        relevant_in_r = relevant & (rank[None, :] <= r[:, None])
+        found = np.cumsum(relevant_in_r, axis=1)  # positives among the first i
+        precision_sum = (found / rank[None, :] * relevant_in_r).sum(axis=1)
+        yield chunk.queries, chunk.indices, found[:, -1], precision_sum
+
+
+def _counted_ranks(
+    queries: np.ndarray,
+    query_labels: np.ndarray,
+    reference: np.ndarray,
+    reference_labels: np.ndarray,
+    positives: np.ndarray,
+    rows: np.ndarray,
+    nearest: int,
+    exclude_self: bool,
+    metric: str,
+    backend: str,
+    memory_budget_mb: float,
+) -> Iterator[Block]:
+    """The same for the long-R queries, by rank counting (``positive_ranks.py``)."""
+    resolve_backend(backend)  # validated; counting is a torch matmul search either way
+    if rows.size == 0:
+        return
+    for block in ranked_blocks(
+        queries, query_labels, reference, reference_labels, positives, rows,
+        exclude_self=exclude_self, k=nearest, metric=metric,
+        memory_budget_mb=memory_budget_mb,
+    ):  # fmt: skip
+        yield block.queries, block.nearest, block.hits_in_r, block.precision_sum
 
 
 def retrieval_scores(
@@ -86,33 +153,27 @@ def retrieval_scores(
 
     hits = dict.fromkeys(ks, 0)
     totals = {"precision@1": 0.0, "r_precision": 0.0, "map@r": 0.0, "knn_accuracy": 0.0}
-    need = np.maximum(positives[used], max(max(ks), knn))
-    for chunk in ranked_neighbors(
-        queries,
-        reference,
-        need,
-        exclude_self=exclude_self,
-        query_rows=used,
-        metric=metric,
-        backend=backend,
-        memory_budget_mb=memory_budget_mb,
-    ):
-        labels = query_labels[chunk.queries]
-        r = positives[chunk.queries]
-        neighbour_labels = reference_labels[chunk.indices]
+    nearest = max(max(ks), knn)
+    long = positives[used] > COUNTING_MIN_R
+    for queried, neighbours, hits_in_r, precision_sum in (
+        *_ranked_lists(
+            queries, reference, positives, used[~long], nearest, exclude_self, metric,
+            backend, memory_budget_mb, query_labels, reference_labels,
+        ),
+        *_counted_ranks(
+            queries, query_labels, reference, reference_labels, positives, used[long],
+            nearest, exclude_self, metric, backend, memory_budget_mb,
+        ),
+    ):  # fmt: skip
+        labels = query_labels[queried]
+        r = positives[queried]
+        neighbour_labels = reference_labels[neighbours]
         relevant = neighbour_labels == labels[:, None]  # (q × k) bool, nearest first
         for k in ks:
             hits[k] += int(relevant[:, :k].any(axis=1).sum())
         totals["precision@1"] += float(relevant[:, 0].sum())
-
-        rank = np.arange(1, relevant.shape[1] + 1)
-        relevant_in_r = relevant & (rank[None, :] <= r[:, None])
-        found = np.cumsum(relevant_in_r, axis=1)  # positives among the first i
-        rows = np.arange(r.size)
-        totals["r_precision"] += float((found[rows, r - 1] / r).sum())
-        precision_at_i = found / rank[None, :]
-        totals["map@r"] += float(((precision_at_i * relevant_in_r).sum(axis=1) / r).sum())
-
+        totals["r_precision"] += float((hits_in_r / r).sum())
+        totals["map@r"] += float((precision_sum / r).sum())
         winner = _majority_vote(neighbour_labels[:, :knn])
         totals["knn_accuracy"] += float((winner == labels).sum())
 

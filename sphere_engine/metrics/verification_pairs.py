@@ -9,6 +9,8 @@ numbers and decodes them (``_decode_triangular``).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,12 @@ def _choose_distinct(rng: np.random.Generator, population: int, count: int) -> n
         more = rng.integers(0, population, size=count - drawn.size + 64)
         drawn = _sorted_distinct(np.concatenate([drawn, more]))
     return drawn[rng.permutation(drawn.size)[:count]]
+
+
+def genuine_total(labels: np.ndarray) -> int:
+    """Number of same-class pairs."""
+    _, counts = np.unique(labels, return_counts=True)
+    return int((counts * (counts - 1) // 2).sum())
 
 
 def genuine_pairs(
@@ -116,9 +124,36 @@ def check_pairs(pairs: Any, num_samples: int, labels: np.ndarray | None) -> tupl
 
 
 def cosine_scores(unit: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(f̂_a, f̂_b) for each pair (float32), gathered in cache-sized chunks."""
+    """cos(f̂_a, f̂_b) for each pair (float32), gathered in cache-sized chunks.
+
+    numpy releases the GIL in the gathers and dots, so the chunks are shared between
+    threads (one per core): the work is memory-bound and a single thread leaves half
+    the bandwidth of a 2-core machine idle.
+    """
     scores = np.empty(a.size, dtype=np.float32)
-    for start in range(0, a.size, _SCORE_CHUNK):
-        stop = start + _SCORE_CHUNK
-        scores[start:stop] = np.einsum("ij,ij->i", unit[a[start:stop]], unit[b[start:stop]])
+    threads = max(1, min(os.cpu_count() or 1, -(-a.size // _SCORE_CHUNK)))
+
+    def score(first: int) -> None:
+        for start in range(first, a.size, _SCORE_CHUNK * threads):
+            stop = start + _SCORE_CHUNK
+            scores[start:stop] = np.einsum("ij,ij->i", unit[a[start:stop]], unit[b[start:stop]])
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(score, range(0, _SCORE_CHUNK * threads, _SCORE_CHUNK)))
     return scores
+
+
+def all_genuine_scores(unit: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Scores of every genuine pair, in ``genuine_pairs``' order when it takes them all.
+
+    One Gram matrix per class instead of a gather per pair: pair k = j(j−1)/2 + i of a
+    class is row j, column i < j of its Gram matrix, i.e. its strict lower triangle in
+    row-major order.
+    """
+    order = np.argsort(labels, kind="stable")
+    _, starts, counts = np.unique(labels[order], return_index=True, return_counts=True)
+    parts = []
+    for start, count in zip(starts, counts, strict=True):
+        members = unit[order[start : start + count]]
+        parts.append((members @ members.T)[np.tril_indices(count, -1)])
+    return np.concatenate(parts).astype(np.float32, copy=False)

@@ -224,3 +224,58 @@ def test_bad_options_are_rejected(blobs, options, message):
     x, y = blobs
     with pytest.raises(ValueError, match=message):
         retrieval_metrics(x, y, **options)
+
+
+def _counting_cases(make_sparse_signs, make_clustered):
+    """(name, x, y, options, tolerance) cases for the rank-counting path."""
+    rng = np.random.default_rng(7)
+    random_x = rng.normal(size=(300, 10)).astype(np.float32)  # crowded: partition bar
+    integer_x = rng.integers(-3, 4, size=(160, 5)).astype(np.float32)
+    clustered_x, clustered_y = make_clustered(3, 120, 8, spread=0.6, seed=8)
+    return [
+        ("random", random_x, rng.integers(0, 3, size=300), {}, 1e-6),
+        ("clustered", clustered_x, clustered_y, {}, 1e-6),
+        ("sign ties", make_sparse_signs(200, 8, seed=3), rng.integers(0, 4, size=200), {}, 1e-12),
+        ("integer euclidean", integer_x, rng.integers(0, 3, size=160), {"normalize": False}, 1e-12),
+    ]
+
+
+@pytest.mark.parametrize("memory_budget_mb", [256.0, 0.05])
+def test_rank_counting_matches_brute_force(
+    monkeypatch, make_sparse_signs, make_clustered, memory_budget_mb
+):
+    # Every query through positive_ranks.py (normally only R > COUNTING_MIN_R), including
+    # tiny blocks, exact pos/neg ties (index order) and rows crowded with negatives.
+    from sphere_engine.metrics import retrieval
+
+    monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
+    for name, x, y, options, tolerance in _counting_cases(make_sparse_signs, make_clustered):
+        result = retrieval_metrics(x, y, memory_budget_mb=memory_budget_mb, **options)
+        assert_matches(result, brute_force(x, y, **options), tolerance), name
+
+
+def test_rank_counting_with_a_reference_set(monkeypatch, blobs):
+    from sphere_engine.metrics import retrieval
+
+    monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
+    x, y = blobs
+    queries, query_labels = x[::3], y[::3].copy()
+    query_labels[:4] = 99
+    mask = np.ones(len(y), bool)
+    mask[::3] = False
+    result = retrieval_metrics(
+        queries, query_labels, reference=x[mask], reference_labels=y[mask], ks=(1, 4)
+    )
+    expected = brute_force(queries, query_labels, ks=(1, 4), ref=x[mask], ref_y=y[mask])
+    assert_matches(result, expected)
+    assert result["retrieval/queries_skipped"] == 4
+
+
+def test_rank_counting_hand_worked_duplicates(monkeypatch):
+    from sphere_engine.metrics import retrieval
+
+    monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
+    x = np.array([[1.0, 0.0], [1.0, 0.0], [0.8, 0.6], [0.6, 0.8]], dtype=np.float32)
+    result = retrieval_metrics(x, np.array([0, 1, 0, 1]), ks=(1, 2, 4))
+    assert result["precision@1"] == 0.0 and result["recall@2"] == 0.5
+    assert result["r_precision"] == 0.0 and result["map@r"] == 0.0
