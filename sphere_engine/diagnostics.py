@@ -62,20 +62,29 @@ Finish = Callable[[np.ndarray], dict[str, float]]
 
 
 class PackedStatistics(Mapping[str, torch.Tensor]):
-    """Named statistics of one group: a 1-D tensor of raw values and the ``finish``
+    """Named statistics of one group: its raw values (1-D tensors, concatenated once
+    per step by ``StepStatistics.to_host``, not once per group) and the ``finish``
     function that maps them, on the host, to the logged values (``None``: the raw
     values are the statistics, ``values[i]`` is ``names[i]``). Reading an entry
     through the mapping finishes on the spot (a sync; the training loop does not); an
     empty histogram bin reads as 0."""
 
     def __init__(
-        self, names: tuple[str, ...], values: torch.Tensor, finish: Finish | None = None
+        self,
+        names: tuple[str, ...],
+        values: torch.Tensor | tuple[torch.Tensor, ...],
+        finish: Finish | None = None,
     ) -> None:
-        if finish is None and values.shape != (len(names),):
-            raise ValueError(f"values must have shape ({len(names)},), got {tuple(values.shape)}")
+        self.parts = (values,) if isinstance(values, torch.Tensor) else tuple(values)
+        if finish is None and sum(part.numel() for part in self.parts) != len(names):
+            raise ValueError(f"values must have {len(names)} entries, one per name")
         self.names = names
-        self.values = values
         self.finish = finish
+
+    @property
+    def values(self) -> torch.Tensor:
+        """The raw values as one 1-D tensor."""
+        return torch.cat([part.reshape(-1) for part in self.parts])
 
     def host_values(self, raw: np.ndarray) -> dict[str, float]:
         """The logged values of this group from its raw values as read on the host."""
@@ -155,14 +164,14 @@ def pair_cosines(directions: torch.Tensor, labels: torch.Tensor) -> PackedStatis
     def finish(raw: np.ndarray) -> dict[str, float]:
         return finish_pairs(raw[:count], raw[count], raw[count + 1])
 
-    raw = torch.cat((labels.reshape(-1), _pair_sums(directions, labels)))
+    raw = (labels.reshape(-1), _pair_sums(directions, labels))
     return PackedStatistics(PAIR_NAMES, raw, finish)
 
 
-def _gradient_raw(embeddings: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
-    """Per-sample [||g|| ..., <g, f> ...]: all the device does for the gradient (called
-    under ``no_grad``)."""
-    return torch.cat((torch.linalg.vector_norm(grad, dim=1), torch.linalg.vecdot(grad, embeddings)))
+def _gradient_raw(embeddings: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Per-sample ||g|| and <g, f>: all the device does for the gradient (called under
+    ``no_grad``)."""
+    return torch.linalg.vector_norm(grad, dim=1), torch.linalg.vecdot(grad, embeddings)
 
 
 @torch.no_grad()
@@ -192,7 +201,7 @@ def gradient_statistics(
         order = np.argsort(norms, kind="stable")
         return finish_gradient(norms, order, raw[count : 2 * count], raw[2 * count :])
 
-    raw = torch.cat((norms.detach().reshape(-1), _gradient_raw(embeddings, grad)))
+    raw = (norms.detach().reshape(-1), *_gradient_raw(embeddings, grad))
     return PackedStatistics(GRADIENT_NAMES, raw, finish)
 
 
@@ -215,7 +224,7 @@ class DirectionTracker:
         directions = embeddings / norms[:, None].clamp_min(EPS)
         previous, self.previous = self.previous, (norms, directions)
         if previous is None:
-            return PackedStatistics(DIRECTION_NAMES, embeddings.new_zeros(0), _no_turn)
+            return PackedStatistics(DIRECTION_NAMES, (), _no_turn)
         previous_norms, previous_directions = previous
         # 2·atan2(|u − v|, |u + v|) is exact for tiny angles, where acos(u·v) in
         # float32 cannot resolve anything below ~0.02°.
@@ -226,8 +235,7 @@ class DirectionTracker:
         def finish(raw: np.ndarray) -> dict[str, float]:
             return finish_directions(raw[:count], raw[count:])
 
-        raw = torch.cat((torch.atan2(gap, total), previous_norms))
-        return PackedStatistics(DIRECTION_NAMES, raw, finish)
+        return PackedStatistics(DIRECTION_NAMES, (torch.atan2(gap, total), previous_norms), finish)
 
     @property
     def norms(self) -> torch.Tensor:
@@ -263,12 +271,12 @@ class StepStatistics:
         elif values:  # named 0-dim tensors (loss terms, regulariser diagnostics)
             with torch.no_grad():
                 block = torch.stack(list(values.values())).reshape(-1)
-            self.groups.append(PackedStatistics(tuple(values), block))
+            self.groups.append(PackedStatistics(tuple(values), (block,)))
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
         """One device → host transfer for everything (this is the step's sync point).
         A name added twice keeps its last value, as a dict would."""
-        parts = [group.values.reshape(-1) for group in self.groups]
+        parts = [part for group in self.groups for part in group.parts]
         if self.sample_norms is not None:
             parts.append(self.sample_norms.detach().reshape(-1))
         if not parts:
@@ -279,8 +287,8 @@ class StepStatistics:
         values: dict[str, float] = {}
         start = 0
         with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
-            for group, part in zip(self.groups, parts, strict=False):
-                end = start + len(part)
+            for group in self.groups:
+                end = start + sum(part.numel() for part in group.parts)
                 values.update(group.host_values(flat[start:end]))
                 start = end
         return values, flat[start:].tolist()
@@ -308,7 +316,7 @@ def embedding_statistics(
     parts = [norms, labels.reshape(-1), _pair_sums(directions, labels)]
     names = NORM_NAMES + HISTOGRAM_NAMES + PAIR_NAMES
     if grad is not None:
-        parts.append(_gradient_raw(embeddings, grad.detach().float()))
+        parts += _gradient_raw(embeddings, grad.detach().float())
         names += GRADIENT_NAMES
     count = len(norms)
 
@@ -322,4 +330,4 @@ def embedding_statistics(
             result.update(finish_gradient(norms, order, rest[2 : 2 + count], rest[2 + count :]))
         return result
 
-    return PackedStatistics(names, torch.cat(parts), finish), norms
+    return PackedStatistics(names, tuple(parts), finish), norms

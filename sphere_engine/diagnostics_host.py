@@ -79,32 +79,62 @@ def finish_norms(norms: np.ndarray, order: np.ndarray) -> dict[str, float]:
     return dict(zip(NORM_NAMES, values, strict=True))
 
 
+def _bin_of(norm: float) -> int:
+    """The binning rule, unclipped: floor((log10(norm) − LOW) · BINS_PER_DECADE)."""
+    position = (np.log10(np.array([norm])) - hist.LOW_EXPONENT) * hist.BINS_PER_DECADE
+    return int(np.floor(position)[0])
+
+
+def _bin_starts() -> np.ndarray:
+    """The smallest float64 norm of each bin 1 … BINS−1 under the binning rule, then
+    +inf, so that ``searchsorted`` finds every norm's bin in one call: out-of-range norms
+    land in the end bins, NaN and inf past the last one. Each start is 10^(LOW + i/24),
+    moved to the exact float64 where the rule (log10 rounding included) changes bin."""
+    starts = []
+    for index in range(1, hist.BINS):
+        start = 10.0 ** (hist.LOW_EXPONENT + index / hist.BINS_PER_DECADE)
+        while _bin_of(start) >= index:
+            start = float(np.nextafter(start, 0.0))
+        while _bin_of(start) < index:
+            start = float(np.nextafter(start, math.inf))
+        starts.append(start)
+    return np.array([*starts, math.inf])
+
+
+_BIN_STARTS = _bin_starts()
+
+
+def _bin_counts(norms: np.ndarray) -> np.ndarray:
+    """Counts of the norms per bin, plus (last) the count of non-finite norms."""
+    bins = np.searchsorted(_BIN_STARTS, norms, side="right")
+    return np.bincount(bins, minlength=hist.BINS + 1)
+
+
 def norm_histogram(norms: np.ndarray) -> np.ndarray:
     """Counts of the norms in the catalogue's fixed log-spaced bins (``hist.BINS``);
     out-of-range norms land in the end bins, non-finite ones are not counted (a
     diverging step must still reach the divergence check)."""
     values = np.asarray(norms, dtype=np.float64).reshape(-1)
-    values = values[np.isfinite(values)]
-    # finite norms are >= 0, so the clamp to EPS keeps log10 finite (no warning to mute)
-    position = (np.log10(np.maximum(values, EPS)) - hist.LOW_EXPONENT) * hist.BINS_PER_DECADE
-    index = np.clip(np.floor(position), 0, hist.BINS - 1).astype(np.int64)
-    return np.bincount(index, minlength=hist.BINS).astype(np.float64)
+    return _bin_counts(values)[: hist.BINS].astype(np.float64)
 
 
 def histogram_fractions(norms: np.ndarray) -> dict[str, float]:
     """The non-empty bins of HISTOGRAM_NAMES: the fraction of the batch's finite norms
     in each (none when no norm is finite)."""
-    counts = norm_histogram(norms)
-    filled = np.flatnonzero(counts)
-    fractions = (counts[filled] / counts.sum()).tolist()
-    return dict(zip([HISTOGRAM_NAMES[i] for i in filled.tolist()], fractions, strict=True))
+    counts = _bin_counts(norms)
+    finite = len(norms) - int(counts[hist.BINS])
+    filled = np.flatnonzero(counts[: hist.BINS]).tolist()
+    if not finite:
+        return {}
+    return {HISTOGRAM_NAMES[i]: int(counts[i]) / finite for i in filled}
 
 
 def finish_pairs(labels: np.ndarray, same: float, total: float) -> dict[str, float]:
     """PAIR_NAMES from the labels and the two pair sums (same-class, all) of cosines,
     self-pairs included."""
     count = len(labels)
-    same_pairs = float(np.square(np.bincount(labels.astype(np.int64))).sum())
+    per_class = np.bincount(labels.astype(np.int64))
+    same_pairs = float(per_class @ per_class)
     positive = _ratio(same - count, same_pairs - count)  # the N self-pairs count 1 each
     negative = _ratio(total - same, count * count - same_pairs)
     return dict(zip(PAIR_NAMES, (positive, negative, positive - negative), strict=True))
@@ -120,7 +150,12 @@ def finish_gradient(
     radial = dots * inverse  # <g, f̂>
     active = grad_norms > EPS
     active_count = int(np.count_nonzero(active))
-    cosines = float((np.abs(radial[active]) / grad_norms[active]).sum()) if active_count else 0.0
+    if active_count == count:  # the usual case: no mask to apply
+        cosines = float((np.abs(radial) / grad_norms).sum())
+    elif active_count:
+        cosines = float((np.abs(radial[active]) / grad_norms[active]).sum())
+    else:
+        cosines = 0.0
     rotation = np.sqrt(np.maximum(grad_norms * grad_norms - radial * radial, 0.0)) * inverse
     small, large = halves(rotation, order)
     # zero gradient on the large-norm half (inactive loss): no ratio to report
@@ -143,4 +178,5 @@ def finish_directions(half_angles: np.ndarray, previous_norms: np.ndarray) -> di
     small, large = halves(angles, np.argsort(previous_norms, kind="stable"))
     # no movement at all (e.g. a step with zero loss): a ratio means nothing
     ratio = small / large if large > _STILL_DEGREES else _NAN
-    return dict(zip(DIRECTION_NAMES, (float(angles.mean()), ratio), strict=True))
+    mean = float(angles.sum()) / len(angles)
+    return dict(zip(DIRECTION_NAMES, (mean, ratio), strict=True))
