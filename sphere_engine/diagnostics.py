@@ -84,6 +84,8 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
     @property
     def values(self) -> torch.Tensor:
         """The raw values as one 1-D tensor."""
+        if not self.parts:
+            return torch.zeros(0)
         return torch.cat([part.reshape(-1) for part in self.parts])
 
     def host_values(self, raw: np.ndarray) -> dict[str, float]:
