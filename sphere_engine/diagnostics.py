@@ -76,7 +76,8 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
         finish: Finish | None = None,
     ) -> None:
         self.parts = (values,) if isinstance(values, torch.Tensor) else tuple(values)
-        if finish is None and sum(part.numel() for part in self.parts) != len(names):
+        self.size = sum(part.numel() for part in self.parts)  # raw values in all
+        if finish is None and self.size != len(names):
             raise ValueError(f"values must have {len(names)} entries, one per name")
         self.names = names
         self.finish = finish
@@ -223,7 +224,7 @@ class DirectionTracker:
     def update(self, embeddings: torch.Tensor) -> PackedStatistics:
         embeddings = embeddings.detach()
         norms = torch.linalg.vector_norm(embeddings, dim=1)
-        directions = embeddings / norms[:, None].clamp_min(EPS)
+        directions = embeddings / norms.unsqueeze(1).clamp_min(EPS)
         previous, self.previous = self.previous, (norms, directions)
         if previous is None:
             return PackedStatistics(DIRECTION_NAMES, (), _no_turn)
@@ -232,7 +233,7 @@ class DirectionTracker:
         # float32 cannot resolve anything below ~0.02°.
         gap = torch.linalg.vector_norm(directions - previous_directions, dim=1)
         total = torch.linalg.vector_norm(directions + previous_directions, dim=1)
-        count = len(norms)
+        count = norms.shape[0]
 
         def finish(raw: np.ndarray) -> dict[str, float]:
             return finish_directions(raw[:count], raw[count:])
@@ -290,7 +291,7 @@ class StepStatistics:
         start = 0
         with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
             for group in self.groups:
-                end = start + sum(part.numel() for part in group.parts)
+                end = start + group.size
                 values.update(group.host_values(flat[start:end]))
                 start = end
         return values, flat[start:].tolist()
@@ -303,7 +304,7 @@ def batch_statistics(
     """All per-batch geometry statistics of raw embeddings (N × d) with labels (N):
     norm statistics, the norm histogram, pair cosines and, given ``grad``
     (∂L/∂embeddings), the gradient statistics, as one packed group."""
-    return embedding_statistics(embeddings, labels, grad)[0]
+    return _embedding_statistics(embeddings, labels, grad)[0]
 
 
 @torch.no_grad()
@@ -312,15 +313,24 @@ def embedding_statistics(
 ) -> tuple[PackedStatistics, torch.Tensor]:
     """``batch_statistics`` and the float embeddings' norms, which ``gradient_statistics``
     needs when the gradient arrives later (the SDK's hook)."""
+    return _embedding_statistics(embeddings, labels, grad)
+
+
+_BATCH_NAMES = NORM_NAMES + HISTOGRAM_NAMES + PAIR_NAMES
+_BATCH_GRADIENT_NAMES = _BATCH_NAMES + GRADIENT_NAMES
+
+
+def _embedding_statistics(
+    embeddings: torch.Tensor, labels: torch.Tensor, grad: torch.Tensor | None
+) -> tuple[PackedStatistics, torch.Tensor]:
+    """``embedding_statistics`` (called under ``no_grad``)."""
     embeddings = embeddings.detach().float()
     norms = torch.linalg.vector_norm(embeddings, dim=1)
-    directions = embeddings / norms.clamp_min(EPS)[:, None]
+    directions = embeddings / norms.clamp_min(EPS).unsqueeze(1)
     parts = [norms, labels.reshape(-1), _pair_sums(directions, labels)]
-    names = NORM_NAMES + HISTOGRAM_NAMES + PAIR_NAMES
     if grad is not None:
         parts += _gradient_raw(embeddings, grad.detach().float())
-        names += GRADIENT_NAMES
-    count = len(norms)
+    count = norms.shape[0]
 
     def finish(raw: np.ndarray) -> dict[str, float]:
         norms, labels_, rest = raw[:count], raw[count : 2 * count], raw[2 * count :]
@@ -332,4 +342,5 @@ def embedding_statistics(
             result.update(finish_gradient(norms, order, rest[2 : 2 + count], rest[2 + count :]))
         return result
 
+    names = _BATCH_NAMES if grad is None else _BATCH_GRADIENT_NAMES
     return PackedStatistics(names, tuple(parts), finish), norms
