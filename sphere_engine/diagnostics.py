@@ -75,7 +75,8 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
         values: torch.Tensor | tuple[torch.Tensor, ...],
         finish: Finish | None = None,
     ) -> None:
-        self.parts = (values,) if isinstance(values, torch.Tensor) else tuple(values)
+        # a tuple holds 1-D parts already (the functions below); a tensor may have any shape
+        self.parts = (values.reshape(-1),) if isinstance(values, torch.Tensor) else tuple(values)
         self.size = sum(part.numel() for part in self.parts)  # raw values in all
         if finish is None and self.size != len(names):
             raise ValueError(f"values must have {len(names)} entries, one per name")
@@ -259,9 +260,9 @@ def _no_turn(raw: np.ndarray) -> dict[str, float]:
 class StepStatistics:
     """Collects a step's statistics as tensors and moves them to the host at once.
 
-    Packed groups are kept as they are (one raw tensor and its finish per group); a
+    Packed groups are kept as they are (raw 1-D tensors and a finish per group); a
     mapping of named 0-dim tensors is stacked into one group; ``to_host`` concatenates
-    everything, syncs once, then finishes each group on the host.
+    every raw tensor once, syncs once, then finishes each group on the host.
     """
 
     def __init__(self) -> None:
@@ -274,7 +275,7 @@ class StepStatistics:
         elif values:  # named 0-dim tensors (loss terms, regulariser diagnostics)
             with torch.no_grad():
                 block = torch.stack(list(values.values())).reshape(-1)
-            self.groups.append(PackedStatistics(tuple(values), (block,)))
+            self.groups.append(PackedStatistics(tuple(values), block))
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
         """One device → host transfer for everything (this is the step's sync point).
