@@ -274,7 +274,7 @@ class StepStatistics:
             self.groups.append(values)
         elif values:  # named 0-dim tensors (loss terms, regulariser diagnostics)
             with torch.no_grad():
-                block = torch.stack(list(values.values())).reshape(-1)
+                block = torch.stack(list(values.values()))
             self.groups.append(PackedStatistics(tuple(values), block))
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
