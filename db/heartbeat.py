@@ -3,16 +3,37 @@
 The heartbeat comes from the process that trains, independently of the tracker's
 flushes, so a long evaluation or a slow data set does not look like a dead worker,
 while a killed process stops beating at once (the reaper then marks the run `lost`).
+``heartbeat_interval()`` is the one reader of ``SPHERESCOPE_HEARTBEAT_S``, for every
+process that runs a run (the worker, ``spherescope train``, the SDK).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from types import TracebackType
 from typing import Protocol
 
 log = logging.getLogger(__name__)
+
+HEARTBEAT_ENV = "SPHERESCOPE_HEARTBEAT_S"
+DEFAULT_HEARTBEAT_S = 2.0
+
+
+def heartbeat_interval() -> float:
+    """Seconds between two heartbeats of a running run: ``SPHERESCOPE_HEARTBEAT_S``
+    (unset or empty: 2); a value that is not a positive number is a ``ValueError``."""
+    raw = os.environ.get(HEARTBEAT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_HEARTBEAT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{HEARTBEAT_ENV} must be a number of seconds, got {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"{HEARTBEAT_ENV} must be > 0 seconds, got {raw!r}")
+    return value
 
 
 class HeartbeatStore(Protocol):

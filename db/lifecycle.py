@@ -40,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from db.heartbeat import Heartbeat, HeartbeatStore
+from db.heartbeat import DEFAULT_HEARTBEAT_S, Heartbeat, HeartbeatStore
 from db.records import TERMINAL
 from db.write_errors import (
     NoSpaceError,
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_HEARTBEAT_S = 2.0
 CANCEL_POLL_S = 0.25  # the store's cancel flag is read at most this often
 
 

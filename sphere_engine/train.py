@@ -140,6 +140,7 @@ def run_training(
     tracked_ids = _choose_tracked_samples(
         splits.train.labels, diagnostics.tracked_samples, training.seed
     )
+    tracked_list = tracked_ids.tolist()
     tracked_inputs = gather_inputs(splits.train, tracked_ids).to(device)
     directions = DirectionTracker()
     embed_tracked = _tracked_embedder(model)
@@ -196,14 +197,18 @@ def run_training(
             # ---- diagnostics (no autograd; one host transfer for all of them)
             if logged:
                 stats = StepStatistics()
-                stats.add({"loss/total": loss})
-                stats.add({f"loss/{k}": v for k, v in objective.last_terms.items()})
+                stats.add(  # the named 0-dim tensors: one group, one stack
+                    {
+                        "loss/total": loss,
+                        **{f"loss/{k}": v for k, v in objective.last_terms.items()},
+                        **objective.regularizer_diagnostics(),
+                    }
+                )
                 stats.add(
                     batch_statistics(
                         embeddings, labels, embeddings.grad if diagnostics.gradient_stats else None
                     )
                 )
-                stats.add(objective.regularizer_diagnostics())
                 if len(tracked_ids):
                     stats.add(directions.update(embed_tracked(tracked_inputs)))
                     stats.sample_norms = directions.norms
@@ -228,7 +233,7 @@ def run_training(
                 values["time/samples_per_s"] = len(labels) / max(elapsed, 1e-9)
                 tracker.track_many(values, step)
                 if len(tracked_ids):
-                    tracker.track_sample_norms(tracked_ids.tolist(), sample_norms, step)
+                    tracker.track_sample_norms(tracked_list, sample_norms, step)
                 last_finite, last_finite_step = values, step
             tracker.track_progress(step, training.steps)
 

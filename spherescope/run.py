@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import numbers
-import os
 import warnings
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
 from spherescope._writer import SafeWriter
-
-HEARTBEAT_ENV = "SPHERESCOPE_HEARTBEAT_S"  # the worker reads the same variable
 
 
 class Run:
@@ -168,7 +166,7 @@ class Run:
         lifecycle = RunLifecycle(
             self.store,
             run_id,
-            heartbeat_s=_heartbeat_interval(),
+            heartbeat_s=heartbeat_interval(),
             accept_running=True,
             heartbeat_store=_ProgressBeat(self),
         )
@@ -197,17 +195,6 @@ class _ProgressBeat:
 
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
         self.run.store.heartbeat(run_id, self.run.step if step is None else step, total)
-
-
-def _heartbeat_interval() -> float:
-    raw = os.environ.get(HEARTBEAT_ENV, "2.0")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{HEARTBEAT_ENV} must be a number of seconds, got {raw!r}") from None
-    if not value > 0:
-        raise ValueError(f"{HEARTBEAT_ENV} must be > 0 seconds, got {raw!r}")
-    return value
 
 
 def _number(name: str, value: Any) -> float:

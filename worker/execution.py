@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 
 from db import run_log
+from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.validation import validate
-from worker import settings
 from worker.failures import failure_message
 from worker.train_in_run import train_in_run
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def execute_run(store: RunStore, run_id: str) -> str:
     """Train run ``run_id`` if it is still queued; return the status it ended with."""
     lifecycle = RunLifecycle(
-        store, run_id, heartbeat_s=settings.heartbeat_interval(), describe_failure=failure_message
+        store, run_id, heartbeat_s=heartbeat_interval(), describe_failure=failure_message
     )
     try:
         with lifecycle as run, run_log.capture(store.run_dir(run_id)):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from db import run_log
+from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
 from db.write_errors import StoreWriteError
@@ -26,7 +27,6 @@ from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
 from sphere_engine.validation import validate
-from worker import settings
 from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run
 
@@ -44,9 +44,7 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
 
 def _lifecycle(store: RunStore, run_id: str) -> RunLifecycle:
     """The CLI's runs live like a worker's: heartbeat thread, end of run, failures."""
-    return RunLifecycle(
-        store, run_id, heartbeat_s=settings.heartbeat_interval(), accept_running=True
-    )
+    return RunLifecycle(store, run_id, heartbeat_s=heartbeat_interval(), accept_running=True)
 
 
 def record_train_run(

@@ -76,11 +76,6 @@ def redis_url() -> str:
     return url
 
 
-def heartbeat_interval() -> float:
-    """Seconds between heartbeats written by a running task."""
-    return _float_env("SPHERESCOPE_HEARTBEAT_S", 2.0)
-
-
 def lost_after() -> float:
     """A running run whose heartbeat is older than this many seconds is `lost`."""
     return _float_env("SPHERESCOPE_LOST_AFTER_S", 15.0)

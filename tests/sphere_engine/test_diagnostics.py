@@ -142,3 +142,20 @@ def test_batch_statistics_match_a_plain_reference_implementation() -> None:
     singletons = batch_statistics(embeddings[:3], labels[:3], None)  # no positive pairs
     assert math.isnan(singletons["cos/pos"].item()) and math.isnan(singletons["cos/gap"].item())
     assert not math.isnan(singletons["cos/neg"].item())
+
+
+@pytest.mark.parametrize("rows", [30, 600])  # below and above the serial-kernel size
+def test_pair_cosines_on_small_and_large_batches_match_the_cosine_matrix(rows: int) -> None:
+    """The per-class sums take a serial kernel for small CPU batches and index_add_ for
+    large ones: both give the textbook pair means."""
+    torch.manual_seed(2)
+    embeddings = torch.randn(rows, 64)
+    labels = torch.randint(0, 7, (rows,))
+    stats = batch_statistics(embeddings, labels, None)
+    unit = F.normalize(embeddings, dim=1)
+    cosines = unit @ unit.T
+    same = labels[:, None] == labels[None, :]
+    positive = cosines[same & ~torch.eye(rows, dtype=torch.bool)].mean().item()
+    negative = cosines[~same].mean().item()
+    assert math.isclose(stats["cos/pos"].item(), positive, rel_tol=1e-4, abs_tol=1e-5)
+    assert math.isclose(stats["cos/neg"].item(), negative, rel_tol=1e-4, abs_tol=1e-5)

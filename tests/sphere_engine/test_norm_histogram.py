@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -56,3 +57,15 @@ def test_non_finite_norms_are_not_counted():
     """A diverging batch must reach the divergence check, not crash in bincount."""
     counts = norm_histogram(torch.tensor([float("nan"), float("inf"), 1.0]))
     assert counts.sum() == 1
+
+
+def test_one_searchsorted_gives_the_log10_rule_at_every_bin_edge():
+    """The bins come from precomputed exact starts; on both sides of each start they
+    agree with floor((log10(norm) − LOW) · BINS_PER_DECADE), clipped to the bins."""
+    from sphere_engine.diagnostics_host import _BIN_STARTS
+
+    starts = _BIN_STARTS[:-1]
+    for norm in np.concatenate([starts, np.nextafter(starts, 0.0), [0.0, 5e-3, 2e3]]):
+        rule = math.floor((np.log10(np.array([max(norm, 1e-12)]))[0] - hist.LOW_EXPONENT) * 24)
+        expected = min(max(rule, 0), hist.BINS - 1)
+        assert np.flatnonzero(norm_histogram(np.array([norm]))).tolist() == [expected]
