@@ -17,6 +17,7 @@ import logging
 import pkgutil
 import threading
 import time
+from collections.abc import Callable, Sequence
 
 log = logging.getLogger("spherescope.app")
 
@@ -65,10 +66,10 @@ STEPS = (
 )
 
 
-def warm_up() -> dict[str, float]:
-    """Run every step; seconds per step (a failed step is logged and skipped)."""
+def warm_up(steps: Sequence[tuple[str, Callable[[], None]]] = STEPS) -> dict[str, float]:
+    """Run the steps in order; seconds per step (a failed step is logged and skipped)."""
     seconds = {}
-    for name, step in STEPS:
+    for name, step in steps:
         started = time.perf_counter()
         try:
             step()
