@@ -36,7 +36,7 @@ from starlette.routing import Route  # noqa: E402
 from app.navigation import deep_link_paths  # noqa: E402
 from app.warmup import start_warm_up  # noqa: E402
 
-_HEAD_END = "</head>"
+_HEAD = "<head>"
 
 
 def base_path() -> str:
@@ -53,13 +53,13 @@ def deep_link_index(base: str) -> str:
     from streamlit import file_util
 
     html = (Path(file_util.get_static_dir()) / "index.html").read_text(encoding="utf-8")
-    if _HEAD_END not in html:  # another Streamlit's page: serve it unchanged
+    if _HEAD not in html:  # another Streamlit's page: serve it unchanged
         return html
     setting = (
         "<script>window.__streamlit = {BACKEND_BASE_URL: "
         f"new URL({json.dumps(base + '/')}, window.location.origin).href}};</script>"
     )
-    return html.replace(_HEAD_END, setting + _HEAD_END, 1)
+    return html.replace(_HEAD, _HEAD + setting, 1)  # first in the page, before any script
 
 
 def deep_link_routes() -> list[Route]:
