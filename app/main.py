@@ -1,9 +1,11 @@
-"""SphereScope dashboard entry point: ``streamlit run app/main.py`` (or ``spherescope up``).
+"""SphereScope dashboard script: run by ``spherescope up`` through ``app/server.py``
+(or on its own: ``streamlit run app/main.py``).
 
-Wires the pages with ``st.navigation``; every page is a thin file under ``app/views``.
-(Not ``app/pages``: a ``pages/`` folder next to the entry file switches Streamlit to
-its file-based navigation for any deep link opened before some session has run
-``st.navigation``, e.g. ``/launch`` right after ``spherescope up``.)
+Wires the pages (declared in ``app/navigation.py``) with ``st.navigation``; every page
+is a thin file under ``app/views``. (Not ``app/pages``: a ``pages/`` folder next to the
+entry file switches Streamlit to its file-based navigation for any deep link opened
+before some session has run ``st.navigation``, e.g. ``/launch`` right after
+``spherescope up``.)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if _ROOT not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app.auth import require_access  # noqa: E402
+from app.navigation import PAGES  # noqa: E402
 
 #: Every icon is an emoji or a bundled Material symbol. The favicon must be an emoji:
 #: Streamlit draws an emoji favicon as an inline SVG, but fetches a ``:material/...:``
@@ -30,24 +33,19 @@ APP_ICON = "🌐"
 def main() -> None:
     st.set_page_config(page_title="SphereScope", page_icon=APP_ICON, layout="wide")
     require_access()  # beyond loopback: nothing is shown or launched without the token
-    pages = {
-        "Train": [
-            st.Page("views/runs.py", title="Runs", icon="📋", url_path="overview", default=True),
-            st.Page("views/launch.py", title="Launch", icon="🚀", url_path="launch"),
-        ],
-        "Analyse": [
-            st.Page("views/run.py", title="Run", icon="📈", url_path="run"),
-            st.Page("views/compare.py", title="Compare", icon="⚖️", url_path="compare"),
-            st.Page("views/geometry.py", title="Geometry", icon="🔵", url_path="geometry"),
-            st.Page("views/report.py", title="Report", icon="📄", url_path="report"),
-        ],
-        # The default page is served at "/" only; this hidden twin answers /runs (the
-        # name the sidebar shows), so a typed or bookmarked /runs finds the page.
-        "": [
-            st.Page("views/runs.py", title="Runs", icon="📋", url_path="runs", visibility="hidden"),
-        ],
-    }
-    st.navigation(pages).run()
+    sections: dict[str, list[st.Page]] = {}
+    for spec in PAGES:
+        sections.setdefault(spec.section, []).append(
+            st.Page(
+                spec.file,
+                title=spec.title,
+                icon=spec.icon,
+                url_path=spec.url_path,
+                default=spec.default,
+                visibility="hidden" if spec.hidden else "visible",
+            )
+        )
+    st.navigation(sections).run()
 
 
 main()

@@ -27,7 +27,8 @@ from worker import processes, settings
 from worker.redis_server import PrivateRedis, masked
 from worker.shutdown import stop_workers_gracefully
 
-APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "main.py"
+#: The dashboard server (serves app/main.py; see its docstring).
+APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "server.py"
 POLL_S = 0.5
 REDIS_RESTART_ATTEMPTS = 3
 REDIS_MAX_RESTARTS = 5  # within REDIS_RESTART_WINDOW_S: a Redis that keeps dying stops the stack

@@ -173,15 +173,11 @@ def _watch(page, until: set[str], timeout: float) -> list[tuple[str, int]]:
     raise AssertionError(f"status never reached {until}; saw {seen[-5:]}")
 
 
-#: Streamlit's frontend probes a deep link's own path for the server first
-#: (``/<page>/_stcore/health``, ``/<page>/_stcore/host-config``), which the server
-#: answers 404 on purpose before the probe falls back to ``/`` (streamlit/streamlit#7074).
-#: Only these are allowed; any other failed request or console error fails the test.
-STREAMLIT_PROBE = re.compile(r"^/[^/]+/_stcore/(health|host-config)$")
-
-
 class BrowserLog:
-    """Every request the page makes, failed responses and console errors."""
+    """Every request the page makes, failed responses and console errors. None is
+    allowed: not even the 404s of Streamlit's probes of a deep link's own path
+    (``/<page>/_stcore/health``, streamlit/streamlit#7074), which ``app/server.py``
+    prevents (``tests/app/test_deep_links_browser.py``)."""
 
     def __init__(self, page, base: str) -> None:
         self.base = base
@@ -193,8 +189,7 @@ class BrowserLog:
         page.on("console", self._console)
 
     def _response(self, response) -> None:
-        path = urlsplit(response.url).path
-        if response.status >= 400 and not STREAMLIT_PROBE.match(path):
+        if response.status >= 400:
             self.failed.append(f"{response.status} {response.url}")
 
     def _console(self, message) -> None:
@@ -203,8 +198,6 @@ class BrowserLog:
         if message.type != "error":
             return
         where = urlsplit((message.location or {}).get("url", "")).path
-        if "status of 404" in message.text and STREAMLIT_PROBE.match(where):
-            return
         self.errors.append(f"{message.text} ({where})")
 
     def check(self) -> None:

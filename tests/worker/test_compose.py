@@ -71,7 +71,7 @@ def test_the_app_serves_8501_on_loopback_with_a_health_check(compose: dict) -> N
     assert app["ports"] == ["127.0.0.1:8501:8501"]
     assert "http://127.0.0.1:8501/_stcore/health" in " ".join(app["healthcheck"]["test"])
     command = app["command"]
-    assert command[:3] == ["streamlit", "run", "app/main.py"]
+    assert command[:3] == ["streamlit", "run", "app/server.py"]
     assert command[command.index("--server.port") + 1] == "8501"
 
 

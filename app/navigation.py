@@ -1,0 +1,45 @@
+"""The dashboard's pages, declared once: ``main.py`` builds ``st.navigation`` from them
+and ``server.py`` answers their deep links (``/run?run_id=…``) with its own page.
+
+Plain data (no Streamlit): the server reads the URL paths before any script runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One ``st.Page``: its file (relative to ``app/main.py``), sidebar section, title,
+    emoji icon and URL path; ``default`` is served at ``/``; ``hidden`` pages are in no
+    section of the sidebar."""
+
+    file: str
+    section: str
+    title: str
+    icon: str
+    url_path: str
+    default: bool = False
+    hidden: bool = False
+
+
+#: Every page icon is an emoji (see ``main.APP_ICON``: nothing shown may come from the
+#: internet).
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("views/runs.py", "Train", "Runs", "📋", "overview", default=True),
+    PageSpec("views/launch.py", "Train", "Launch", "🚀", "launch"),
+    PageSpec("views/run.py", "Analyse", "Run", "📈", "run"),
+    PageSpec("views/compare.py", "Analyse", "Compare", "⚖️", "compare"),
+    PageSpec("views/geometry.py", "Analyse", "Geometry", "🔵", "geometry"),
+    PageSpec("views/report.py", "Analyse", "Report", "📄", "report"),
+    # The default page is served at "/" only; this hidden twin answers /runs (the name
+    # the sidebar shows), so a typed or bookmarked /runs finds the page.
+    PageSpec("views/runs.py", "", "Runs", "📋", "runs", hidden=True),
+)
+
+
+def deep_link_paths() -> list[str]:
+    """The URL paths a page is opened at besides ``/`` (the default page is served at
+    ``/`` only)."""
+    return [page.url_path for page in PAGES if not page.default]

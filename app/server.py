@@ -1,0 +1,85 @@
+"""The dashboard's server: ``streamlit run app/server.py`` (what ``spherescope up`` runs)
+serves ``app/main.py`` with two additions Streamlit's own server lacks (issue 14):
+
+* deep links without failed requests: opened at ``/run?run_id=…``, Streamlit's page
+  assumes the server may live under the page's path and probes
+  ``/run/_stcore/health`` and ``/run/_stcore/host-config`` first (404s in the console,
+  and a retry before it connects; streamlit/streamlit#7074). Each page's path is
+  answered here with Streamlit's own ``index.html`` plus the one setting its frontend
+  reads for where the server is (``window.__streamlit.BACKEND_BASE_URL``, the
+  mechanism of streamlit/streamlit#11378), so it connects to the root at once. The
+  page is served at ``/`` unchanged: there the frontend already probes the root only.
+* a warm start: ``app/warmup.py`` runs when the server starts, so the first visitor
+  does not wait for imports and first reads.
+
+``streamlit run app/main.py`` still works, without these two.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+# Streamlit puts app/ (not the repository) on sys.path; see app/main.py.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+import streamlit as st  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import HTMLResponse  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+from app.navigation import deep_link_paths  # noqa: E402
+from app.warmup import start_warm_up  # noqa: E402
+
+_HEAD = "<head>"
+
+
+def base_path() -> str:
+    """``server.baseUrlPath`` as "" or "/prefix" (no trailing slash)."""
+    from streamlit import config
+
+    prefix = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{prefix}" if prefix else ""
+
+
+def deep_link_index(base: str) -> str:
+    """Streamlit's ``index.html`` telling its frontend the server is at ``base`` + "/"
+    of this origin (a script before the bundle, which reads it once at load)."""
+    from streamlit import file_util
+
+    html = (Path(file_util.get_static_dir()) / "index.html").read_text(encoding="utf-8")
+    if _HEAD not in html:  # another Streamlit's page: serve it unchanged
+        return html
+    setting = (
+        "<script>window.__streamlit = {BACKEND_BASE_URL: "
+        f"new URL({json.dumps(base + '/')}, window.location.origin).href}};</script>"
+    )
+    return html.replace(_HEAD, _HEAD + setting, 1)  # first in the page, before any script
+
+
+def deep_link_routes() -> list[Route]:
+    """One route per page path (``/run``, ``/compare``, …) answering the patched page.
+
+    Routes come before Streamlit's static files, which would answer the plain page."""
+    base = base_path()
+    page = deep_link_index(base)
+
+    async def index(request: Request) -> HTMLResponse:
+        # no-cache like Streamlit's own index.html: a new Streamlit brings a new bundle
+        return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
+
+    return [Route(f"{base}/{path}", index, methods=["GET", "HEAD"]) for path in deep_link_paths()]
+
+
+@asynccontextmanager
+async def warm_start(_: st.App) -> AsyncIterator[None]:
+    start_warm_up()
+    yield
+
+
+app = st.App("main.py", routes=deep_link_routes(), lifespan=warm_start)
