@@ -65,8 +65,24 @@ def guarded(function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+FLASH_KEY = "ui.flash"
+
+
+def flash(message: str) -> None:
+    """A toast for the next script run: ``st.toast`` followed by ``st.rerun`` is lost
+    when the rerun replaces the page before the browser has drawn it."""
+    st.session_state.setdefault(FLASH_KEY, []).append(message)
+
+
+def show_flashes() -> None:
+    """The toasts ``flash`` kept for this run (once each)."""
+    for message in st.session_state.pop(FLASH_KEY, []):
+        st.toast(message)
+
+
 def run_page(main: Callable[[], Any]) -> None:
-    """Run a page's ``main`` inside the error guard."""
+    """Run a page's ``main`` inside the error guard, after the toasts kept for it."""
+    show_flashes()
     guarded(main)()
 
 

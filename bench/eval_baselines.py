@@ -164,12 +164,17 @@ IMPLEMENTATIONS = {
 
 
 def report_pml(
-    case: str, ours: dict, theirs: dict | None, failed_single_call: dict | None = None
+    case: str,
+    ours: dict,
+    theirs: dict | None,
+    failed_single_call: dict | None = None,
+    chunked: bool = False,
 ) -> str:
     """Lines comparing one case: times, peaks, ratio, targets, value agreement.
 
     ``failed_single_call``: the one-call AccuracyCalculator run that died under its
-    memory cap (then ``theirs`` is the chunked run, said so in the line)."""
+    memory cap (then ``theirs`` is the chunked run, said so in the line); ``chunked``:
+    ``theirs`` is the chunked run, asked for directly."""
     line = (
         f"pml suite {case}: spherescope {ours['seconds']:.2f} s (CPU {ours['cpu']:.2f} s), "
         f"peak {ours['peak_mb']:.0f} MB"
@@ -187,7 +192,7 @@ def report_pml(
         return "\n".join([line + "; AccuracyCalculator skipped", *lines])
     name = (
         "AccuracyCalculator"
-        if failed_single_call is None
+        if failed_single_call is None and not chunked
         else (f"AccuracyCalculator in query chunks of {PML_CHUNK:,}")
     )
     ratio = theirs["seconds"] / ours["seconds"]

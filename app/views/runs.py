@@ -84,7 +84,7 @@ def _actions(frame: pd.DataFrame) -> None:
     if cancel_col.button("Cancel", key="runs.cancel", icon=":material/stop_circle:"):
         for run_id in selected:
             data.cancel_run(run_id)
-        st.toast(f"Cancel requested for {ui.plural(len(selected), 'run')}")
+        ui.flash(f"Cancel requested for {ui.plural(len(selected), 'run')}")
         st.rerun()
     if clone_col.button(
         "Clone into the launch form", key="runs.clone", icon=":material/content_copy:"
@@ -129,7 +129,7 @@ def _tags_and_notes(run_id: str) -> None:
         if st.form_submit_button("Save tags and notes"):
             data.set_tags(run_id, tag_text.split(","))
             data.set_notes(run_id, notes)
-            st.toast("Saved")
+            ui.flash("Saved")
             st.rerun()
 
 

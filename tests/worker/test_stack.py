@@ -153,6 +153,25 @@ def test_sigterm_cancels_the_running_runs_with_their_final_checkpoint(stack) -> 
     print(f"SIGTERM with 2 running runs: both cancelled in {took:.1f} s")
 
 
+def squat(port: int, timeout: float = 15.0) -> socket.socket:
+    """A listening socket on ``port`` once the killed server's socket is gone (the
+    kernel may take a moment after the process is reaped, on a loaded machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        squatter = socket.socket()
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            squatter.bind(("127.0.0.1", port))
+        except OSError:
+            squatter.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+            continue
+        squatter.listen()
+        return squatter
+
+
 def test_up_stops_the_stack_when_redis_cannot_be_restarted(tmp_path) -> None:
     stack = Stack(tmp_path, "--no-app")
     try:
@@ -164,10 +183,7 @@ def test_up_stops_the_stack_when_redis_cannot_be_restarted(tmp_path) -> None:
         try:
             os.kill(redis_pid, signal.SIGKILL)
             wait_for(lambda: not alive(redis_pid), 10, "redis-server to die")
-            squatter = socket.socket()
-            squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            squatter.bind(("127.0.0.1", port))
-            squatter.listen()
+            squatter = squat(port)
         finally:
             stack.signal(signal.SIGCONT)
         with squatter:

@@ -65,6 +65,7 @@ def test_tags_and_notes_are_saved(filled_fresh, store: RunStore):
     app.button[-1].click().run()  # the form's submit button
     record = store.get_run(runs.plain)
     assert (record.tags, record.notes) == (["baseline", "seed0"], "the η = 0 row")
+    assert [toast.value for toast in app.toast] == ["Saved"]  # shown after the rerun
 
 
 def test_cancel_calls_the_worker(filled_fresh, monkeypatch):
@@ -76,6 +77,8 @@ def test_cancel_calls_the_worker(filled_fresh, monkeypatch):
     app.multiselect(key="runs.selected").set_value([filled_fresh.sec]).run()
     app.button(key="runs.cancel").click().run()
     assert cancelled == [filled_fresh.sec]
+    # the page reruns to show the new status: the toast must survive that rerun
+    assert [toast.value for toast in app.toast] == ["Cancel requested for 1 run"]
 
 
 def test_clone_fills_the_launch_form(filled):
