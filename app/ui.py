@@ -93,18 +93,21 @@ def show_chart(chart: alt.TopLevelMixin, *, key: str | None = None) -> None:
     # builders' specs are validated by their unit tests; skipping Altair's JSON schema
     # validation here halves the cost of every (live) redraw.
     compound = isinstance(chart, COMPOUND_CHARTS)
-    width = "content" if compound else "stretch"
-    st.vega_lite_chart(chart.to_dict(validate=False), width=width, key=key)
-    note = points_note_of(chart)
+    show_spec(chart_spec(chart), compound=compound, key=key)
+
+
+def chart_spec(chart: alt.TopLevelMixin) -> dict:
+    """The chart's Vega-Lite dict (no schema validation: the builders' unit tests
+    validate them), for ``show_spec`` and for caching a costly chart's spec."""
+    return chart.to_dict(validate=False)
+
+
+def show_spec(spec: dict, *, compound: bool = False, key: str | None = None) -> None:
+    """Render a Vega-Lite dict built by ``chart_spec`` and its "N of M points" note."""
+    st.vega_lite_chart(spec, width="content" if compound else "stretch", key=key)
+    note = (spec.get("usermeta") or {}).get("points_note")
     if note:
         st.caption(note)
-
-
-def points_note_of(chart: alt.TopLevelMixin) -> str | None:
-    meta = getattr(chart, "usermeta", alt.Undefined)
-    if isinstance(meta, dict):
-        return meta.get("points_note")
-    return None
 
 
 def empty_state(

@@ -189,18 +189,43 @@ def _matrix(
         title = f"{len(present)} principal components ({share:.0%} of variance)"
     if vertices is not None:
         title += f" · fixed {data.fixed_head(record.config)} vertices (×, scaled to median ‖f‖)"
-    chart = charts.scatter_matrix(
+    spec = _matrix_spec(
         points,
-        present,
-        vertices=vertices,
-        title=title,
-        width=MATRIX_WIDTH[wide],
-        domains=shared["matrix"],
-        classes=shared["classes"],
+        tuple(present),
+        vertices,
+        title,
+        MATRIX_WIDTH[wide],
+        shared["matrix"],
+        tuple(shared["classes"]),
     )
-    # show_chart renders a compound chart at its own size, not the column's (Vega's
-    # "autosize fit" only applies to single views), and matrix_cell already made it fit.
-    ui.show_chart(chart)
+    # A compound chart is rendered at its own size, not the column's (Vega's "autosize
+    # fit" only applies to single views), and matrix_cell already made it fit.
+    ui.show_spec(spec, compound=True)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _matrix_spec(
+    points: pd.DataFrame,
+    present: tuple[str, ...],
+    vertices: pd.DataFrame | None,
+    title: str,
+    width: int,
+    domains: dict,
+    classes: tuple,
+) -> dict:
+    """The scatter matrix's spec, built once per snapshot and choice: its up to 64
+    Altair views take ~2 s to build, and every widget change reruns the page."""
+    return ui.chart_spec(
+        charts.scatter_matrix(
+            points,
+            list(present),
+            vertices=vertices,
+            title=title,
+            width=width,
+            domains=domains,
+            classes=list(classes),
+        )
+    )
 
 
 def _analysis_metrics(run_id: str) -> None:
