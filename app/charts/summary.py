@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import altair as alt
@@ -27,7 +28,11 @@ def small_multiples(
             notes.append(f"{_title_text(part)}: {meta['points_note']}")
         part.usermeta = alt.Undefined  # only a top-level spec may carry usermeta
         parts.append(part.properties(width=MULTIPLE_WIDTH, height=MULTIPLE_HEIGHT))
-    grid = alt.concat(*parts, columns=columns).resolve_scale(color="shared")
+    with warnings.catch_warnings():
+        # Every part carries the same x-zoom parameter; Altair merges them into one
+        # (zooming one multiple zooms all, as on the Run page) and warns that it did.
+        warnings.filterwarnings("ignore", "Automatically deduplicated selection", UserWarning)
+        grid = alt.concat(*parts, columns=columns).resolve_scale(color="shared")
     return finish(grid, "; ".join(notes) or None, title)
 
 

@@ -270,3 +270,15 @@ def test_geometry_charts_take_shared_domains():
     assert [row["label"] for row in next(iter(spec["datasets"].values()))] == ["0", "1"]
     angles = charts.angle_heatmap(np.zeros((2, 2)), [0, 1]).to_dict()
     assert angles["encoding"]["color"]["scale"]["domain"] == [0.0, 180.0]
+
+
+def test_small_multiples_share_one_x_zoom_without_a_warning(recwarn) -> None:
+    """Compare's small multiples: zooming one zooms all (one scale-bound parameter over
+    every view), and Altair's de-duplication warning stays out of the server log."""
+    frame = pd.DataFrame({"step": [1, 2, 3], "value": [0.1, 0.2, 0.3], "name": "norm/var"})
+    parts = [charts.metric_lines(frame, title=t) for t in ("a", "b", "c")]
+    spec = charts.small_multiples(parts).to_dict()
+    (param,) = spec["params"]
+    assert param["bind"] == "scales" and param["select"]["encodings"] == ["x"]
+    assert len(param["views"]) == 3
+    assert not [w for w in recwarn if "deduplicated" in str(w.message)]
