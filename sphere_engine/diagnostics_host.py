@@ -2,9 +2,9 @@
 
 ``sphere_engine.diagnostics`` moves each logged step's raw per-sample values (norms,
 labels, gradient norms, <g, f>, turn angles) to the host in one transfer; these
-functions turn them into the logged statistics (SCIENCE.md §6). Each returns
-``{name: value}`` for every name of its ``*_NAMES`` tuple, except the histogram, which
-returns only its non-empty bins (a batch fills a handful of the 120).
+functions turn them into the logged statistics (SCIENCE.md §6). Each returns a K-row
+array, one column per name of its ``*_NAMES`` tuple, except the histogram, which
+returns per row only its non-empty bins (a batch fills a handful of the 120).
 
 They run on K × N matrices, K logged steps at once (``sphere_engine.pending_statistics``
 batches them; a single step is K = 1): each NumPy call costs about a
