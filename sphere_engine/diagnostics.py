@@ -5,10 +5,11 @@ per-sample norms, the gradient's norm and its dot product with the embedding, th
 of directions per class. Each group of statistics is ONE small raw vector of those
 (O(N) numbers) plus a ``finish`` function that computes the statistics from them on
 the host with NumPy in float64 (``sphere_engine.diagnostics_host``: moments,
-percentiles, ratios, correlations, NaN for an empty half), after
-``StepStatistics.to_host`` has concatenated every group and moved it to the CPU once
-per logged step (one device sync, not one per statistic). ``PackedStatistics`` is the
-read-only mapping from name to value of one group.
+percentiles, ratios, correlations, NaN for an empty half). ``StepStatistics.transfer``
+concatenates every group and moves it to the CPU once per logged step (one device
+sync, not one per statistic); the finish runs later, K steps of one layout at once
+(``sphere_engine.pending_statistics``). ``PackedStatistics`` is the read-only mapping
+from name to value of one group.
 
 This runs every training step, so it is written for few tensor operations: on a CPU
 each op costs microseconds of dispatch whatever its size (on 40 numbers NumPy is
@@ -36,8 +37,10 @@ from sphere_engine.diagnostics_host import (
     finish_norms,
     finish_pairs,
     histogram_fractions,
+    named_rows,
     norm_histogram,
 )
+from sphere_engine.pending_statistics import HostStep, finish_steps
 
 __all__ = [
     "DIRECTION_NAMES",
@@ -56,9 +59,9 @@ __all__ = [
     "pair_cosines",
 ]
 
-# raw float64 values → {name: value}: every name of the group, except the norm
-# histogram's empty bins, which are not logged
-Finish = Callable[[np.ndarray], dict[str, float]]
+# K × W raw float64 values (K steps of one layout) → one {name: value} per row: every
+# name of the group, except the norm histogram's empty bins, which are not logged
+Finish = Callable[[np.ndarray], list[dict[str, float]]]
 
 
 class PackedStatistics(Mapping[str, torch.Tensor]):
@@ -67,13 +70,15 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
     function that maps them, on the host, to the logged values (``None``: the raw
     values are the statistics, ``values[i]`` is ``names[i]``). Reading an entry
     through the mapping finishes on the spot (a sync; the training loop does not); an
-    empty histogram bin reads as 0."""
+    empty histogram bin reads as 0. ``layout``: equal for groups whose raw rows one
+    ``finish`` call may finish together (stacked); by default the group's own."""
 
     def __init__(
         self,
         names: tuple[str, ...],
         values: torch.Tensor | tuple[torch.Tensor, ...],
         finish: Finish | None = None,
+        layout: tuple[object, ...] | None = None,
     ) -> None:
         # a tuple holds 1-D parts already (the functions below); a tensor may have any shape
         self.parts = (values.reshape(-1),) if isinstance(values, torch.Tensor) else tuple(values)
@@ -82,6 +87,7 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
             raise ValueError(f"values must have {len(names)} entries, one per name")
         self.names = names
         self.finish = finish
+        self.layout = (names, self.size, finish) if layout is None else layout
 
     @property
     def values(self) -> torch.Tensor:
@@ -90,10 +96,11 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
             return torch.zeros(0)
         return torch.cat([part.reshape(-1) for part in self.parts])
 
-    def host_values(self, raw: np.ndarray) -> dict[str, float]:
-        """The logged values of this group from its raw values as read on the host."""
+    def host_rows(self, raw: np.ndarray) -> list[dict[str, float]]:
+        """The logged values of K steps of this group's layout from their raw values as
+        read on the host (K × size)."""
         if self.finish is None:
-            return dict(zip(self.names, raw.tolist(), strict=True))
+            return named_rows(self.names, raw)
         return self.finish(raw)
 
     def __getitem__(self, name: str) -> torch.Tensor:
@@ -103,7 +110,7 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
             return self.values[self.names.index(name)]
         raw = self.values.detach().float().cpu().numpy().astype(np.float64)
         with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
-            value = self.host_values(raw).get(name, 0.0)  # absent: an empty histogram bin
+            value = self.host_rows(raw[None, :])[0].get(name, 0.0)  # absent: an empty histogram bin
         return torch.tensor(value, dtype=torch.float64)
 
     def __iter__(self) -> Iterator[str]:
@@ -123,10 +130,11 @@ def norm_statistics(
     (``sorted_norms`` is accepted for compatibility; the host sorts.)
     """
 
-    def finish(raw: np.ndarray) -> dict[str, float]:
-        return finish_norms(raw, np.argsort(raw, kind="stable"))
+    return PackedStatistics(NORM_NAMES, norms.detach().reshape(-1), _finish_norm_rows)
 
-    return PackedStatistics(NORM_NAMES, norms.detach().reshape(-1), finish)
+
+def _finish_norm_rows(raw: np.ndarray) -> list[dict[str, float]]:
+    return named_rows(NORM_NAMES, finish_norms(raw, np.sort(raw, axis=1)))
 
 
 # at::internal::GRAIN_SIZE: below this many elements a CPU kernel runs on one thread
@@ -165,11 +173,11 @@ def pair_cosines(directions: torch.Tensor, labels: torch.Tensor) -> PackedStatis
     """
     count = len(labels)
 
-    def finish(raw: np.ndarray) -> dict[str, float]:
-        return finish_pairs(raw[:count], raw[count], raw[count + 1])
+    def finish(raw: np.ndarray) -> list[dict[str, float]]:
+        return named_rows(PAIR_NAMES, finish_pairs(raw[:, :count], raw[:, count], raw[:, -1]))
 
     raw = (labels.reshape(-1), _pair_sums(directions, labels))
-    return PackedStatistics(PAIR_NAMES, raw, finish)
+    return PackedStatistics(PAIR_NAMES, raw, finish, ("pairs", count))
 
 
 def _gradient_raw(embeddings: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -200,13 +208,14 @@ def gradient_statistics(
     """
     count = len(norms)
 
-    def finish(raw: np.ndarray) -> dict[str, float]:
-        norms = raw[:count]
-        order = np.argsort(norms, kind="stable")
-        return finish_gradient(norms, order, raw[count : 2 * count], raw[2 * count :])
+    def finish(raw: np.ndarray) -> list[dict[str, float]]:
+        norms = raw[:, :count]
+        order = np.argsort(norms, axis=1, kind="stable")
+        values = finish_gradient(norms, order, raw[:, count : 2 * count], raw[:, 2 * count :])
+        return named_rows(GRADIENT_NAMES, values)
 
     raw = (norms.detach().reshape(-1), *_gradient_raw(embeddings, grad))
-    return PackedStatistics(GRADIENT_NAMES, raw, finish)
+    return PackedStatistics(GRADIENT_NAMES, raw, finish, ("gradient", count))
 
 
 class DirectionTracker:
@@ -236,10 +245,11 @@ class DirectionTracker:
         total = torch.linalg.vector_norm(directions + previous_directions, dim=1)
         count = norms.shape[0]
 
-        def finish(raw: np.ndarray) -> dict[str, float]:
-            return finish_directions(raw[:count], raw[count:])
+        def finish(raw: np.ndarray) -> list[dict[str, float]]:
+            return named_rows(DIRECTION_NAMES, finish_directions(raw[:, :count], raw[:, count:]))
 
-        return PackedStatistics(DIRECTION_NAMES, (torch.atan2(gap, total), previous_norms), finish)
+        raw = (torch.atan2(gap, total), previous_norms)
+        return PackedStatistics(DIRECTION_NAMES, raw, finish, ("directions", count))
 
     @property
     def norms(self) -> torch.Tensor:
@@ -252,17 +262,18 @@ class DirectionTracker:
 _NO_TURN = dict.fromkeys(DIRECTION_NAMES, float("nan"))
 
 
-def _no_turn(raw: np.ndarray) -> dict[str, float]:
+def _no_turn(raw: np.ndarray) -> list[dict[str, float]]:
     """The first update: nothing to compare with yet."""
-    return dict(_NO_TURN)
+    return [dict(_NO_TURN) for _ in range(len(raw))]
 
 
 class StepStatistics:
     """Collects a step's statistics as tensors and moves them to the host at once.
 
     Packed groups are kept as they are (raw 1-D tensors and a finish per group); a
-    mapping of named 0-dim tensors is stacked into one group; ``to_host`` concatenates
-    every raw tensor once, syncs once, then finishes each group on the host.
+    mapping of named 0-dim tensors is stacked into one group; ``transfer`` concatenates
+    every raw tensor once and syncs once (the finish comes later, batched); ``to_host``
+    is ``transfer`` and the finish of this one step.
     """
 
     def __init__(self) -> None:
@@ -277,25 +288,24 @@ class StepStatistics:
                 block = torch.stack(list(values.values()))
             self.groups.append(PackedStatistics(tuple(values), block))
 
-    def to_host(self) -> tuple[dict[str, float], list[float]]:
-        """One device → host transfer for everything (this is the step's sync point).
-        A name added twice keeps its last value, as a dict would."""
+    def transfer(self) -> HostStep:
+        """One device → host transfer for everything (this is the step's sync point)."""
         parts = [part for group in self.groups for part in group.parts]
         if self.sample_norms is not None:
             parts.append(self.sample_norms.detach().reshape(-1))
         if not parts:
-            return {}, []
+            return HostStep(self.groups, np.zeros(0), np.zeros(0))
         # cat promotes mixed dtypes (labels are exact in float32 below 2**24); every raw
         # value is rounded to float32 on the device, then finished in float64
         flat = torch.cat(parts).float().cpu().numpy().astype(np.float64)
-        values: dict[str, float] = {}
-        start = 0
-        with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
-            for group in self.groups:
-                end = start + group.size
-                values.update(group.host_values(flat[start:end]))
-                start = end
-        return values, flat[start:].tolist()
+        size = sum(group.size for group in self.groups)
+        return HostStep(self.groups, flat[:size], flat[size:])
+
+    def to_host(self) -> tuple[dict[str, float], list[float]]:
+        """The step's finished values and tracked-sample norms (transfer and finish now).
+        A name added twice keeps its last value, as a dict would."""
+        host = self.transfer()
+        return finish_steps([host])[0], host.sample_norms.tolist()
 
 
 @torch.no_grad()
@@ -319,6 +329,7 @@ def embedding_statistics(
 
 _BATCH_NAMES = NORM_NAMES + HISTOGRAM_NAMES + PAIR_NAMES
 _BATCH_GRADIENT_NAMES = _BATCH_NAMES + GRADIENT_NAMES
+_LATER_NAMES = {False: PAIR_NAMES, True: PAIR_NAMES + GRADIENT_NAMES}  # after the histogram
 
 
 def _embedding_statistics(
@@ -333,15 +344,21 @@ def _embedding_statistics(
         parts += _gradient_raw(embeddings, grad.detach().float())
     count = norms.shape[0]
 
-    def finish(raw: np.ndarray) -> dict[str, float]:
-        norms, labels_, rest = raw[:count], raw[count : 2 * count], raw[2 * count :]
-        order = np.argsort(norms, kind="stable")  # once, for the quantiles and the halves
-        result = finish_norms(norms, order)
-        result.update(histogram_fractions(norms))
-        result.update(finish_pairs(labels_, rest[0], rest[1]))
-        if grad is not None:
-            result.update(finish_gradient(norms, order, rest[2 : 2 + count], rest[2 + count :]))
-        return result
+    gradient = grad is not None
 
-    names = _BATCH_NAMES if grad is None else _BATCH_GRADIENT_NAMES
-    return PackedStatistics(names, tuple(parts), finish), norms
+    def finish(raw: np.ndarray) -> list[dict[str, float]]:
+        norms, labels_, rest = raw[:, :count], raw[:, count : 2 * count], raw[:, 2 * count :]
+        order = np.argsort(norms, axis=1, kind="stable")  # the quantiles and the halves
+        rows = named_rows(NORM_NAMES, finish_norms(norms, np.take_along_axis(norms, order, 1)))
+        for row, fractions in zip(rows, histogram_fractions(norms), strict=True):
+            row.update(fractions)
+        pairs = finish_pairs(labels_, rest[:, 0], rest[:, 1])
+        if gradient:
+            values = finish_gradient(norms, order, rest[:, 2 : 2 + count], rest[:, 2 + count :])
+            pairs = np.concatenate((pairs, values), axis=1)
+        for row, values in zip(rows, pairs.tolist(), strict=True):
+            row.update(zip(_LATER_NAMES[gradient], values, strict=True))
+        return rows
+
+    names = _BATCH_GRADIENT_NAMES if gradient else _BATCH_NAMES
+    return PackedStatistics(names, tuple(parts), finish, ("batch", count, gradient)), norms

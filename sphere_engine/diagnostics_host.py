@@ -2,11 +2,12 @@
 
 ``sphere_engine.diagnostics`` moves each logged step's raw per-sample values (norms,
 labels, gradient norms, <g, f>, turn angles) to the host in one transfer; these
-functions turn them into the logged statistics (SCIENCE.md §6). Each returns
-``{name: value}`` for every name of its ``*_NAMES`` tuple, except the histogram, which
-returns only its non-empty bins (a batch fills a handful of the 120).
+functions turn them into the logged statistics (SCIENCE.md §6). Each returns a K-row
+array, one column per name of its ``*_NAMES`` tuple, except the histogram, which
+returns per row only its non-empty bins (a batch fills a handful of the 120).
 
-They run every logged step on O(N) numbers, where each NumPy call costs about a
+They run on K × N matrices, K logged steps at once (``sphere_engine.pending_statistics``
+batches them; a single step is K = 1): each NumPy call costs about a
 microsecond whatever its size: they are written for few calls, and each statistic is
 computed once (one argsort of the norms serves the quantiles and both halves).
 """
@@ -43,40 +44,39 @@ DIRECTION_NAMES = ("direction/angle_mean", "direction/update_ratio")
 HISTOGRAM_NAMES = tuple(hist.bin_key(i) for i in range(hist.BINS))
 
 
-def _ratio(numerator: float, denominator: float) -> float:
-    return float(numerator / denominator) if denominator > 0 else _NAN
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator per row, NaN where the denominator is not positive."""
+    return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), _NAN)
 
 
-def halves(values: np.ndarray, order: np.ndarray) -> tuple[float, float]:
-    """Mean of ``values`` over the smaller-norm half and over the larger-norm half
-    (``order``: argsort of the norms; NaN for fewer than two samples); the halves
-    leave out the median sample of an odd count."""
-    half = len(order) // 2
+def halves(values: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (K × N): mean of ``values`` over the smaller-norm half and over the
+    larger-norm half (``order``: per-row argsort of the norms; NaN for fewer than two
+    samples); the halves leave out the median sample of an odd count."""
+    half = order.shape[1] // 2
     if not half:
-        return _NAN, _NAN
-    by_norm = values[order]
-    return float(by_norm[:half].sum()) / half, float(by_norm[-half:].sum()) / half
+        return np.full(len(order), _NAN), np.full(len(order), _NAN)
+    by_norm = np.take_along_axis(values, order, axis=1)
+    return by_norm[:, :half].sum(axis=1) / half, by_norm[:, -half:].sum(axis=1) / half
 
 
-def finish_norms(norms: np.ndarray, order: np.ndarray) -> dict[str, float]:
-    """NORM_NAMES from the N norms (``order``: their argsort): population variance
-    (divide by N), as the SEC paper reports it; percentiles interpolated linearly, as
-    ``torch.quantile``."""
-    count = len(norms)
-    mean = float(norms.sum()) / count
-    centred = norms - mean
-    var = float(centred @ centred) / count
-    std = math.sqrt(var)
-    ordered = norms[order].tolist()
+def finish_norms(norms: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """NORM_NAMES (K × 9) from K rows of N norms (``ordered``: each row sorted):
+    population variance (divide by N), as the SEC paper reports it; percentiles
+    interpolated linearly, as ``torch.quantile``."""
+    count = norms.shape[1]
+    mean = norms.sum(axis=1) / count
+    centred = norms - mean[:, None]
+    var = (centred * centred).sum(axis=1) / count
+    std = np.sqrt(var)
     last = count - 1
-    quantiles = []
+    columns = [mean, var, std, std / np.maximum(mean, EPS), ordered[:, 0], ordered[:, -1]]
     for q in _QUANTILES:
         position = q * last
         below = math.floor(position)
-        low, high = ordered[below], ordered[min(below + 1, last)]
-        quantiles.append(low + (position - below) * (high - low))
-    values = [mean, var, std, std / max(mean, EPS), ordered[0], ordered[-1], *quantiles]
-    return dict(zip(NORM_NAMES, values, strict=True))
+        low, high = ordered[:, below], ordered[:, min(below + 1, last)]
+        columns.append(low + (position - below) * (high - low))
+    return np.stack(columns, axis=1)
 
 
 def _bin_of(norm: float) -> int:
@@ -118,65 +118,77 @@ def norm_histogram(norms: np.ndarray) -> np.ndarray:
     return _bin_counts(values)[: hist.BINS].astype(np.float64)
 
 
-def histogram_fractions(norms: np.ndarray) -> dict[str, float]:
-    """The non-empty bins of HISTOGRAM_NAMES: the fraction of the batch's finite norms
-    in each (none when no norm is finite)."""
-    counts = _bin_counts(norms)
-    finite = len(norms) - int(counts[hist.BINS])
-    filled = np.flatnonzero(counts[: hist.BINS]).tolist()
-    if not finite:
-        return {}
-    return {HISTOGRAM_NAMES[i]: int(counts[i]) / finite for i in filled}
+def histogram_fractions(norms: np.ndarray) -> list[dict[str, float]]:
+    """Per row (K × N): the non-empty bins of HISTOGRAM_NAMES, the fraction of the
+    row's finite norms in each (none when no norm is finite). One ``searchsorted`` over
+    the whole matrix, one ``bincount`` with a per-row offset."""
+    rows, width = norms.shape[0], hist.BINS + 1
+    bins = np.searchsorted(_BIN_STARTS, norms, side="right")
+    bins += np.arange(rows)[:, None] * width
+    counts = np.bincount(bins.reshape(-1), minlength=rows * width).reshape(rows, width)
+    finite = norms.shape[1] - counts[:, hist.BINS]
+    row_of, bin_of = np.nonzero(counts[:, : hist.BINS])  # empty for a row without finite norms
+    fractions = counts[row_of, bin_of] / finite[row_of]
+    result: list[dict[str, float]] = [{} for _ in range(rows)]
+    for row, index, fraction in zip(
+        row_of.tolist(), bin_of.tolist(), fractions.tolist(), strict=True
+    ):
+        result[row][HISTOGRAM_NAMES[index]] = fraction
+    return result
 
 
-def finish_pairs(labels: np.ndarray, same: float, total: float) -> dict[str, float]:
-    """PAIR_NAMES from the labels and the two pair sums (same-class, all) of cosines,
-    self-pairs included."""
-    count = len(labels)
-    per_class = np.bincount(labels.astype(np.int64))
-    same_pairs = float(per_class @ per_class)
+def finish_pairs(labels: np.ndarray, same: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """PAIR_NAMES (K × 3) from K rows of labels and the two pair sums (same-class, all)
+    of cosines per row, self-pairs included."""
+    rows, count = labels.shape
+    codes = labels.astype(np.int64)
+    classes = int(codes.max()) + 1
+    codes += np.arange(rows)[:, None] * classes
+    per_class = np.bincount(codes.reshape(-1), minlength=rows * classes).reshape(rows, classes)
+    same_pairs = (per_class * per_class).sum(axis=1).astype(np.float64)
     positive = _ratio(same - count, same_pairs - count)  # the N self-pairs count 1 each
     negative = _ratio(total - same, count * count - same_pairs)
-    return dict(zip(PAIR_NAMES, (positive, negative, positive - negative), strict=True))
+    return np.stack((positive, negative, positive - negative), axis=1)
 
 
 def finish_gradient(
     norms: np.ndarray, order: np.ndarray, grad_norms: np.ndarray, dots: np.ndarray
-) -> dict[str, float]:
-    """GRADIENT_NAMES from per-sample ||f|| (``order``: its argsort), ||g|| and <g, f>
-    (see ``diagnostics.gradient_statistics``)."""
-    count = len(norms)
+) -> np.ndarray:
+    """GRADIENT_NAMES (K × 4) from K rows of per-sample ||f|| (``order``: per-row
+    argsort), ||g|| and <g, f> (see ``diagnostics.gradient_statistics``)."""
+    count = norms.shape[1]
     inverse = 1.0 / np.maximum(norms, EPS)
     radial = dots * inverse  # <g, f̂>
     active = grad_norms > EPS
-    active_count = int(np.count_nonzero(active))
-    if active_count == count:  # the usual case: no mask to apply
-        cosines = float((np.abs(radial) / grad_norms).sum())
-    elif active_count:
-        cosines = float((np.abs(radial[active]) / grad_norms[active]).sum())
-    else:
-        cosines = 0.0
+    active_count = np.count_nonzero(active, axis=1)
+    cosines = np.where(active, np.abs(radial) / np.where(active, grad_norms, 1.0), 0.0)
     rotation = np.sqrt(np.maximum(grad_norms * grad_norms - radial * radial, 0.0)) * inverse
     small, large = halves(rotation, order)
     # zero gradient on the large-norm half (inactive loss): no ratio to report
-    ratio = small / large if large > EPS else _NAN
-    grad_mean = float(grad_norms.sum()) / count
-    centred_grad = grad_norms - grad_mean
-    centred_inverse = inverse - float(inverse.sum()) / count
-    spread = math.sqrt(float(centred_grad @ centred_grad)) * math.sqrt(
-        float(centred_inverse @ centred_inverse)
+    ratio = np.where(large > EPS, small / np.where(large > EPS, large, 1.0), _NAN)
+    grad_mean = grad_norms.sum(axis=1) / count
+    centred_grad = grad_norms - grad_mean[:, None]
+    centred_inverse = inverse - (inverse.sum(axis=1) / count)[:, None]
+    spread = np.sqrt((centred_grad * centred_grad).sum(axis=1)) * np.sqrt(
+        (centred_inverse * centred_inverse).sum(axis=1)
     )
-    correlation = float(centred_grad @ centred_inverse) / max(spread, EPS)
-    values = (grad_mean, correlation, _ratio(cosines, active_count), ratio)
-    return dict(zip(GRADIENT_NAMES, values, strict=True))
+    correlation = (centred_grad * centred_inverse).sum(axis=1) / np.maximum(spread, EPS)
+    radial_cos = _ratio(cosines.sum(axis=1), active_count.astype(np.float64))
+    return np.stack((grad_mean, correlation, radial_cos, ratio), axis=1)
 
 
-def finish_directions(half_angles: np.ndarray, previous_norms: np.ndarray) -> dict[str, float]:
-    """DIRECTION_NAMES from each tracked sample's half turn angle (radians) and its norm
-    at the previous update (the halves are by that norm)."""
+def finish_directions(half_angles: np.ndarray, previous_norms: np.ndarray) -> np.ndarray:
+    """DIRECTION_NAMES (K × 2) from K rows of each tracked sample's half turn angle
+    (radians) and its norm at the previous update (the halves are by that norm)."""
     angles = np.degrees(2 * half_angles)
-    small, large = halves(angles, np.argsort(previous_norms, kind="stable"))
+    small, large = halves(angles, np.argsort(previous_norms, axis=1, kind="stable"))
     # no movement at all (e.g. a step with zero loss): a ratio means nothing
-    ratio = small / large if large > _STILL_DEGREES else _NAN
-    mean = float(angles.sum()) / len(angles)
-    return dict(zip(DIRECTION_NAMES, (mean, ratio), strict=True))
+    still = large > _STILL_DEGREES
+    ratio = np.where(still, small / np.where(still, large, 1.0), _NAN)
+    mean = angles.sum(axis=1) / angles.shape[1]
+    return np.stack((mean, ratio), axis=1)
+
+
+def named_rows(names: tuple[str, ...], values: np.ndarray) -> list[dict[str, float]]:
+    """K × len(names) values → one ``{name: value}`` per row."""
+    return [dict(zip(names, row, strict=True)) for row in values.tolist()]

@@ -6,13 +6,14 @@ training loop calls). When the embeddings require a gradient, a tensor hook comp
 the gradient statistics while the user's ``backward`` runs; the step is then complete.
 Completed steps are moved to the host lazily, once per logged step, by ``drain`` (the
 SDK calls it on its next entry), so the hook itself never forces a device sync in the
-middle of the backward pass.
+middle of the backward pass. Their host finish waits in a ``PendingStatistics`` and is
+done K steps at once (``drain`` returns them when due, or when asked to finish).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,25 +25,18 @@ from sphere_engine.diagnostics import (
     embedding_statistics,
     gradient_statistics,
 )
+from sphere_engine.pending_statistics import PendingStatistics, StepRecord
+
+__all__ = ["ExternalStep", "StepRecord"]
 
 TrackedForward = tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]
-
-
-@dataclass
-class StepRecord:
-    """One logged step on the host: scalar statistics and tracked-sample norms."""
-
-    step: int
-    values: dict[str, float]
-    sample_ids: list[int]
-    sample_norms: list[float]
 
 
 @dataclass
 class _Pending:
     step: int
     stats: StepStatistics
-    sample_ids: list[int]
+    sample_ids: list[int] = field(default_factory=list)
     embeddings: torch.Tensor | None = None  # detached float copy, kept for the hook
     norms: torch.Tensor | None = None
     waiting_for_grad: bool = False
@@ -79,6 +73,7 @@ class ExternalStep:
                 self.tracked_ids = np.unique(ids.astype(np.int64))
         self.directions = DirectionTracker()
         self._pending: list[_Pending] = []
+        self._unfinished = PendingStatistics()  # on the host, awaiting the batched finish
 
     def should_log(self, step: int) -> bool:
         return step % self.log_every == 0
@@ -117,18 +112,21 @@ class ExternalStep:
         self._pending.append(pending)
         return True
 
-    def drain(self, force: bool = False) -> list[StepRecord]:
-        """Completed steps, on the host (one transfer each). ``force``: also steps still
-        waiting for a backward pass (logged without gradient statistics)."""
+    def drain(self, force: bool = False, finish: bool = False) -> list[StepRecord]:
+        """Moves completed steps to the host (one transfer each) and returns the finished
+        ones: all of them when due (K waiting, or the oldest ~0.5 s old), ``finish`` or
+        ``force``, else none yet. ``force``: also steps still waiting for a backward pass
+        (logged without gradient statistics)."""
         if force:
             self._close_waiting()
         ready = [p for p in self._pending if not p.waiting_for_grad]
         self._pending = [p for p in self._pending if p.waiting_for_grad]
-        records = []
         for pending in ready:
-            values, norms = pending.stats.to_host()  # the step's one sync point
-            records.append(StepRecord(pending.step, values, pending.sample_ids, norms))
-        return records
+            host = pending.stats.transfer()  # the step's one sync point
+            self._unfinished.add(pending.step, host, None, pending.sample_ids)
+        if force or finish or self._unfinished.due():
+            return self._unfinished.finish()
+        return []
 
     # -- internals -----------------------------------------------------------------
     def _close_waiting(self) -> None:

@@ -24,6 +24,7 @@ from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
+from sphere_engine.pending_statistics import PendingStatistics
 from sphere_engine.tracking import Tracker
 
 
@@ -160,8 +161,16 @@ def run_training(
     )
 
     step, cancelled, checkpoint_path = 0, False, None
-    last_finite: dict[str, float] = {}
-    last_finite_step: int | None = None
+    # logged steps wait here for their host finish, done K steps at once (the finished
+    # values only reach the store at the tracker's flush anyway)
+    pending = PendingStatistics()
+
+    def report_pending() -> None:
+        for record in pending.finish():
+            tracker.track_many(record.values, record.step)
+            if record.sample_ids:
+                tracker.track_sample_norms(record.sample_ids, record.sample_norms, record.step)
+
     final_metrics: dict[str, float] = {}
     model.train()
     try:
@@ -212,14 +221,18 @@ def run_training(
                 if len(tracked_ids):
                     stats.add(directions.update(embed_tracked(tracked_inputs)))
                     stats.sample_norms = directions.norms
-                values, sample_norms = stats.to_host()  # the step's one sync point
-                loss_value = values["loss/total"]
+                host = stats.transfer()  # the step's one sync point; finished later
+                loss_value = host.raw_value("loss/total")
             else:
                 loss_value = float(loss.detach())  # still one sync: divergence must be caught
 
             if not math.isfinite(loss_value):
+                report_pending()  # every step before this one had a finite loss
+                last = pending.last
                 raise TrainingDivergedError(
-                    _divergence_message(step, loss_value, last_finite, last_finite_step)
+                    _divergence_message(
+                        step, loss_value, last.values if last else {}, last and last.step
+                    )
                 )
 
             # ---- optimiser step
@@ -228,17 +241,19 @@ def run_training(
             # ---- report
             if logged:
                 elapsed = time.perf_counter() - started
-                values["lr"] = lr
-                values["time/step"] = elapsed
-                values["time/samples_per_s"] = len(labels) / max(elapsed, 1e-9)
-                tracker.track_many(values, step)
-                if len(tracked_ids):
-                    tracker.track_sample_norms(tracked_list, sample_norms, step)
-                last_finite, last_finite_step = values, step
+                timing = {
+                    "lr": lr,
+                    "time/step": elapsed,
+                    "time/samples_per_s": len(labels) / max(elapsed, 1e-9),
+                }
+                pending.add(step, host, timing, tracked_list)
             tracker.track_progress(step, training.steps)
+            if pending.due():  # K steps waiting, or the oldest waited ~0.5 s
+                report_pending()
 
             # ---- periodic evaluation on the test split (and at the end)
             if step % diagnostics.eval_every == 0 or step == training.steps:
+                report_pending()
                 final_metrics = evaluator.evaluate(
                     model, objective, tracker, step, final=step == training.steps
                 )
@@ -250,6 +265,7 @@ def run_training(
                 and training.checkpoint_every
                 and step % training.checkpoint_every == 0
             ):
+                report_pending()
                 checkpoint_path = save_checkpoint(
                     training.checkpoint_dir, step, config, model, objective, optimizer
                 )
@@ -268,7 +284,10 @@ def run_training(
             )
             tracker.track_checkpoint(checkpoint_path, step)
     finally:
-        tracker.flush()
+        try:
+            report_pending()  # finished, cancelled or failed: nothing logged is lost
+        finally:
+            tracker.flush()
     return TrainingResult(step, cancelled, final_metrics, checkpoint_path, str(device))
 
 

@@ -93,7 +93,7 @@ class Run:
         snapshot for the Geometry page. Returns the metrics."""
         from sphere_engine.external_eval import evaluate_external
 
-        self._deliver()
+        self._deliver(finish=True)  # the diagnostics before the evaluation
         self._note_step(step)
         metrics, points, point_labels = evaluate_external(
             embeddings,
@@ -142,10 +142,11 @@ class Run:
             self._end(error=exc)
 
     # -- internals -----------------------------------------------------------------------
-    def _deliver(self, force: bool = False) -> None:
-        """Move completed diagnostic steps to the host and hand them to the writer."""
+    def _deliver(self, force: bool = False, finish: bool = False) -> None:
+        """Move completed diagnostic steps to the host and hand the finished ones (K at
+        a time, or all with ``finish`` / ``force``) to the writer."""
         tracker = self._writer.tracker
-        for record in self._steps.drain(force=force):
+        for record in self._steps.drain(force=force, finish=finish):
             self._writer.call(tracker.track_many, record.values, record.step)
             if record.sample_ids:
                 self._writer.call(

@@ -1,0 +1,120 @@
+"""Logged steps waiting for their host finish, finished K at a time.
+
+Each logged step's raw values reach the host in one transfer (``StepStatistics.transfer``,
+the step's sync point) as a ``HostStep``. Finishing them (``diagnostics_host``) costs
+mostly NumPy call overhead on a few dozen numbers, and the finished values only reach
+the store at the tracker's flush anyway, so ``PendingStatistics`` keeps the raw rows and
+finishes them together: rows of one layout stacked into a K × W matrix, one set of NumPy
+calls for all of them. A step of another layout (a smaller last batch) is its own stack.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class HostStep:
+    """One logged step's raw values on the host (float64), not yet finished."""
+
+    groups: Sequence[Any]  # the step's PackedStatistics, in ``raw`` order
+    raw: np.ndarray
+    sample_norms: np.ndarray
+
+    @property
+    def layout(self) -> tuple[Any, ...]:
+        return tuple(group.layout for group in self.groups)
+
+    def raw_value(self, name: str) -> float:
+        """A value that needs no finish (e.g. ``loss/total``), read from the raw row."""
+        start = 0
+        for group in self.groups:
+            if group.finish is None and name in group.names:
+                return float(self.raw[start + group.names.index(name)])
+            start += group.size
+        raise KeyError(name)
+
+
+@dataclass
+class StepRecord:
+    """One finished logged step: its statistics and the tracked samples' norms."""
+
+    step: int
+    values: dict[str, float]
+    sample_ids: list[int] = field(default_factory=list)
+    sample_norms: list[float] = field(default_factory=list)
+
+
+def finish_steps(steps: Sequence[HostStep]) -> list[dict[str, float]]:
+    """The logged values of each step, in order (a name added twice keeps its last value)."""
+    results: list[dict[str, float]] = [{} for _ in steps]
+    by_layout: dict[tuple[Any, ...], list[int]] = {}
+    for index, step in enumerate(steps):
+        by_layout.setdefault(step.layout, []).append(index)
+    with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
+        for indices in by_layout.values():
+            matrix = np.stack([steps[i].raw for i in indices])
+            start = 0
+            for group in steps[indices[0]].groups:
+                end = start + group.size
+                for index, values in zip(
+                    indices, group.host_rows(matrix[:, start:end]), strict=True
+                ):
+                    results[index].update(values)
+                start = end
+    return results
+
+
+class PendingStatistics:
+    """Raw logged steps awaiting their batched finish: ``due()`` once ``max_steps`` wait
+    or the oldest has waited ``max_age_s``; ``finish()`` returns them as ``StepRecord``s
+    in step order and empties the buffer."""
+
+    def __init__(
+        self,
+        max_steps: int = 32,
+        max_age_s: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_steps, self.max_age_s, self.clock = max_steps, max_age_s, clock
+        self._steps: list[tuple[int, HostStep, dict[str, float], list[int]]] = []
+        self._oldest = 0.0
+        self.last: StepRecord | None = None  # the last step finished
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def add(
+        self,
+        step: int,
+        host: HostStep,
+        extra: dict[str, float] | None = None,
+        sample_ids: list[int] | None = None,
+    ) -> None:
+        """``extra``: values known at once (lr, step time), logged after the finished ones."""
+        if not self._steps:
+            self._oldest = self.clock()
+        self._steps.append((step, host, extra or {}, sample_ids or []))
+
+    def due(self) -> bool:
+        return bool(self._steps) and (
+            len(self._steps) >= self.max_steps or self.clock() - self._oldest >= self.max_age_s
+        )
+
+    def finish(self) -> list[StepRecord]:
+        if not self._steps:
+            return []
+        pending, self._steps = self._steps, []
+        finished = finish_steps([host for _, host, _, _ in pending])
+        records = []
+        for (step, host, extra, ids), values in zip(pending, finished, strict=True):
+            values.update(extra)
+            norms = host.sample_norms.tolist() if ids else []
+            records.append(StepRecord(step, values, ids, norms))
+        self.last = records[-1]
+        return records

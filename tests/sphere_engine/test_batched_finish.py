@@ -1,0 +1,125 @@
+"""The batched host finish (K logged steps at once) equals the previous one-step finish
+(``reference_finish``) to float64 rounding, on random and edge-case rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import reference_finish as ref
+import torch
+
+from sphere_engine.diagnostics import DirectionTracker, StepStatistics, batch_statistics
+from sphere_engine.pending_statistics import PendingStatistics, finish_steps
+
+
+def _reference(raw: np.ndarray, count: int, gradient: bool) -> dict[str, float]:
+    norms, labels, rest = raw[:count], raw[count : 2 * count], raw[2 * count :]
+    order = np.argsort(norms, kind="stable")
+    result = ref.finish_norms(norms, order)
+    result.update(ref.histogram_fractions(norms))
+    result.update(ref.finish_pairs(labels, rest[0], rest[1]))
+    if gradient:
+        result.update(ref.finish_gradient(norms, order, rest[2 : 2 + count], rest[2 + count :]))
+    return result
+
+
+def _same(batched: dict[str, float], expected: dict[str, float]) -> None:
+    assert batched.keys() == expected.keys()
+    for name, value in expected.items():
+        got = batched[name]
+        if math.isnan(value):
+            assert math.isnan(got), name
+        else:
+            assert got == pytest.approx(value, rel=1e-12, abs=1e-15), name
+
+
+def _steps(count: int, rows: int, gradient: bool, edit=None) -> list:
+    generator = torch.Generator().manual_seed(count * 7 + rows)
+    hosts = []
+    for row in range(rows):
+        embeddings = torch.randn(count, 5, generator=generator) * (1 + row)
+        labels = torch.randint(0, 4, (count,), generator=generator)
+        grad = torch.randn(count, 5, generator=generator) if gradient else None
+        if edit is not None:
+            embeddings, labels, grad = edit(row, embeddings, labels, grad)
+        stats = StepStatistics()
+        stats.add({"loss/total": embeddings.sum()})
+        stats.add(batch_statistics(embeddings, labels, grad))
+        hosts.append(stats.transfer())
+    return hosts
+
+
+def _no_positives(row, embeddings, labels, grad):
+    return embeddings, torch.arange(len(labels)), grad
+
+
+def _zero_gradients(row, embeddings, labels, grad):
+    grad[: row + 1] = 0.0  # some rows partly inactive, one wholly when row + 1 ≥ N
+    return embeddings, labels, grad
+
+
+def _diverged(row, embeddings, labels, grad):
+    if row % 2:
+        embeddings[0, 0] = float("inf")
+    if row % 3 == 0:
+        embeddings[-1, 1] = float("nan")
+    return embeddings, labels, grad
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 40])
+@pytest.mark.parametrize("gradient", [False, True])
+@pytest.mark.parametrize("edit", [None, _no_positives, _zero_gradients, _diverged])
+def test_batched_finish_equals_the_one_step_finish(count, gradient, edit) -> None:
+    if edit is _zero_gradients and not gradient:
+        return
+    hosts = _steps(count, 6, gradient, edit)
+    batched = finish_steps(hosts)
+    for host, values in zip(hosts, batched, strict=True):
+        with np.errstate(all="ignore"):  # as the finish itself: NaN/inf are values
+            expected = _reference(host.raw[1:], count, gradient)
+        expected["loss/total"] = host.raw[0]
+        _same(values, expected)
+        _same(finish_steps([host])[0], expected)  # K = 1 is the same computation
+
+
+def test_directions_batched_equal_the_one_step_finish() -> None:
+    torch.manual_seed(3)
+    tracker = DirectionTracker()
+    hosts, current = [], torch.randn(5, 3)
+    for step in range(8):
+        stats = StepStatistics()
+        current = current.clone() if step == 4 else torch.randn(5, 3)  # step 4: still
+        stats.add(tracker.update(current))
+        hosts.append(stats.transfer())
+    batched = finish_steps(hosts)
+    assert all(math.isnan(v) for v in batched[0].values())  # the first update: no turn
+    for host, values in zip(hosts[1:], batched[1:], strict=True):
+        expected = ref.finish_directions(host.raw[:5], host.raw[5:])
+        _same(values, expected)
+    assert math.isnan(batched[4]["direction/update_ratio"])  # nothing moved
+
+
+def test_steps_of_another_layout_are_finished_apart_in_step_order() -> None:
+    hosts = _steps(8, 2, True) + _steps(5, 1, True) + _steps(8, 1, True)
+    pending = PendingStatistics(max_steps=4, clock=lambda: 0.0)
+    for step, host in enumerate(hosts):
+        assert not pending.due()
+        pending.add(step, host, {"lr": 0.1})
+    assert pending.due()
+    records = pending.finish()
+    assert [r.step for r in records] == [0, 1, 2, 3] and len(pending) == 0
+    assert records[2].values["norm/mean"] == finish_steps([hosts[2]])[0]["norm/mean"]
+    assert all(r.values["lr"] == 0.1 for r in records)
+    assert pending.last is records[-1]
+
+
+def test_pending_steps_are_due_after_their_age() -> None:
+    now = [0.0]
+    pending = PendingStatistics(max_steps=32, max_age_s=0.5, clock=lambda: now[0])
+    pending.add(1, _steps(4, 1, False)[0])
+    now[0] = 0.4
+    assert not pending.due()
+    now[0] = 0.5
+    assert pending.due()
