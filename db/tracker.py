@@ -161,8 +161,12 @@ class StoreTracker:
     def track(self, value: float, name: str, step: int) -> None:
         self.track_many({name: value}, step)
 
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
-        self._scalars.add(values, _check_step(step), time.time())
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
+        self._scalars.add(
+            values, _check_step(step), time.time() if wall_time is None else wall_time
+        )
         self._maybe_flush()
 
     def track_sample_norms(

@@ -25,6 +25,9 @@ class HostStep:
     groups: Sequence[Any]  # the step's PackedStatistics, in ``raw`` order
     raw: np.ndarray
     sample_norms: np.ndarray
+    # when the step happened: its values reach the tracker up to ~0.5 s later, and the
+    # store's wall_time (the dashboard's wall-clock axis, its lag) must be the step's
+    wall_time: float = field(default_factory=time.time)
 
     @property
     def layout(self) -> tuple[Any, ...]:
@@ -48,6 +51,7 @@ class StepRecord:
     values: dict[str, float]
     sample_ids: list[int] = field(default_factory=list)
     sample_norms: list[float] = field(default_factory=list)
+    wall_time: float | None = None  # when the step happened (Unix seconds)
 
 
 def finish_steps(steps: Sequence[HostStep]) -> list[dict[str, float]]:
@@ -115,6 +119,6 @@ class PendingStatistics:
         for (step, host, extra, ids), values in zip(pending, finished, strict=True):
             values.update(extra)
             norms = host.sample_norms.tolist() if ids else []
-            records.append(StepRecord(step, values, ids, norms))
+            records.append(StepRecord(step, values, ids, norms, host.wall_time))
         self.last = records[-1]
         return records

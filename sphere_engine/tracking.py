@@ -26,8 +26,11 @@ class Tracker(Protocol):
     def track(self, value: float, name: str, step: int) -> None:
         """One scalar at one step."""
 
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
-        """All per-step scalars of one step (the batched form)."""
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
+        """All per-step scalars of one step (the batched form). ``wall_time``: when the
+        step happened (Unix seconds), for values reported after it; default: now."""
 
     def track_sample_norms(
         self, sample_ids: Sequence[int], norms: Sequence[float], step: int
@@ -62,7 +65,9 @@ class BaseTracker:
     def track(self, value: float, name: str, step: int) -> None:
         self.track_many({name: value}, step)
 
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
         pass
 
     def track_sample_norms(
@@ -107,8 +112,10 @@ class InMemoryTracker(BaseTracker):
     def track_run_info(self, info: Mapping[str, Any]) -> None:
         self.run_info.update(info)
 
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
-        now = time.time()
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
+        now = time.time() if wall_time is None else wall_time
         self.scalars.extend((step, name, float(value), now) for name, value in values.items())
 
     def track_sample_norms(
@@ -164,9 +171,11 @@ class CompositeTracker(BaseTracker):
         for tracker in self.trackers:
             tracker.track_run_info(info)
 
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
         for tracker in self.trackers:
-            tracker.track_many(values, step)
+            tracker.track_many(values, step, wall_time)
 
     def track_sample_norms(
         self, sample_ids: Sequence[int], norms: Sequence[float], step: int

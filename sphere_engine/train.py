@@ -167,7 +167,7 @@ def run_training(
 
     def report_pending() -> None:
         for record in pending.finish():
-            tracker.track_many(record.values, record.step)
+            tracker.track_many(record.values, record.step, record.wall_time)
             if record.sample_ids:
                 tracker.track_sample_norms(record.sample_ids, record.sample_norms, record.step)
 

@@ -147,7 +147,7 @@ class Run:
         a time, or all with ``finish`` / ``force``) to the writer."""
         tracker = self._writer.tracker
         for record in self._steps.drain(force=force, finish=finish):
-            self._writer.call(tracker.track_many, record.values, record.step)
+            self._writer.call(tracker.track_many, record.values, record.step, record.wall_time)
             if record.sample_ids:
                 self._writer.call(
                     tracker.track_sample_norms, record.sample_ids, record.sample_norms, record.step

@@ -33,7 +33,9 @@ class ProgressBar(BaseTracker):
         self.last_line = -math.inf
         self.bar: tqdm | None = None
 
-    def track_many(self, values: Mapping[str, float], step: int) -> None:
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
         self.loss = values.get("loss/total", self.loss)
         self.norm_var = values.get("norm/var", self.norm_var)
 

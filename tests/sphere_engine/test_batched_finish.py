@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -123,3 +124,21 @@ def test_pending_steps_are_due_after_their_age() -> None:
     assert not pending.due()
     now[0] = 0.5
     assert pending.due()
+
+
+def test_a_step_finished_later_keeps_the_wall_time_it_happened_at() -> None:
+    """The store's wall_time (the wall-clock axis, the live page's lag) is the step's,
+    not the time of the batched finish that reports it."""
+    from sphere_engine.tracking import InMemoryTracker
+
+    before = time.time()
+    (host,) = _steps(6, 1, True)
+    after = time.time()
+    pending = PendingStatistics()
+    pending.add(3, host)
+    time.sleep(0.3)
+    (record,) = pending.finish()
+    tracker = InMemoryTracker()
+    tracker.track_many(record.values, record.step, record.wall_time)
+    walls = {wall for _, _, _, wall in tracker.scalars}
+    assert len(walls) == 1 and before <= walls.pop() <= after
