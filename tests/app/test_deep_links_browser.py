@@ -8,36 +8,16 @@ before falling back to ``/``. Served by ``app/main.py`` alone this test fails.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
+from dashboard_server import CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
 
 from app.navigation import PAGES
 from db.store import RunStore
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 #: A page has loaded once its script drew its title (every page starts with one).
 LOADED = '[data-testid="stMain"] h1'
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _finished_run(store: RunStore, name: str) -> str:
@@ -55,38 +35,12 @@ def _finished_run(store: RunStore, name: str) -> str:
 def server(tmp_path):
     """``streamlit run app/server.py`` (as ``spherescope up`` starts it) on a store with
     two finished runs; yields (base URL, run ids)."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (install the chromium package to run e2e tests)")
+    require_chromium()
     home = tmp_path / "home"
     store = RunStore(home)
     run_ids = [_finished_run(store, "first"), _finished_run(store, "second")]
-    port = _free_port()
-    argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "server.py")]
-    argv += ["--server.port", str(port), "--server.headless", "true"]
-    process = subprocess.Popen(
-        argv,
-        cwd=REPO,
-        env={**os.environ, "SPHERESCOPE_HOME": str(home)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "no dashboard"
-            time.sleep(0.5)
+    with dashboard("server.py", {"SPHERESCOPE_HOME": str(home)}) as base:
         yield base, run_ids
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the session this fixture started
-        process.wait(30)
 
 
 def test_every_page_opens_by_deep_link_without_failed_requests(server) -> None:
