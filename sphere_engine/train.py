@@ -247,9 +247,11 @@ def run_training(
                     "time/samples_per_s": len(labels) / max(elapsed, 1e-9),
                 }
                 pending.add(step, host, timing, tracked_list)
-            tracker.track_progress(step, training.steps)
-            if pending.due():  # K steps waiting, or the oldest waited ~0.5 s
+            # K steps waiting, the oldest waited ~0.5 s, or the last step: reported before
+            # its progress, so the final progress line shows the final values
+            if pending.due() or step == training.steps:
                 report_pending()
+            tracker.track_progress(step, training.steps)
 
             # ---- periodic evaluation on the test split (and at the end)
             if step % diagnostics.eval_every == 0 or step == training.steps:
