@@ -41,10 +41,6 @@ class ComponentTraits:
     needs_num_classes: bool = False
     #: The constructor uses the embedding dimension d (backbones, heads, centre loss).
     needs_embedding_dim: bool = False
-    #: A model that embeds each sample on its own in training mode (no BatchNorm or
-    #: other op across the batch): extra rows in a forward pass change nothing for the
-    #: others, so the tracked samples can ride along in the training forward.
-    rows_independent: bool = False
 
 
 #: The traits of a component that declares none.

@@ -24,12 +24,7 @@ from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
 from sphere_engine.pending_statistics import PendingStatistics
-from sphere_engine.tracked_samples import (
-    choose_tracked_samples,
-    forward_with_tracked,
-    rides_along,
-    tracked_embedder,
-)
+from sphere_engine.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.tracking import Tracker
 
 
@@ -150,7 +145,6 @@ def run_training(
     tracked_inputs = gather_inputs(splits.train, tracked_ids).to(device)
     directions = DirectionTracker()
     embed_tracked = tracked_embedder(model)
-    ride_along = len(tracked_ids) > 0 and rides_along(model)
     evaluator = Evaluator(splits, config, device)
     needs_views = getattr(objective, "requires_views", False)
 
@@ -198,13 +192,9 @@ def run_training(
                 inputs = torch.cat([splits.augment(inputs), splits.augment(inputs)])
                 labels = torch.cat([instance, instance])
 
-            # ---- forward (at a logged step the tracked samples ride along when they can)
+            # ---- forward
+            embeddings = model(inputs)
             logged = step % diagnostics.log_every == 0 or step == training.steps
-            tracked_embeddings = None
-            if logged and ride_along:
-                embeddings, tracked_embeddings = forward_with_tracked(model, inputs, tracked_inputs)
-            else:
-                embeddings = model(inputs)
             if logged and diagnostics.gradient_stats:
                 embeddings.retain_grad()
             loss = objective(embeddings, labels)
@@ -229,9 +219,7 @@ def run_training(
                     )
                 )
                 if len(tracked_ids):
-                    if tracked_embeddings is None:  # a pass of their own
-                        tracked_embeddings = embed_tracked(tracked_inputs)
-                    stats.add(directions.update(tracked_embeddings))
+                    stats.add(directions.update(embed_tracked(tracked_inputs)))
                     stats.sample_norms = directions.norms
                 host = stats.transfer()  # the step's one sync point; finished later
                 loss_value = host.raw_value("loss/total")

@@ -28,9 +28,7 @@ class LeNetPP(nn.Module):
     layer. Images (C, H, W) with H, W ≥ 8: 1×28×28 gives 128×3×3 features, 3×32×32
     gives 128×4×4."""
 
-    traits: ClassVar[ComponentTraits] = ComponentTraits(
-        needs_embedding_dim=True, rows_independent=True
-    )
+    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
     param_help: ClassVar[dict[str, str]] = {}
 
     def __init__(

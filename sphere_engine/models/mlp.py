@@ -25,9 +25,7 @@ class MLP(nn.Module):
     """Flattens the input, then Linear + activation per hidden layer, then the
     embedding layer. Any input shape works (images are flattened)."""
 
-    traits: ClassVar[ComponentTraits] = ComponentTraits(
-        needs_embedding_dim=True, rows_independent=True
-    )
+    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
     param_help: ClassVar[dict[str, str]] = {
         "hidden_dims": "Widths of the hidden layers (empty: a single linear map)",
         "activation": "Activation after each hidden layer",
