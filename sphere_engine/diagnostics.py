@@ -20,6 +20,7 @@ scalars costs nothing measurable on a GPU (the transfer is latency-bound).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
@@ -32,10 +33,13 @@ from sphere_engine.diagnostics_host import (
     HISTOGRAM_NAMES,
     NORM_NAMES,
     PAIR_NAMES,
+    batch_per_sample,
     finish_directions,
     finish_gradient,
     finish_norms,
     finish_pairs,
+    gradient_per_sample,
+    half_turns,
     histogram_fractions,
     named_rows,
     norm_histogram,
@@ -46,6 +50,7 @@ __all__ = [
     "DIRECTION_NAMES",
     "GRADIENT_NAMES",
     "HISTOGRAM_NAMES",
+    "HOST_REDUCE_MAX_VALUES",
     "NORM_NAMES",
     "PAIR_NAMES",
     "DirectionTracker",
@@ -58,6 +63,24 @@ __all__ = [
     "norm_statistics",
     "pair_cosines",
 ]
+
+# A CPU batch of at most this many values (N × d) is not reduced by torch at all: its
+# raw embeddings (and gradients) go to the host whole, and the batched finish reduces K
+# steps of them with NumPy at once (``diagnostics_host.batch_per_sample``). On a CPU the
+# "transfer" is a copy, while the dozen torch ops of the reduction cost ~150 µs of
+# dispatch per step on a 40 × 64 batch. Larger CPU batches, and every GPU batch, are
+# reduced where they live and only O(N) numbers travel. The bound also caps what K
+# pending steps hold (32 steps × 2 × 65,536 × 8 bytes).
+HOST_REDUCE_MAX_VALUES = 65536
+
+
+def reduces_on_host(tensor: torch.Tensor, host: bool | None = None) -> bool:
+    """Whether ``tensor``'s per-sample reductions run in the host finish (``host``:
+    forced either way; ``None``: a CPU tensor of at most HOST_REDUCE_MAX_VALUES)."""
+    if host is not None:
+        return host
+    return tensor.device.type == "cpu" and tensor.numel() <= HOST_REDUCE_MAX_VALUES
+
 
 # K × W raw float64 values (K steps of one layout) → one {name: value} per row: every
 # name of the group, except the norm histogram's empty bins, which are not logged
@@ -189,9 +212,10 @@ def _gradient_raw(embeddings: torch.Tensor, grad: torch.Tensor) -> tuple[torch.T
 @torch.no_grad()
 def gradient_statistics(
     embeddings: torch.Tensor,
-    norms: torch.Tensor,
+    norms: torch.Tensor | None,
     grad: torch.Tensor,
     norm_order: torch.Tensor | None = None,
+    host: bool | None = None,
 ) -> PackedStatistics:
     """Gradient diagnostics on the embedding (SCIENCE.md §1 and §6).
 
@@ -204,18 +228,35 @@ def gradient_statistics(
       (the "unbalanced update" SEC claims to fix; ≈ 1 means balanced);
     - ``grad/norm_mean``: mean ||∂L/∂f_i||.
     Samples with a zero gradient (inactive in the loss) are left out of the cosine.
-    (``norm_order`` is accepted for compatibility; the host sorts.)
+    ``norms``: the embeddings' norms when already known (``None``: computed here).
+    ``host``: see ``reduces_on_host``. (``norm_order`` is accepted for compatibility; the
+    host sorts.)
     """
-    count = len(norms)
-
-    def finish(raw: np.ndarray) -> list[dict[str, float]]:
-        norms = raw[:, :count]
-        order = np.argsort(norms, axis=1, kind="stable")
-        values = finish_gradient(norms, order, raw[:, count : 2 * count], raw[:, 2 * count :])
-        return named_rows(GRADIENT_NAMES, values)
-
+    embeddings, grad = embeddings.detach().float(), grad.detach().float()
+    count, width = embeddings.shape
+    if reduces_on_host(embeddings, host):
+        raw = (embeddings.reshape(-1), grad.reshape(-1))
+        finish = functools.partial(_finish_gradient_host, count, width)
+        return PackedStatistics(GRADIENT_NAMES, raw, finish, ("gradient-host", count, width))
+    if norms is None:
+        norms = torch.linalg.vector_norm(embeddings, dim=1)
     raw = (norms.detach().reshape(-1), *_gradient_raw(embeddings, grad))
+    finish = functools.partial(_finish_gradient, count)
     return PackedStatistics(GRADIENT_NAMES, raw, finish, ("gradient", count))
+
+
+def _finish_gradient(count: int, raw: np.ndarray) -> list[dict[str, float]]:
+    """K rows of N norms, N ||g||, N <g, f> → GRADIENT_NAMES."""
+    norms = raw[:, :count]
+    order = np.argsort(norms, axis=1, kind="stable")
+    values = finish_gradient(norms, order, raw[:, count : 2 * count], raw[:, 2 * count :])
+    return named_rows(GRADIENT_NAMES, values)
+
+
+def _finish_gradient_host(count: int, width: int, raw: np.ndarray) -> list[dict[str, float]]:
+    """K rows of raw N × d embeddings then N × d gradients → GRADIENT_NAMES."""
+    blocks = raw.reshape(len(raw), 2, count, width)
+    return _finish_gradient(count, gradient_per_sample(blocks[:, 0], blocks[:, 1]))
 
 
 class DirectionTracker:
@@ -224,31 +265,40 @@ class DirectionTracker:
     ``update(embeddings)`` takes the current raw embeddings of the tracked samples
     (M × d) and returns their norms, the mean angle (degrees) each turned since the
     previous call, and the ratio of that angle in the small-norm half over the
-    large-norm half (halves by the norm at the previous call).
+    large-norm half (halves by the norm at the previous call). ``host``: where the
+    per-sample work runs (see ``reduces_on_host``): on the host, the update only keeps
+    the embeddings, and both updates' embeddings go to the finish.
     """
 
-    def __init__(self) -> None:
-        self.previous: tuple[torch.Tensor, torch.Tensor] | None = None
+    def __init__(self, host: bool | None = None) -> None:
+        self.host = host
+        self.previous: torch.Tensor | None = None  # the embeddings at the last update
+        self._norms: torch.Tensor | None = None  # their norms, once computed
+        self._unit: tuple[torch.Tensor, torch.Tensor] | None = None  # device: norms, directions
 
     @torch.no_grad()
     def update(self, embeddings: torch.Tensor) -> PackedStatistics:
-        embeddings = embeddings.detach()
+        embeddings = embeddings.detach().float()
+        previous, self.previous, self._norms = self.previous, embeddings, None
+        count, width = embeddings.shape
+        if reduces_on_host(embeddings, self.host):
+            if previous is None:
+                return PackedStatistics(DIRECTION_NAMES, (), _no_turn)
+            raw = (previous.reshape(-1), embeddings.reshape(-1))
+            finish = functools.partial(_finish_turns_host, count, width)
+            return PackedStatistics(DIRECTION_NAMES, raw, finish, ("turns-host", count, width))
         norms = torch.linalg.vector_norm(embeddings, dim=1)
         directions = embeddings / norms.unsqueeze(1).clamp_min(EPS)
-        previous, self.previous = self.previous, (norms, directions)
-        if previous is None:
+        previous_unit, self._unit, self._norms = self._unit, (norms, directions), norms
+        if previous_unit is None:
             return PackedStatistics(DIRECTION_NAMES, (), _no_turn)
-        previous_norms, previous_directions = previous
+        previous_norms, previous_directions = previous_unit
         # 2·atan2(|u − v|, |u + v|) is exact for tiny angles, where acos(u·v) in
         # float32 cannot resolve anything below ~0.02°.
         gap = torch.linalg.vector_norm(directions - previous_directions, dim=1)
         total = torch.linalg.vector_norm(directions + previous_directions, dim=1)
-        count = norms.shape[0]
-
-        def finish(raw: np.ndarray) -> list[dict[str, float]]:
-            return named_rows(DIRECTION_NAMES, finish_directions(raw[:, :count], raw[:, count:]))
-
         raw = (torch.atan2(gap, total), previous_norms)
+        finish = functools.partial(_finish_turns, count)
         return PackedStatistics(DIRECTION_NAMES, raw, finish, ("directions", count))
 
     @property
@@ -256,7 +306,22 @@ class DirectionTracker:
         """The norms (M) of the tracked samples at the last ``update``."""
         if self.previous is None:
             raise ValueError("DirectionTracker.norms: update() has not been called yet")
-        return self.previous[0]
+        if self._norms is None:
+            with torch.no_grad():
+                self._norms = torch.linalg.vector_norm(self.previous, dim=1)
+        return self._norms
+
+
+def _finish_turns(count: int, raw: np.ndarray) -> list[dict[str, float]]:
+    """K rows of M half turn angles and M previous norms → DIRECTION_NAMES."""
+    return named_rows(DIRECTION_NAMES, finish_directions(raw[:, :count], raw[:, count:]))
+
+
+def _finish_turns_host(count: int, width: int, raw: np.ndarray) -> list[dict[str, float]]:
+    """K rows of the previous and the current M × d embeddings → DIRECTION_NAMES."""
+    blocks = raw.reshape(len(raw), 2, count, width)
+    half_angles, previous_norms = half_turns(blocks[:, 0], blocks[:, 1])
+    return named_rows(DIRECTION_NAMES, finish_directions(half_angles, previous_norms))
 
 
 _NO_TURN = dict.fromkeys(DIRECTION_NAMES, float("nan"))
@@ -310,21 +375,29 @@ class StepStatistics:
 
 @torch.no_grad()
 def batch_statistics(
-    embeddings: torch.Tensor, labels: torch.Tensor, grad: torch.Tensor | None
+    embeddings: torch.Tensor,
+    labels: torch.Tensor,
+    grad: torch.Tensor | None,
+    host: bool | None = None,
 ) -> PackedStatistics:
     """All per-batch geometry statistics of raw embeddings (N × d) with labels (N):
     norm statistics, the norm histogram, pair cosines and, given ``grad``
-    (∂L/∂embeddings), the gradient statistics, as one packed group."""
-    return _embedding_statistics(embeddings, labels, grad)[0]
+    (∂L/∂embeddings), the gradient statistics, as one packed group. ``host``: see
+    ``reduces_on_host``."""
+    return _embedding_statistics(embeddings, labels, grad, host)[0]
 
 
 @torch.no_grad()
 def embedding_statistics(
-    embeddings: torch.Tensor, labels: torch.Tensor, grad: torch.Tensor | None
-) -> tuple[PackedStatistics, torch.Tensor]:
+    embeddings: torch.Tensor,
+    labels: torch.Tensor,
+    grad: torch.Tensor | None,
+    host: bool | None = None,
+) -> tuple[PackedStatistics, torch.Tensor | None]:
     """``batch_statistics`` and the float embeddings' norms, which ``gradient_statistics``
-    needs when the gradient arrives later (the SDK's hook)."""
-    return _embedding_statistics(embeddings, labels, grad)
+    takes when the gradient arrives later (the SDK's hook); ``None`` when the batch is
+    reduced on the host (nothing was computed on the device)."""
+    return _embedding_statistics(embeddings, labels, grad, host)
 
 
 _BATCH_NAMES = NORM_NAMES + HISTOGRAM_NAMES + PAIR_NAMES
@@ -333,32 +406,56 @@ _LATER_NAMES = {False: PAIR_NAMES, True: PAIR_NAMES + GRADIENT_NAMES}  # after t
 
 
 def _embedding_statistics(
-    embeddings: torch.Tensor, labels: torch.Tensor, grad: torch.Tensor | None
-) -> tuple[PackedStatistics, torch.Tensor]:
+    embeddings: torch.Tensor,
+    labels: torch.Tensor,
+    grad: torch.Tensor | None,
+    host: bool | None,
+) -> tuple[PackedStatistics, torch.Tensor | None]:
     """``embedding_statistics`` (called under ``no_grad``)."""
     embeddings = embeddings.detach().float()
+    count, width = embeddings.shape
+    gradient = grad is not None
+    names = _BATCH_GRADIENT_NAMES if gradient else _BATCH_NAMES
+    if reduces_on_host(embeddings, host):
+        parts = [embeddings.reshape(-1), labels.reshape(-1)]
+        if gradient:
+            parts.append(grad.detach().float().reshape(-1))
+        finish = functools.partial(_finish_batch_host, count, width, gradient)
+        layout = ("batch-host", count, width, gradient)
+        return PackedStatistics(names, tuple(parts), finish, layout), None
     norms = torch.linalg.vector_norm(embeddings, dim=1)
     directions = embeddings / norms.clamp_min(EPS).unsqueeze(1)
     parts = [norms, labels.reshape(-1), _pair_sums(directions, labels)]
-    if grad is not None:
+    if gradient:
         parts += _gradient_raw(embeddings, grad.detach().float())
-    count = norms.shape[0]
-
-    gradient = grad is not None
-
-    def finish(raw: np.ndarray) -> list[dict[str, float]]:
-        norms, labels_, rest = raw[:, :count], raw[:, count : 2 * count], raw[:, 2 * count :]
-        order = np.argsort(norms, axis=1, kind="stable")  # the quantiles and the halves
-        rows = named_rows(NORM_NAMES, finish_norms(norms, np.take_along_axis(norms, order, 1)))
-        for row, fractions in zip(rows, histogram_fractions(norms), strict=True):
-            row.update(fractions)
-        pairs = finish_pairs(labels_, rest[:, 0], rest[:, 1])
-        if gradient:
-            values = finish_gradient(norms, order, rest[:, 2 : 2 + count], rest[:, 2 + count :])
-            pairs = np.concatenate((pairs, values), axis=1)
-        for row, values in zip(rows, pairs.tolist(), strict=True):
-            row.update(zip(_LATER_NAMES[gradient], values, strict=True))
-        return rows
-
-    names = _BATCH_GRADIENT_NAMES if gradient else _BATCH_NAMES
+    finish = functools.partial(_finish_batch, count, gradient)
     return PackedStatistics(names, tuple(parts), finish, ("batch", count, gradient)), norms
+
+
+def _finish_batch(count: int, gradient: bool, raw: np.ndarray) -> list[dict[str, float]]:
+    """K rows of N norms, N labels, the two pair sums (and N ||g||, N <g, f>) → the
+    batch group's values."""
+    norms, labels, rest = raw[:, :count], raw[:, count : 2 * count], raw[:, 2 * count :]
+    order = np.argsort(norms, axis=1, kind="stable")  # the quantiles and the halves
+    rows = named_rows(NORM_NAMES, finish_norms(norms, np.take_along_axis(norms, order, 1)))
+    for row, fractions in zip(rows, histogram_fractions(norms), strict=True):
+        row.update(fractions)
+    pairs = finish_pairs(labels, rest[:, 0], rest[:, 1])
+    if gradient:
+        values = finish_gradient(norms, order, rest[:, 2 : 2 + count], rest[:, 2 + count :])
+        pairs = np.concatenate((pairs, values), axis=1)
+    for row, values in zip(rows, pairs.tolist(), strict=True):
+        row.update(zip(_LATER_NAMES[gradient], values, strict=True))
+    return rows
+
+
+def _finish_batch_host(
+    count: int, width: int, gradient: bool, raw: np.ndarray
+) -> list[dict[str, float]]:
+    """K rows of raw N × d embeddings, N labels (and N × d gradients) → the batch
+    group's values, by way of the per-sample values the device path would compute."""
+    rows, size = len(raw), count * width
+    embeddings = raw[:, :size].reshape(rows, count, width)
+    labels = raw[:, size : size + count]
+    grads = raw[:, size + count :].reshape(rows, count, width) if gradient else None
+    return _finish_batch(count, gradient, batch_per_sample(embeddings, labels, grads))

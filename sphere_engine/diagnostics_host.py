@@ -189,6 +189,75 @@ def finish_directions(half_angles: np.ndarray, previous_norms: np.ndarray) -> np
     return np.stack((mean, ratio), axis=1)
 
 
+# ---- the per-sample reductions of a CPU batch, done here rather than in torch ----------
+# (``diagnostics`` hands small CPU batches over whole: on 40 × 64 numbers each torch op
+# costs several microseconds of dispatch, and K steps of them reduce here in one call)
+
+
+def _row_norms(vectors: np.ndarray) -> np.ndarray:
+    """L2 norm along the last axis."""
+    return np.sqrt(np.einsum("...d,...d->...", vectors, vectors))
+
+
+def _unit(vectors: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(norms, EPS)[..., None]
+
+
+def pair_sums(
+    embeddings: np.ndarray, norms: np.ndarray, labels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (K × N × d raw embeddings, their K × N norms, K × N integer labels): Σ of
+    cosines over same-class pairs and over all pairs, self-pairs included, as
+    Σ_c ||Σ_{i∈c} f̂_i||² and ||Σ_i f̂_i||². All K rows' class sums come from one stable
+    sort of (row, label) codes, one scaled gather and one ``reduceat``, whatever the
+    labels' values; the row sums are the sums of the row's class sums."""
+    rows, width = embeddings.shape[0], embeddings.shape[2]
+    codes = labels.astype(np.int64)
+    low = int(codes.min())
+    span = int(codes.max()) - low + 1
+    flat = (codes - low + np.arange(rows)[:, None] * span).reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.flatnonzero(np.diff(ordered, prepend=-1))
+    inverse = 1.0 / np.maximum(norms.reshape(-1)[order], EPS)
+    directions = embeddings.reshape(-1, width)[order] * inverse[:, None]
+    class_sums = np.add.reduceat(directions, starts, axis=0)
+    row_of_class = ordered[starts] // span
+    same = np.bincount(row_of_class, np.einsum("gd,gd->g", class_sums, class_sums), rows)
+    row_starts = np.flatnonzero(np.diff(row_of_class, prepend=-1))  # every row has a class
+    totals = np.add.reduceat(class_sums, row_starts, axis=0)
+    return same, np.einsum("kd,kd->k", totals, totals)
+
+
+def batch_per_sample(
+    embeddings: np.ndarray, labels: np.ndarray, grads: np.ndarray | None
+) -> np.ndarray:
+    """K rows of the values the device path computes from a batch (K × N × d raw
+    embeddings, K × N labels, K × N × d gradients or None): per row N norms, N labels,
+    the two pair sums, then (with gradients) N ||g|| and N <g, f>."""
+    norms = _row_norms(embeddings)
+    same, total = pair_sums(embeddings, norms, labels)
+    parts = [norms, labels, same[:, None], total[:, None]]
+    if grads is not None:
+        parts += [_row_norms(grads), np.einsum("knd,knd->kn", grads, embeddings)]
+    return np.concatenate(parts, axis=1)
+
+
+def gradient_per_sample(embeddings: np.ndarray, grads: np.ndarray) -> np.ndarray:
+    """K rows of N norms, N ||g|| and N <g, f> from K × N × d embeddings and gradients."""
+    parts = (_row_norms(embeddings), _row_norms(grads), np.einsum("knd,knd->kn", grads, embeddings))
+    return np.concatenate(parts, axis=1)
+
+
+def half_turns(previous: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tracked sample (K × M × d embeddings at the previous and this update): half
+    the angle it turned, atan2(|u − v|, |u + v|) (exact for tiny angles, where acos of
+    a float32 cosine cannot resolve ~0.02°), and its norm at the previous update."""
+    previous_norms = _row_norms(previous)
+    before, after = _unit(previous, previous_norms), _unit(current, _row_norms(current))
+    return np.arctan2(_row_norms(after - before), _row_norms(after + before)), previous_norms
+
+
 def named_rows(names: tuple[str, ...], values: np.ndarray) -> list[dict[str, float]]:
     """K × len(names) values → one ``{name: value}`` per row."""
     return [dict(zip(names, row, strict=True)) for row in values.tolist()]

@@ -24,6 +24,7 @@ from sphere_engine.diagnostics import (
     StepStatistics,
     embedding_statistics,
     gradient_statistics,
+    reduces_on_host,
 )
 from sphere_engine.pending_statistics import PendingStatistics, StepRecord
 
@@ -38,7 +39,7 @@ class _Pending:
     stats: StepStatistics
     sample_ids: list[int] = field(default_factory=list)
     embeddings: torch.Tensor | None = None  # detached float copy, kept for the hook
-    norms: torch.Tensor | None = None
+    norms: torch.Tensor | None = None  # their norms (None when reduced on the host)
     waiting_for_grad: bool = False
 
 
@@ -100,7 +101,7 @@ class ExternalStep:
         self._close_waiting()  # a previous step whose backward never ran: log it without
         stats = StepStatistics()
         with torch.no_grad():
-            detached = embeddings.detach().float()
+            detached = _snapshot(embeddings)
             packed, norms = embedding_statistics(detached, labels, None)
             stats.add(packed)
         pending = _Pending(step, stats, [])
@@ -140,7 +141,7 @@ class ExternalStep:
             if not pending.waiting_for_grad:  # a second backward through the same graph
                 return
             pending.stats.add(
-                gradient_statistics(pending.embeddings, pending.norms, grad.detach().float())
+                gradient_statistics(pending.embeddings, pending.norms, _snapshot(grad))
             )
             pending.waiting_for_grad = False
             pending.embeddings = pending.norms = None
@@ -172,3 +173,14 @@ class ExternalStep:
             pending.stats.add(self.directions.update(picked))
         pending.stats.sample_norms = torch.linalg.vector_norm(picked, dim=1)
         pending.sample_ids = ids[order].tolist()
+
+
+def _snapshot(tensor: torch.Tensor) -> torch.Tensor:
+    """A detached float view of ``tensor``, copied when its raw values go to the host
+    whole (``reduces_on_host``): they are read at the next ``drain``, after the user's
+    backward and optimiser step, and an in-place edit of the user's tensor (or autograd
+    reusing a gradient buffer) meanwhile must not change what this step logged."""
+    detached = tensor.detach().float()
+    if reduces_on_host(detached) and detached.data_ptr() == tensor.data_ptr():
+        return detached.clone()
+    return detached

@@ -7,7 +7,6 @@ nothing of Celery, DuckDB or Streamlit: everything it measures goes to ``tracker
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
 from sphere_engine.pending_statistics import PendingStatistics
+from sphere_engine.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.tracking import Tracker
 
 
@@ -138,13 +138,13 @@ def run_training(
         num_workers=data.num_workers,
         device=device,
     )
-    tracked_ids = _choose_tracked_samples(
+    tracked_ids = choose_tracked_samples(
         splits.train.labels, diagnostics.tracked_samples, training.seed
     )
     tracked_list = tracked_ids.tolist()
     tracked_inputs = gather_inputs(splits.train, tracked_ids).to(device)
     directions = DirectionTracker()
-    embed_tracked = _tracked_embedder(model)
+    embed_tracked = tracked_embedder(model)
     evaluator = Evaluator(splits, config, device)
     needs_views = getattr(objective, "requires_views", False)
 
@@ -296,51 +296,3 @@ def run_training(
 def checkpoint_path_is_current(path: str | None, step: int) -> bool:
     """Whether the last checkpoint written is the one of ``step`` (no need to re-save)."""
     return path is not None and Path(path).name == f"step_{step:08d}.pt"
-
-
-def _choose_tracked_samples(labels: np.ndarray, count: int, seed: int) -> np.ndarray:
-    """A fixed, seed-determined set of training samples, spread over the classes."""
-    if count == 0:
-        return np.zeros(0, dtype=np.int64)
-    rng = np.random.default_rng(seed + 7919)
-    order = rng.permutation(len(labels))
-    # round-robin over classes so every class is represented when count ≥ classes
-    by_class: dict[int, list[int]] = {}
-    for index in order:
-        by_class.setdefault(int(labels[index]), []).append(int(index))
-    chosen: list[int] = []
-    while len(chosen) < min(count, len(labels)):
-        for members in by_class.values():
-            if members and len(chosen) < count:
-                chosen.append(members.pop())
-    return np.array(sorted(chosen), dtype=np.int64)
-
-
-# Modules whose output depends on train/eval mode (batch statistics, random masks).
-_MODE_DEPENDENT = (torch.nn.modules.batchnorm._NormBase, torch.nn.modules.dropout._DropoutNd)
-
-
-def _tracked_embedder(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
-    """How the tracked samples are embedded at a logged step: in eval mode (BatchNorm
-    must not learn from them, dropout must not perturb them) when the model has such
-    modules; otherwise a plain forward, which is the same function of the same weights
-    without the two mode switches (each walks every module: a third of the tracked
-    forward's cost on a small model)."""
-    if any(isinstance(module, _MODE_DEPENDENT) for module in model.modules()):
-        return functools.partial(_embed, model)
-
-    @torch.no_grad()
-    def forward(inputs: torch.Tensor) -> torch.Tensor:
-        return model(inputs)
-
-    return forward
-
-
-@torch.no_grad()
-def _embed(model: torch.nn.Module, inputs: torch.Tensor) -> torch.Tensor:
-    """Embeddings in eval mode (BatchNorm must not learn from the tracked samples)."""
-    model.eval()
-    try:
-        return model(inputs)
-    finally:
-        model.train()

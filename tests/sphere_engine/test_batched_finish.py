@@ -1,5 +1,6 @@
 """The batched host finish (K logged steps at once) equals the previous one-step finish
-(``reference_finish``) to float64 rounding, on random and edge-case rows."""
+(``reference_finish``) to float64 rounding, on random and edge-case rows; a small CPU
+batch reduced on the host gives the values of the same batch reduced by torch."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import pytest
 import reference_finish as ref
 import torch
 
-from sphere_engine.diagnostics import DirectionTracker, StepStatistics, batch_statistics
+from sphere_engine.diagnostics import (
+    DirectionTracker,
+    StepStatistics,
+    batch_statistics,
+    reduces_on_host,
+)
 from sphere_engine.pending_statistics import PendingStatistics, finish_steps
 
 
@@ -36,7 +42,7 @@ def _same(batched: dict[str, float], expected: dict[str, float]) -> None:
             assert got == pytest.approx(value, rel=1e-12, abs=1e-15), name
 
 
-def _steps(count: int, rows: int, gradient: bool, edit=None) -> list:
+def _steps(count: int, rows: int, gradient: bool, edit=None, host: bool = False) -> list:
     generator = torch.Generator().manual_seed(count * 7 + rows)
     hosts = []
     for row in range(rows):
@@ -47,7 +53,7 @@ def _steps(count: int, rows: int, gradient: bool, edit=None) -> list:
             embeddings, labels, grad = edit(row, embeddings, labels, grad)
         stats = StepStatistics()
         stats.add({"loss/total": embeddings.sum()})
-        stats.add(batch_statistics(embeddings, labels, grad))
+        stats.add(batch_statistics(embeddings, labels, grad, host))
         hosts.append(stats.transfer())
     return hosts
 
@@ -87,7 +93,7 @@ def test_batched_finish_equals_the_one_step_finish(count, gradient, edit) -> Non
 
 def test_directions_batched_equal_the_one_step_finish() -> None:
     torch.manual_seed(3)
-    tracker = DirectionTracker()
+    tracker = DirectionTracker(host=False)
     hosts, current = [], torch.randn(5, 3)
     for step in range(8):
         stats = StepStatistics()
@@ -100,6 +106,59 @@ def test_directions_batched_equal_the_one_step_finish() -> None:
         expected = ref.finish_directions(host.raw[:5], host.raw[5:])
         _same(values, expected)
     assert math.isnan(batched[4]["direction/update_ratio"])  # nothing moved
+
+
+def _close(got: dict[str, float], expected: dict[str, float]) -> None:
+    """Equal up to float32 rounding (torch reduces in float32, the host in float64)."""
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        if math.isnan(value):
+            assert math.isnan(got[name]), name
+        else:
+            assert got[name] == pytest.approx(value, rel=2e-5, abs=1e-6), name
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 40])
+@pytest.mark.parametrize("gradient", [False, True])
+@pytest.mark.parametrize("edit", [None, _no_positives, _zero_gradients, _diverged])
+def test_a_batch_reduced_on_the_host_gives_the_device_values(count, gradient, edit) -> None:
+    if edit is _zero_gradients and not gradient:
+        return
+    on_host = _steps(count, 6, gradient, edit, host=True)
+    on_device = _steps(count, 6, gradient, edit, host=False)
+    assert on_host[0].layout != on_device[0].layout  # the two paths really differ
+    batched = finish_steps(on_host)
+    for host, values, expected in zip(on_host, batched, finish_steps(on_device), strict=True):
+        _close(values, expected)
+        _same(finish_steps([host])[0], values)  # K = 1 is the same computation
+
+
+def test_turns_reduced_on_the_host_give_the_device_values() -> None:
+    torch.manual_seed(4)
+    finished = {}
+    for host in (False, True):
+        tracker, hosts = DirectionTracker(host), []
+        generator = torch.Generator().manual_seed(5)
+        current = torch.randn(6, 4, generator=generator)
+        for step in range(7):
+            stats = StepStatistics()
+            current = current.clone() if step == 3 else torch.randn(6, 4, generator=generator)
+            stats.add(tracker.update(current))
+            stats.sample_norms = tracker.norms
+            hosts.append(stats.transfer())
+        finished[host] = finish_steps(hosts), np.concatenate([h.sample_norms for h in hosts])
+    (device, device_norms), (host, host_norms) = finished[False], finished[True]
+    np.testing.assert_allclose(host_norms, device_norms, rtol=1e-6)
+    for got, expected in zip(host, device, strict=True):
+        _close(got, expected)
+    assert math.isnan(host[3]["direction/update_ratio"])  # nothing moved
+
+
+def test_small_cpu_batches_are_reduced_on_the_host() -> None:
+    assert reduces_on_host(torch.zeros(40, 64))  # the digits MLP's batch
+    assert reduces_on_host(torch.zeros(256, 256))
+    assert not reduces_on_host(torch.zeros(257, 256))  # K pending steps would hold too much
+    assert not reduces_on_host(torch.zeros(40, 64), host=False)
 
 
 def test_steps_of_another_layout_are_finished_apart_in_step_order() -> None:

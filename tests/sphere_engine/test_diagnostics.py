@@ -42,7 +42,15 @@ def test_pair_cosines_on_angles() -> None:
     assert math.isclose(stats["cos/gap"].item(), 0.25 - expected_neg, abs_tol=1e-6)
 
 
-def test_gradient_of_normalised_loss_is_tangential_and_scales_inversely_with_norm() -> None:
+# where the per-sample reductions run: in torch (every GPU batch, large CPU batches) or
+# in the host finish (small CPU batches); both must give the textbook values
+BOTH_PATHS = pytest.mark.parametrize("host", [False, True], ids=["device", "host"])
+
+
+@BOTH_PATHS
+def test_gradient_of_normalised_loss_is_tangential_and_scales_inversely_with_norm(
+    host: bool,
+) -> None:
     torch.manual_seed(0)
     raw = torch.randn(64, 8)
     scales = torch.linspace(0.5, 5.0, 64)[:, None]
@@ -51,15 +59,16 @@ def test_gradient_of_normalised_loss_is_tangential_and_scales_inversely_with_nor
     loss = -(F.normalize(embeddings, dim=1) * target).sum()
     loss.backward()
     stats = gradient_statistics(
-        embeddings.detach(), embeddings.detach().norm(dim=1), embeddings.grad
+        embeddings.detach(), embeddings.detach().norm(dim=1), embeddings.grad, host=host
     )
     assert stats["grad/radial_cos"].item() < 1e-5  # orthogonal to f_i
     assert stats["grad/norm_inv_corr"].item() > 0.8  # magnitude ∝ 1/||f_i||
     assert stats["grad/rotation_ratio"].item() > 5.0  # small norms turn much faster
 
 
-def test_direction_tracker_angles_and_ratio() -> None:
-    tracker = DirectionTracker()
+@BOTH_PATHS
+def test_direction_tracker_angles_and_ratio(host: bool) -> None:
+    tracker = DirectionTracker(host)
     first = torch.tensor([[1.0, 0.0], [0.0, 4.0]])  # small norm, large norm
     result = tracker.update(first)
     assert math.isnan(result["direction/angle_mean"].item())
@@ -79,34 +88,37 @@ def test_step_statistics_one_transfer_keeps_names() -> None:
     assert norms == [3.0, 4.0]
 
 
-def test_ratios_are_nan_when_nothing_moves() -> None:
-    tracker = DirectionTracker()
+@BOTH_PATHS
+def test_ratios_are_nan_when_nothing_moves(host: bool) -> None:
+    tracker = DirectionTracker(host)
     still = torch.tensor([[1.0, 0.0], [0.0, 4.0]])
     tracker.update(still)
     result = tracker.update(still.clone())
     assert result["direction/angle_mean"].item() == 0.0
     assert math.isnan(result["direction/update_ratio"].item())
     embeddings = torch.randn(8, 3)
-    stats = gradient_statistics(embeddings, embeddings.norm(dim=1), torch.zeros(8, 3))
+    stats = gradient_statistics(embeddings, None, torch.zeros(8, 3), host=host)
     assert math.isnan(stats["grad/rotation_ratio"].item())
 
 
-def test_tiny_turns_are_resolved() -> None:
-    tracker = DirectionTracker()
+@BOTH_PATHS
+def test_tiny_turns_are_resolved(host: bool) -> None:
+    tracker = DirectionTracker(host)
     tracker.update(torch.tensor([[1.0, 0.0]]))
     angle = 1e-4  # radians: acos in float32 would report 0 or ~0.02°
     result = tracker.update(torch.tensor([[math.cos(angle), math.sin(angle)]]))
     assert math.isclose(result["direction/angle_mean"].item(), math.degrees(angle), rel_tol=1e-3)
 
 
-def test_batch_statistics_match_a_plain_reference_implementation() -> None:
+@BOTH_PATHS
+def test_batch_statistics_match_a_plain_reference_implementation(host: bool) -> None:
     """The packed, few-op computation gives the textbook values (torch.quantile, the
     full N × N cosine matrix, per-sample loops), NaN where there are no positives."""
     torch.manual_seed(1)
     embeddings = torch.randn(30, 6) * torch.linspace(0.5, 3.0, 30)[:, None]
     labels = torch.tensor([3, 0, 7] * 10)  # sparse label values: classes 0, 3 and 7
     grad = torch.randn(30, 6)
-    packed = batch_statistics(embeddings, labels, grad)
+    packed = batch_statistics(embeddings, labels, grad, host)
     histogram = [float(packed[k]) for k in packed if k.startswith(hist.PREFIX)]
     assert sum(histogram) == pytest.approx(1.0)  # fractions of the batch, every norm once
     stats = {k: packed[k] for k in packed if not k.startswith(hist.PREFIX)}
@@ -139,19 +151,22 @@ def test_batch_statistics_match_a_plain_reference_implementation() -> None:
     for name, value in expected.items():
         assert math.isclose(stats[name].item(), value.item(), rel_tol=1e-5, abs_tol=1e-6), name
 
-    singletons = batch_statistics(embeddings[:3], labels[:3], None)  # no positive pairs
+    singletons = batch_statistics(embeddings[:3], labels[:3], None, host)  # no positive pairs
     assert math.isnan(singletons["cos/pos"].item()) and math.isnan(singletons["cos/gap"].item())
     assert not math.isnan(singletons["cos/neg"].item())
 
 
+@BOTH_PATHS
 @pytest.mark.parametrize("rows", [30, 600])  # below and above the serial-kernel size
-def test_pair_cosines_on_small_and_large_batches_match_the_cosine_matrix(rows: int) -> None:
+def test_pair_cosines_on_small_and_large_batches_match_the_cosine_matrix(
+    rows: int, host: bool
+) -> None:
     """The per-class sums take a serial kernel for small CPU batches and index_add_ for
     large ones: both give the textbook pair means."""
     torch.manual_seed(2)
     embeddings = torch.randn(rows, 64)
     labels = torch.randint(0, 7, (rows,))
-    stats = batch_statistics(embeddings, labels, None)
+    stats = batch_statistics(embeddings, labels, None, host)
     unit = F.normalize(embeddings, dim=1)
     cosines = unit @ unit.T
     same = labels[:, None] == labels[None, :]

@@ -8,7 +8,7 @@ import warnings
 import torch
 
 from sphere_engine.diagnostics import StepStatistics, batch_statistics
-from sphere_engine.train import _tracked_embedder
+from sphere_engine.tracked_samples import tracked_embedder
 
 
 def test_a_diverged_batch_gives_gaps_without_warnings() -> None:
@@ -38,7 +38,7 @@ def test_tracked_samples_of_a_batchnorm_model_are_embedded_in_eval_mode() -> Non
     model.train()
     inputs = torch.randn(5, 4)
     running = model[1].running_mean.clone()
-    embedded = _tracked_embedder(model)(inputs)
+    embedded = tracked_embedder(model)(inputs)
     assert model.training  # back in train mode
     assert torch.equal(model[1].running_mean, running)  # BatchNorm learned nothing
     model.eval()
@@ -51,6 +51,6 @@ def test_tracked_samples_of_a_mode_free_model_need_no_mode_switch() -> None:
     switches = []
     model.register_forward_pre_hook(lambda module, args: switches.append(module.training))
     inputs = torch.randn(5, 4)
-    embedded = _tracked_embedder(model)(inputs)
+    embedded = tracked_embedder(model)(inputs)
     assert switches == [True] and not embedded.requires_grad
     assert torch.equal(embedded, model(inputs).detach())
