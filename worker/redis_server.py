@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 # Not needed by Celery/kombu or redis-py; each lets a client reconfigure, stop or
 # replicate the server, write files, or load code into it.
@@ -132,20 +134,27 @@ class PrivateRedis:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
+        # one ping costs at most its timeout: redis-py's default retries (3, with
+        # backoff) made one ping against a port something else listens on take 15 s
         client = redis.Redis(
-            host=self.host, port=self.port, password=self.password, socket_timeout=1
+            host=self.host,
+            port=self.port,
+            password=self.password,
+            socket_timeout=1,
+            socket_connect_timeout=1,
+            retry=Retry(NoBackoff(), 0),
         )
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                client.ping()
-                return self
-            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
-                if self.process.poll() is not None:
+                if self.process.poll() is not None:  # e.g. the port is taken: it exits at once
                     raise RuntimeError(
                         f"redis-server exited with code {self.process.returncode} "
                         f"(port {self.port} taken?)"
-                    ) from None
+                    )
+                client.ping()
+                return self
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
                 if time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(

@@ -24,6 +24,9 @@ from worker.processes import ChildProcess
 
 STOP_REASON = "stopped: the stack was shut down"
 GRACE_S = 10.0  # a cancelled run ends at its next step; this bounds a very slow step
+# An idle worker ends its warm shutdown within ~1 s; one that lost its broker never does
+# (Celery keeps reconnecting), and it has no run to save: it is not waited for longer.
+IDLE_GRACE_S = 3.0
 POLL_S = 0.1
 
 
@@ -51,14 +54,16 @@ def stop_workers_gracefully(
     grace_s: float = GRACE_S,
 ) -> list[str]:
     """Cancel the workers' runs, warm-stop the workers, wait up to ``grace_s`` seconds
-    (less if ``forced()`` turns true); return the ids of the runs it cancelled.
-    Workers still alive afterwards are left to the caller (``processes.stop_all``)."""
+    (less if ``forced()`` turns true, at most ``IDLE_GRACE_S`` while none of them trains);
+    return the ids of the runs it cancelled. Workers still alive afterwards are left to
+    the caller (``processes.stop_all``; ``workers_idle`` says whether they may go at once)."""
     pids = {worker.pid for worker in workers if worker.poll() is None}
     cancelled: list[str] = []
-    deadline = time.monotonic() + grace_s
+    started = time.monotonic()
     warm_stop_sent = False
-    while pids and not forced() and time.monotonic() < deadline:
-        for run_id in runs_of_workers(store, pids):
+    while pids and not forced() and time.monotonic() < started + grace_s:
+        running = runs_of_workers(store, pids)
+        for run_id in running:
             if run_id not in cancelled:
                 with contextlib.suppress(FileNotFoundError, ValueError):
                     store.request_cancel(run_id, reason=STOP_REASON)
@@ -70,6 +75,13 @@ def stop_workers_gracefully(
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(worker.pid, signal.SIGTERM)
             warm_stop_sent = True
+        elif not running and time.monotonic() > started + IDLE_GRACE_S:
+            break
         pids = {worker.pid for worker in workers if worker.poll() is None}
         time.sleep(POLL_S)
     return cancelled
+
+
+def workers_idle(store: RunStore, workers: Sequence[ChildProcess]) -> bool:
+    """Whether none of the live workers trains a run (they may then be killed at once)."""
+    return not runs_of_workers(store, {w.pid for w in workers if w.poll() is None})

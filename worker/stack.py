@@ -25,7 +25,7 @@ from db.layout import resolve_home
 from db.store import RunStore
 from worker import processes, settings
 from worker.redis_server import PrivateRedis, masked
-from worker.shutdown import stop_workers_gracefully
+from worker.shutdown import stop_workers_gracefully, workers_idle
 
 #: The dashboard server (serves app/main.py; see its docstring).
 APP_MAIN = Path(__file__).resolve().parent.parent / "app" / "server.py"
@@ -245,7 +245,8 @@ def stop_stack(
                 f"{len(cancelled)} running run(s) cancelled in "
                 f"{time.monotonic() - started:.1f} s: {', '.join(cancelled)}"
             )
-    processes.stop_all(workers, grace_s=1.0 if signals.forced() else 10.0)
+    quick = signals.forced() or workers_idle(RunStore(), workers)
+    processes.stop_all(workers, grace_s=1.0 if quick else 10.0)
     if redis_server is not None:
         redis_server.close()
     if url_file is not None:
@@ -272,4 +273,5 @@ def worker(concurrency: int, cpu_only: bool = False) -> int:
         finally:
             if not signals.forced():
                 stop_workers_gracefully(RunStore(), children, signals.forced)
-            processes.stop_all(children, grace_s=1.0 if signals.forced() else 10.0)
+            quick = signals.forced() or workers_idle(RunStore(), children)
+            processes.stop_all(children, grace_s=1.0 if quick else 10.0)
