@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import torch
@@ -80,9 +81,7 @@ class _Part:
         )  # fmt: skip
 
 
-def _candidate_mask(
-    part: _Part, guess: int, mask: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _candidate_mask(part: _Part, guess: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mask p × n, count per row) of the candidates: per row, negatives ≥ θ = a_K for
     a K that passes the check of the module doc (the guess, else shrunk until it does)."""
     rows, r = part.positives.shape
@@ -335,7 +334,7 @@ def _block(
         return _count_part(piece, k, guess, harmonic, candidate_cap, search.masks[part])
 
     bounds = np.linspace(0, ids.size, min(search.threads, ids.size) + 1).astype(int)
-    parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    parts = [slice(a, b) for a, b in pairwise(bounds)]
     results = list(search.pool.map(count, parts))
     hits = np.concatenate([result[1] for result in results])
     precision_sum = np.concatenate([result[2] for result in results])
