@@ -47,10 +47,9 @@ import torch
 
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 
-_BLOCK_ROWS = 512  # queries per matmul block: large enough for BLAS, small for memory
+_BLOCK_ROWS = 256  # queries per matmul block: large enough for BLAS, small for memory
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
-_RETRY_SHRINK = 4  # a row whose K fails the check retries with K / 4
 
 
 @dataclass(frozen=True)
@@ -83,19 +82,22 @@ class _Part:
 
 def _candidate_mask(part: _Part, guess: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mask p × n, count per row) of the candidates: per row, negatives ≥ θ = a_K for
-    a K that passes the check of the module doc (the guess, else shrunk until it does)."""
+    a K that passes the check of the module doc.
+
+    K is the guess where it passes. Where it fails, c = the negatives ≥ a_K is below
+    K − 1; K' = c + 1 < K then passes for sure (a_K' ≤ a_K has at least those c
+    negatives above it), and is the largest K that this count vouches for.
+    """
     rows, r = part.positives.shape
     k = np.full(rows, min(max(guess, 1), r), dtype=np.int64)
     theta = part.positives[np.arange(rows), k - 1]
     np.greater_equal(part.negatives, theta[:, None], out=mask)
     counts = np.add.reduce(mask.view(np.uint8), axis=1, dtype=np.int64)
-    todo = np.flatnonzero((counts < k - 1) & (k > 1))
-    while todo.size:
-        k[todo] = np.maximum(k[todo] // _RETRY_SHRINK, 1)
-        theta = part.positives[todo, k[todo] - 1]
-        mask[todo] = part.negatives[todo] >= theta[:, None]
-        counts[todo] = np.add.reduce(mask[todo].view(np.uint8), axis=1, dtype=np.int64)
-        todo = todo[(counts[todo] < k[todo] - 1) & (k[todo] > 1)]
+    failed = np.flatnonzero(counts < k - 1)
+    if failed.size:
+        theta = part.positives[failed, counts[failed]]  # a_{c+1}, 0-based index c
+        mask[failed] = part.negatives[failed] >= theta[:, None]
+        counts[failed] = np.add.reduce(mask[failed].view(np.uint8), axis=1, dtype=np.int64)
     return mask, counts
 
 
@@ -279,9 +281,10 @@ def ranked_blocks(
             for begin in range(0, ids_of_class.size, rows):
                 ids = ids_of_class[begin : begin + rows]
                 block = _block(search, ids, r, first, guess, harmonic, candidate_cap)
-                # About as many positives as top-R negatives fall below the R-th score;
-                # half the median keeps most rows' first K valid (see the module doc).
-                guess = max(1, int(np.median(r - block.hits_in_r)) // 2)
+                # About as many positives as top-R negatives fall below the R-th score
+                # (see the module doc): the median passes for about half the rows, the
+                # others retry once with the K their count vouches for.
+                guess = max(1, int(np.median(r - block.hits_in_r)))
                 yield block
 
 
