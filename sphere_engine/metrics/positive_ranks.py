@@ -44,6 +44,7 @@ from itertools import pairwise
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 
@@ -265,7 +266,8 @@ def ranked_blocks(
 
     grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
     bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
-    with ThreadPoolExecutor(threads) as pool:
+    # One single-threaded sgemm per pool thread (see ``_score_and_count``).
+    with ThreadPoolExecutor(threads) as pool, threadpool_limits(limits=1, user_api="blas"):
         search = _Search(
             queries, reference, by_class, (by_class * by_class).sum(1), order, position,
             exclude_self, metric, k, min(k + 1, size - int(exclude_self)),
@@ -297,17 +299,45 @@ def _block(
     harmonic: np.ndarray,
     candidate_cap: int,
 ) -> RankedBlock:
+    """One block of queries of one class, its rows split between the pool's threads."""
+    bounds = np.linspace(0, ids.size, min(search.threads, ids.size) + 1).astype(int)
+    parts = [slice(a, b) for a, b in pairwise(bounds)]
+
+    def run(part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        scores, mask = search.scores[part], search.masks[part]
+        return _score_and_count(
+            search, ids[part], scores, mask, r, first, guess, harmonic, candidate_cap
+        )
+
+    results = list(search.pool.map(run, parts))
+    nearest, hits, precision_sum = (np.concatenate(arrays) for arrays in zip(*results, strict=True))
+    return RankedBlock(ids, nearest, hits, precision_sum)
+
+
+def _score_and_count(
+    search: _Search,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    mask: np.ndarray,
+    r: int,
+    first: int,
+    guess: int,
+    harmonic: np.ndarray,
+    candidate_cap: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(nearest, hits_in_r, precision_sum) of some queries of one class; ``scores`` and
+    ``mask``: buffers of their rows."""
     block = np.ascontiguousarray(search.queries[ids])
-    scores = search.scores[: ids.size]
-    # numpy's OpenBLAS sgemm: ~1.5× torch's MKL one on the 2-core AMD bench machine.
+    scores = scores[: ids.size]
+    # Each thread runs its own single-threaded sgemm (``ranked_blocks`` limits BLAS to
+    # one thread): no BLAS worker spinning while the numpy passes below run.
     np.matmul(block, search.by_class.T, out=scores)
     if search.metric == "euclidean":  # negated squared distance, as ``score_rows``
         scores *= 2
         scores -= search.by_class_sq[None, :]
         scores -= (block * block).sum(1)[:, None]
-    rows = np.arange(ids.size)
     if search.exclude_self:
-        scores[rows, search.position[ids]] = -np.inf
+        scores[np.arange(ids.size), search.position[ids]] = -np.inf
 
     k, fetch = search.k, search.fetch
     nearest = None
@@ -326,21 +356,13 @@ def _block(
     width = r + int(search.exclude_self)  # the class's columns, the query's own included
     positive_scores = scores[:, first : first + width].copy()
     scores[:, first : first + width] = -np.inf  # what is left: the negatives
-    positive_ids = search.order[first : first + width]
-
-    def count(part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # The query's own −inf sorts first and is dropped.
-        sorted_positives = np.sort(positive_scores[part], axis=1)[:, width - r :]
-        piece = _Part(
-            scores[part], positive_scores[part], sorted_positives, positive_ids, search.order
-        )
-        return _count_part(piece, k, guess, harmonic, candidate_cap, search.masks[part])
-
-    bounds = np.linspace(0, ids.size, min(search.threads, ids.size) + 1).astype(int)
-    parts = [slice(a, b) for a, b in pairwise(bounds)]
-    results = list(search.pool.map(count, parts))
-    hits = np.concatenate([result[1] for result in results])
-    precision_sum = np.concatenate([result[2] for result in results])
-    if nearest is None:
-        nearest = np.concatenate([result[0] for result in results])
-    return RankedBlock(ids, nearest, hits, precision_sum)
+    # The query's own −inf sorts first and is dropped.
+    sorted_positives = np.sort(positive_scores, axis=1)[:, width - r :]
+    part = _Part(
+        scores, positive_scores, sorted_positives, search.order[first : first + width],
+        search.order,
+    )  # fmt: skip
+    counted, hits, precision_sum = _count_part(
+        part, k, guess, harmonic, candidate_cap, mask[: ids.size]
+    )
+    return (counted if nearest is None else nearest), hits, precision_sum
