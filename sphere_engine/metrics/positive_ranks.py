@@ -37,10 +37,12 @@ else from a top-k of the same score block.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from itertools import pairwise
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -48,7 +50,7 @@ from threadpoolctl import threadpool_limits  # installed with (and used by) scik
 
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 
-_BLOCK_ROWS = 256  # queries per matmul block: large enough for BLAS, small for memory
+_BLOCK_ROWS = 128  # queries per block: enough for sgemm; scores near cache size
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
 
@@ -209,7 +211,7 @@ def _count_part(
     return nearest, hits, precision
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Search:
     """What every block of one ``ranked_blocks`` call shares."""
 
@@ -223,10 +225,18 @@ class _Search:
     metric: str
     k: int
     fetch: int
-    scores: np.ndarray  # (rows, n) float32 buffer reused by every block
-    masks: np.ndarray  # (rows, n) bool buffer for the candidate masks
-    pool: ThreadPoolExecutor
-    threads: int
+    rows: int  # queries per block
+    candidate_cap: int  # candidates handled at once (memory)
+    buffers: threading.local = field(default_factory=threading.local)
+
+    def buffer(self) -> tuple[np.ndarray, np.ndarray]:
+        """This thread's (rows × n) float32 score and bool mask buffers, reused by each
+        block it runs."""
+        if not hasattr(self.buffers, "scores"):
+            size = self.by_class.shape[0]
+            self.buffers.scores = np.empty((self.rows, size), dtype=np.float32)
+            self.buffers.mask = np.empty((self.rows, size), dtype=bool)
+        return self.buffers.scores, self.buffers.mask
 
 
 def ranked_blocks(
@@ -246,8 +256,9 @@ def ranked_blocks(
     ``query_labels``): their k nearest and their positives' ranks (see the module doc).
 
     Arrays as in ``retrieval_scores``; k is clipped to the number of candidates.
-    Blocks hold queries of one class, as many as fit ``memory_budget_mb`` with their
-    score rows and work arrays.
+    Blocks hold queries of one class; one per thread at a time, each as large as fits
+    its share of ``memory_budget_mb`` with its score rows and work arrays. They come
+    in the order they finish.
     """
     size = reference.shape[0]
     order = np.argsort(reference_labels, kind="stable")  # each class contiguous
@@ -257,76 +268,67 @@ def ranked_blocks(
     classes, starts = np.unique(sorted_labels, return_index=True)
     by_class = np.ascontiguousarray(reference[order])
     k = min(k, size - int(exclude_self))
-    budget = int(memory_budget_mb * 2**20)
     threads = max(1, torch.get_num_threads())
+    budget = int(memory_budget_mb * 2**20) // threads
     widest = int(positives[query_rows].max()) + int(exclude_self)
     # Scores, mask, the class columns twice, and the per-row work arrays.
     rows = max(1, min(budget // (5 * size + 12 * widest + 64), _BLOCK_ROWS, query_rows.size))
-    candidate_cap = max(size, budget // (4 * _CANDIDATE_BYTES * threads))
+    search = _Search(
+        queries, reference, by_class, (by_class * by_class).sum(1), order, position,
+        exclude_self, metric, k, min(k + 1, size - int(exclude_self)), rows,
+        max(size, budget // (4 * _CANDIDATE_BYTES)),
+    )  # fmt: skip
 
     grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
     bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
-    # One single-threaded sgemm per pool thread (see ``_score_and_count``).
+    classes_of = np.split(grouped, bounds)
+    # Per class: its first column, and K's guess (see the module doc); a block reads
+    # the guess when it starts, the finished blocks update it.
+    guesses = {
+        index: max(1, int(positives[members[0]]) // 32)  # a few % of R: negatives
+        for index, members in enumerate(classes_of)
+    }
+    tasks = [
+        (index, members[begin : begin + rows])
+        for index, members in enumerate(classes_of)
+        for begin in range(0, members.size, rows)
+    ]
+
+    def run(task: tuple[int, np.ndarray]) -> tuple[int, RankedBlock]:
+        index, ids = task
+        r = int(positives[ids[0]])
+        first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
+        return index, _score_and_count(search, ids, r, first, guesses[index])
+
+    # Each thread runs its own blocks start to end, single-threaded sgemm included: no
+    # barrier between threads, no BLAS worker spinning beside the numpy passes.
     with ThreadPoolExecutor(threads) as pool, threadpool_limits(limits=1, user_api="blas"):
-        search = _Search(
-            queries, reference, by_class, (by_class * by_class).sum(1), order, position,
-            exclude_self, metric, k, min(k + 1, size - int(exclude_self)),
-            np.empty((rows, size), dtype=np.float32), np.empty((rows, size), dtype=bool),
-            pool, threads,
-        )  # fmt: skip
-        for ids_of_class in np.split(grouped, bounds):
-            r = int(positives[ids_of_class[0]])
-            label = query_labels[ids_of_class[0]]
-            first = int(starts[np.searchsorted(classes, label)])
-            harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, r + 1))])
-            guess = max(1, r // 32)  # first block: a few % of R in the top R are negatives
-            for begin in range(0, ids_of_class.size, rows):
-                ids = ids_of_class[begin : begin + rows]
-                block = _block(search, ids, r, first, guess, harmonic, candidate_cap)
-                # About as many positives as top-R negatives fall below the R-th score
-                # (see the module doc): the median passes for about half the rows, the
-                # others retry once with the K their count vouches for.
-                guess = max(1, int(np.median(r - block.hits_in_r)))
-                yield block
+        pending: deque = deque()
+        for task in tasks:
+            pending.append(pool.submit(run, task))
+            if len(pending) > 2 * threads:
+                yield _finished(pending.popleft().result(), guesses, positives)
+        while pending:
+            yield _finished(pending.popleft().result(), guesses, positives)
 
 
-def _block(
-    search: _Search,
-    ids: np.ndarray,
-    r: int,
-    first: int,
-    guess: int,
-    harmonic: np.ndarray,
-    candidate_cap: int,
+def _finished(
+    result: tuple[int, RankedBlock], guesses: dict[int, int], positives: np.ndarray
 ) -> RankedBlock:
-    """One block of queries of one class, its rows split between the pool's threads."""
-    bounds = np.linspace(0, ids.size, min(search.threads, ids.size) + 1).astype(int)
-    parts = [slice(a, b) for a, b in pairwise(bounds)]
-
-    def run(part: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        scores, mask = search.scores[part], search.masks[part]
-        return _score_and_count(
-            search, ids[part], scores, mask, r, first, guess, harmonic, candidate_cap
-        )
-
-    results = list(search.pool.map(run, parts))
-    nearest, hits, precision_sum = (np.concatenate(arrays) for arrays in zip(*results, strict=True))
-    return RankedBlock(ids, nearest, hits, precision_sum)
+    index, block = result
+    r = int(positives[block.queries[0]])
+    # About as many positives as top-R negatives fall below the R-th score (see the
+    # module doc): the median passes for about half the rows, the others retry once
+    # with the K their count vouches for.
+    guesses[index] = max(1, int(np.median(r - block.hits_in_r)))
+    return block
 
 
 def _score_and_count(
-    search: _Search,
-    ids: np.ndarray,
-    scores: np.ndarray,
-    mask: np.ndarray,
-    r: int,
-    first: int,
-    guess: int,
-    harmonic: np.ndarray,
-    candidate_cap: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(nearest, hits_in_r, precision_sum) of some queries of one class; ``scores`` and
-    ``mask``: buffers of their rows."""
+    search: _Search, ids: np.ndarray, r: int, first: int, guess: int
+) -> RankedBlock:
+    """Nearest neighbours and positives' ranks of a block of queries of one class."""
+    scores, mask = search.buffer()
     block = np.ascontiguousarray(search.queries[ids])
     scores = scores[: ids.size]
     # Each thread runs its own single-threaded sgemm (``ranked_blocks`` limits BLAS to
@@ -362,7 +364,14 @@ def _score_and_count(
         scores, positive_scores, sorted_positives, search.order[first : first + width],
         search.order,
     )  # fmt: skip
+    harmonic = _harmonic(r)
     counted, hits, precision_sum = _count_part(
-        part, k, guess, harmonic, candidate_cap, mask[: ids.size]
+        part, k, guess, harmonic, search.candidate_cap, mask[: ids.size]
     )
-    return (counted if nearest is None else nearest), hits, precision_sum
+    return RankedBlock(ids, counted if nearest is None else nearest, hits, precision_sum)
+
+
+@lru_cache(maxsize=4)
+def _harmonic(r: int) -> np.ndarray:
+    """H_0..H_R, H_m = Σ_{i ≤ m} 1/i (float64)."""
+    return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, r + 1))])
