@@ -50,7 +50,7 @@ from threadpoolctl import threadpool_limits  # installed with (and used by) scik
 
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 
-_BLOCK_ROWS = 128  # queries per block: enough for sgemm; scores near cache size
+_BLOCK_ROWS = 256  # queries per block: sgemm at ~85 % of peak (128: ~70 %)
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
 
