@@ -84,23 +84,27 @@ class _Part:
 
 
 def _candidate_mask(part: _Part, guess: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(mask p × n, count per row) of the candidates: per row, negatives ≥ θ = a_K for
-    a K that passes the check of the module doc.
+    """(mask, count per row) of the candidates: per row, negatives ≥ θ = a_K for a K
+    that passes the check of the module doc. ``mask``: p × n' bool buffer, n' ≥ n a
+    multiple of 8, its columns past n False.
 
     K is the guess where it passes. Where it fails, c = the negatives ≥ a_K is below
     K − 1; K' = c + 1 < K then passes for sure (a_K' ≤ a_K has at least those c
     negatives above it), and is the largest K that this count vouches for.
     """
-    rows, r = part.positives.shape
-    k = np.full(rows, min(max(guess, 1), r), dtype=np.int64)
-    theta = part.positives[np.arange(rows), k - 1]
-    np.greater_equal(part.negatives, theta[:, None], out=mask)
-    counts = np.add.reduce(mask.view(np.uint8), axis=1, dtype=np.int64)
-    failed = np.flatnonzero(counts < k - 1)
-    if failed.size:
-        theta = part.positives[failed, counts[failed]]  # a_{c+1}, 0-based index c
-        mask[failed] = part.negatives[failed] >= theta[:, None]
-        counts[failed] = np.add.reduce(mask[failed].view(np.uint8), axis=1, dtype=np.int64)
+    r = part.positives.shape[1]
+    size = part.negatives.shape[1]
+    k = min(max(guess, 1), r)
+    np.greater_equal(part.negatives, part.positives[:, k - 1, None], out=mask[:, :size])
+    # Bytes of 0/1 summed eight at a time: a uint64 word times 0x0101…01 holds its
+    # byte sum in the top byte (~3× numpy's row sum of bools).
+    words = mask.view(np.uint64)
+    counts = ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1)
+    counts = counts.astype(np.int64)
+    for row in np.flatnonzero(counts < k - 1):  # row by row: no copies of score rows
+        theta = part.positives[row, counts[row]]  # a_{c+1}, 0-based index c
+        np.greater_equal(part.negatives[row], theta, out=mask[row, :size])
+        counts[row] = np.count_nonzero(mask[row])
     return mask, counts
 
 
@@ -188,9 +192,8 @@ def _count_part(
     part: _Part, k: int, guess: int, harmonic: np.ndarray, candidate_cap: int, mask: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(nearest or empty, hits_in_r, precision_sum) of a part's rows; ``mask``: a
-    buffer as large as their scores."""
+    buffer as ``_candidate_mask`` takes it."""
     count, r = part.positives.shape
-    size = part.negatives.shape[1]
     mask, per_row = _candidate_mask(part, guess, mask)
     hits = np.empty(count, dtype=np.int64)
     precision = np.empty(count, dtype=np.float64)
@@ -201,8 +204,8 @@ def _count_part(
         stop = start + max(1, int(np.searchsorted(total, candidate_cap, side="right")))
         sub, counts = part.rows(slice(start, stop)), per_row[start:stop]
         flat = np.flatnonzero(mask[start:stop])  # row-major: grouped by row
-        columns = flat % size
-        values = sub.negatives.ravel()[flat]
+        rows, columns = np.divmod(flat, mask.shape[1])
+        values = sub.negatives[rows, columns]
         above = _candidates_above(sub, counts, columns, values)
         hits[start:stop], precision[start:stop] = _precision_sums(counts, above, r, harmonic)
         if nearest.shape[1]:
@@ -235,7 +238,8 @@ class _Search:
         if not hasattr(self.buffers, "scores"):
             size = self.by_class.shape[0]
             self.buffers.scores = np.empty((self.rows, size), dtype=np.float32)
-            self.buffers.mask = np.empty((self.rows, size), dtype=bool)
+            # Padded to whole uint64 words for the counting (``_candidate_mask``).
+            self.buffers.mask = np.zeros((self.rows, -(-size // 8) * 8), dtype=bool)
         return self.buffers.scores, self.buffers.mask
 
 
