@@ -19,7 +19,7 @@ no positives and are left out of every one of these; ``retrieval/queries_skipped
 counts them and ``retrieval/queries`` counts those used (all metrics are NaN when no
 query is left). No cap on R is ever applied, in bounded memory: a query with R up
 to ``COUNTING_MIN_R`` ranks its R nearest (``neighbors.py``, faiss or torch); a longer
-one counts its positives' ranks from a torch matmul search (``positive_ranks.py``).
+one counts its positives' ranks from a matmul search (``positive_ranks.py``).
 ``retrieval/max_r`` reports the largest R.
 """
 
@@ -109,7 +109,7 @@ def _counted_ranks(
     memory_budget_mb: float,
 ) -> Iterator[Block]:
     """The same for the long-R queries, by rank counting (``positive_ranks.py``)."""
-    resolve_backend(backend)  # validated; counting is a torch matmul search either way
+    resolve_backend(backend)  # validated; counting is a numpy sgemm search either way
     if rows.size == 0:
         return
     for block in ranked_blocks(
