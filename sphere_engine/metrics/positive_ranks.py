@@ -95,20 +95,26 @@ def _candidate_mask(part: _Part, guess: int, mask: np.ndarray) -> tuple[np.ndarr
     K − 1; K' = c + 1 < K then passes for sure (a_K' ≤ a_K has at least those c
     negatives above it), and is the largest K that this count vouches for.
     """
-    r = part.positives.shape[1]
-    size = part.negatives.shape[1]
-    k = min(max(guess, 1), r)
-    np.greater_equal(part.negatives, part.positives[:, k - 1, None], out=mask[:, :size])
+    k = min(max(guess, 1), part.positives.shape[1])
+    theta = part.positives[:, k - 1].copy()
+    counts = _mask_counts(part.negatives, theta, mask)
+    failed = counts < k - 1
+    if failed.any():
+        # One more pass over the whole block (the passing rows' masks come out the
+        # same): about the CPU of a row-by-row pass over the failed ones, in one call
+        # that releases the GIL.
+        theta[failed] = part.positives[failed, counts[failed]]  # a_{c+1}, 0-based c
+        counts = _mask_counts(part.negatives, theta, mask)
+    return mask, counts
+
+
+def _mask_counts(negatives: np.ndarray, theta: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Fill ``mask`` with negatives ≥ θ per row; return the count per row."""
+    np.greater_equal(negatives, theta[:, None], out=mask[:, : negatives.shape[1]])
     # Bytes of 0/1 summed eight at a time: a uint64 word times 0x0101…01 holds its
     # byte sum in the top byte (~3× numpy's row sum of bools).
     words = mask.view(np.uint64)
-    counts = ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1)
-    counts = counts.astype(np.int64)
-    for row in np.flatnonzero(counts < k - 1):  # row by row: no copies of score rows
-        theta = part.positives[row, counts[row]]  # a_{c+1}, 0-based index c
-        np.greater_equal(part.negatives[row], theta, out=mask[row, :size])
-        counts[row] = np.count_nonzero(mask[row])
-    return mask, counts
+    return ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1).astype(np.int64)
 
 
 def _candidates_above(
@@ -313,7 +319,7 @@ def ranked_blocks(
         pending: deque = deque()
         for task in tasks:
             pending.append(pool.submit(run, task))
-            if len(pending) > 2 * threads:
+            if len(pending) > 4 * threads:  # queued work: no thread idles on a slow one
                 yield _finished(pending.popleft().result(), guesses, positives)
         while pending:
             yield _finished(pending.popleft().result(), guesses, positives)
