@@ -319,3 +319,24 @@ def test_precision_sums_closed_form_matches_the_direct_sum():
             inside = rank <= r
             assert hits[row] == inside.sum()
             assert precision[row] == pytest.approx((m / rank)[inside].sum(), abs=1e-12)
+
+
+def test_rank_counting_on_crowded_rows_matches_brute_force(monkeypatch):
+    # Random embeddings, 40 classes of 30: each row has far more than 2R negatives
+    # above its threshold, so its candidates are cut at its R-th best negative.
+    from sphere_engine.metrics import positive_ranks, retrieval
+
+    monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1200, 6)).astype(np.float32)
+    y = np.repeat(np.arange(40), 30)
+    cut = []
+    original = positive_ranks._below_the_bar
+
+    def spy(counts, columns, values, r):
+        cut.append(int((counts > 2 * r).sum()))
+        return original(counts, columns, values, r)
+
+    monkeypatch.setattr(positive_ranks, "_below_the_bar", spy)
+    assert_matches(retrieval_metrics(x, y), brute_force(x, y))
+    assert sum(cut) > 100  # the bar was used
