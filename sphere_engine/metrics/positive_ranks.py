@@ -11,12 +11,14 @@ Which negatives can matter: with the positives sorted ascending, a_1 ≤ … ≤
 negatives do too, R samples score ≥ θ, so every sample in the top R does, and the
 negatives below θ (the ones not counted) precede only positives that rank beyond R
 either way (a positive below θ has all the counted ones above it: m + n_m > R). K is
-chosen per row from counts on a sample of its columns (the largest K = 2^j whose
-estimate passes, halved for the sampling error); a row whose exact count c still
-falls below K − 1 retries once with K' = c + 1, which passes for sure (a_K' ≤ a_K has
-those c negatives above it). So a row's candidates are about the negatives of its
-top R (~2 %–10 % of R on trained embeddings, ~60 %–90 % on untrained ones), not all
-negatives above its lowest positive.
+guessed per class from the last finished block: the median count of negatives in
+the top R (about that many positives fall below the R-th score). A row whose guess
+fails that check has c < K − 1 negatives ≥ a_K; it retries once with K' = c + 1,
+which holds for sure (a_K' ≤ a_K has those c negatives above it). So a row's
+candidates are about the negatives of its top R (~2 %–10 % of R on trained
+embeddings; ~500 of 54,000 per query on the 60k bench), not all negatives above its
+lowest positive. Where more than 1.25 R remain (untrained embeddings, or a class's first
+blocks, which start from K = R/32), they are cut at the row's R-th best negative.
 
 Each candidate is located among its row's sorted positives by one binary search,
 giving c_j = positives above it. Then n_m = #{j : c_j < m} is a step function of m,
@@ -55,7 +57,6 @@ from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 _BLOCK_ROWS = 256  # queries per block: sgemm at ~85 % of peak (128: ~70 %)
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
-_SAMPLE_STRIDE = 32  # columns sampled to estimate each row's threshold
 
 
 @dataclass(frozen=True)
@@ -86,42 +87,25 @@ class _Part:
         )  # fmt: skip
 
 
-def _candidate_mask(part: _Part, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _candidate_mask(part: _Part, guess: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mask, count per row) of the candidates: per row, negatives ≥ θ = a_K for a K
     that passes the check of the module doc. ``mask``: p × n' bool buffer, n' ≥ n a
     multiple of 8, its columns past n False.
 
-    K per row: counts on every ``_SAMPLE_STRIDE``-th column estimate c(a_K) for
-    K = 1, 2, 4, …; the largest K whose estimate passes, halved for the sampling
-    error. Where the exact count c still falls below K − 1, K' = c + 1 < K passes for
-    sure (a_K' ≤ a_K has those c negatives above it) and is the largest K that the
-    count vouches for.
+    K is the guess where it passes. Where it fails, c = the negatives ≥ a_K is below
+    K − 1; K' = c + 1 < K then passes for sure (a_K' ≤ a_K has at least those c
+    negatives above it), and is the largest K that this count vouches for.
     """
-    rows, r = part.positives.shape
-    ladder = 2 ** np.arange(int(np.log2(r)) + 1)  # K = 1, 2, 4, … ≤ R
-    stride = _SAMPLE_STRIDE if part.negatives.shape[1] >= 64 * _SAMPLE_STRIDE else 1
-    sample = part.negatives[:, ::stride]
-    passes = np.empty((rows, ladder.size), dtype=bool)
-    for j, k in enumerate(ladder):
-        estimate = stride * np.count_nonzero(sample >= part.positives[:, k - 1, None], axis=1)
-        passes[:, j] = estimate >= k - 1
-    # The estimate falls as K grows while K − 1 rises: the passing K are a prefix.
-    chosen = np.maximum(passes.sum(axis=1) - 2, 0)  # one step below the largest passing
-    k = ladder[chosen]
-    theta = part.positives[np.arange(rows), k - 1]
+    k = min(max(guess, 1), part.positives.shape[1])
+    theta = part.positives[:, k - 1].copy()
     counts = _mask_counts(part.negatives, theta, mask)
-    failed = np.flatnonzero(counts < k - 1)
-    if failed.size > rows // 8:
+    failed = counts < k - 1
+    if failed.any():
         # One more pass over the whole block (the passing rows' masks come out the
-        # same), in one call that releases the GIL.
+        # same): about the CPU of a row-by-row pass over the failed ones, in one call
+        # that releases the GIL.
         theta[failed] = part.positives[failed, counts[failed]]  # a_{c+1}, 0-based c
         counts = _mask_counts(part.negatives, theta, mask)
-    else:
-        size = part.negatives.shape[1]
-        for row in failed:  # few: row by row, without copying score rows
-            theta_row = part.positives[row, counts[row]]
-            np.greater_equal(part.negatives[row], theta_row, out=mask[row, :size])
-            counts[row] = np.count_nonzero(mask[row])
     return mask, counts
 
 
@@ -221,9 +205,9 @@ def _below_the_bar(
 
     At least R negatives score ≥ the bar, so a sample below it ranks beyond R; a
     positive below it has all those kept above it (m + n_m > R). Only rows with more
-    than 2R candidates (untrained embeddings) pay for the partition.
+    than 1.25 R candidates (untrained embeddings) pay for the partition.
     """
-    crowded = np.flatnonzero(counts > 2 * r)
+    crowded = np.flatnonzero(counts > r + r // 4)
     if crowded.size == 0:
         return counts, columns, values
     bounds = np.concatenate([[0], np.cumsum(counts)])
@@ -238,12 +222,12 @@ def _below_the_bar(
 
 
 def _count_part(
-    part: _Part, k: int, harmonic: np.ndarray, candidate_cap: int, mask: np.ndarray
+    part: _Part, k: int, guess: int, harmonic: np.ndarray, candidate_cap: int, mask: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(nearest or empty, hits_in_r, precision_sum) of a part's rows; ``mask``: a
     buffer as ``_candidate_mask`` takes it."""
     count, r = part.positives.shape
-    mask, per_row = _candidate_mask(part, mask)
+    mask, per_row = _candidate_mask(part, guess, mask)
     hits = np.empty(count, dtype=np.int64)
     precision = np.empty(count, dtype=np.float64)
     nearest = np.empty((count, k if 0 < k <= r else 0), dtype=np.int64)
@@ -335,30 +319,46 @@ def ranked_blocks(
 
     grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
     bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
-    blocks = [
-        members[begin : begin + rows]
-        for members in np.split(grouped, bounds)
+    classes_of = np.split(grouped, bounds)
+    # Per class, K's guess (see the module doc): a block reads it when it starts and
+    # updates it when it ends.
+    guesses = {
+        index: max(1, int(positives[members[0]]) // 32)  # a few % of R: negatives
+        for index, members in enumerate(classes_of)
+    }
+    tasks = [
+        (index, members[begin : begin + rows])
+        for index, members in enumerate(classes_of)
         for begin in range(0, members.size, rows)
     ]
 
-    def run(ids: np.ndarray) -> RankedBlock:
+    def run(task: tuple[int, np.ndarray]) -> RankedBlock:
+        index, ids = task
         r = int(positives[ids[0]])
         first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
-        return _score_and_count(search, ids, r, first)
+        block = _score_and_count(search, ids, r, first, guesses[index])
+        # About as many positives as top-R negatives fall below the R-th score (see
+        # the module doc): the median passes for about half the rows, the others
+        # retry once with the K their count vouches for. Set here, not when the block
+        # is yielded, so that the class's next blocks already start from it.
+        guesses[index] = max(1, int(np.median(r - block.hits_in_r)))
+        return block
 
     # Each thread runs its own blocks start to end, single-threaded sgemm included: no
     # barrier between threads, no BLAS worker spinning beside the numpy passes.
     with ThreadPoolExecutor(threads) as pool, threadpool_limits(limits=1, user_api="blas"):
         pending: deque = deque()
-        for ids in blocks:
-            pending.append(pool.submit(run, ids))
+        for task in tasks:
+            pending.append(pool.submit(run, task))
             if len(pending) > 4 * threads:  # queued work: no thread idles on a slow one
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
 
 
-def _score_and_count(search: _Search, ids: np.ndarray, r: int, first: int) -> RankedBlock:
+def _score_and_count(
+    search: _Search, ids: np.ndarray, r: int, first: int, guess: int
+) -> RankedBlock:
     """Nearest neighbours and positives' ranks of a block of queries of one class."""
     scores, mask = search.buffer()
     block = np.ascontiguousarray(search.queries[ids])
@@ -398,7 +398,7 @@ def _score_and_count(search: _Search, ids: np.ndarray, r: int, first: int) -> Ra
     )  # fmt: skip
     harmonic = _harmonic(r)
     counted, hits, precision_sum = _count_part(
-        part, k, harmonic, search.candidate_cap, mask[: ids.size]
+        part, k, guess, harmonic, search.candidate_cap, mask[: ids.size]
     )
     return RankedBlock(ids, counted if nearest is None else nearest, hits, precision_sum)
 
