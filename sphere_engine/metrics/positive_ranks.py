@@ -295,8 +295,8 @@ def ranked_blocks(
 
     Arrays as in ``retrieval_scores``; k is clipped to the number of candidates.
     Blocks hold queries of one class; one per thread at a time, each as large as fits
-    its share of ``memory_budget_mb`` with its score rows and work arrays. They come
-    in the order they finish.
+    its share of ``memory_budget_mb`` with its score rows and work arrays (up to
+    4 blocks per thread are queued ahead; what they hold is small).
     """
     size = reference.shape[0]
     order = np.argsort(reference_labels, kind="stable")  # each class contiguous
