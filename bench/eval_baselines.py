@@ -11,8 +11,16 @@ embeddings (so that its default Euclidean faiss search ranks by cosine):
   fetches all N neighbours, ~7× slower and 6 GB at 10k), faiss kNN and k-means,
   ``get_accuracy(x, y)`` (reference = query).
 
-Retrieval values must agree to 1e-4 (ties aside, both are exact); NMI/AMI come from
-different k-means runs (initialisation, iterations), so they agree to 0.02.
+Retrieval values must agree to 1e-4 (ties aside, both are exact). NMI and AMI are
+the same functions on both sides (scikit-learn's, arithmetic normalisation) applied
+to different k-means runs of the same objective: ours from k-means++ (seed 0) on all
+points to convergence, the peer's ``FaissKMeans(niter=20)`` (faiss: random initial
+centres, seed 1234, 20 iterations trained on a subsample of 256 points per centroid).
+They agree to 0.02 when both runs reach the same clustering; where they do not, the
+report gives each clustering's k-means objective (the sum of squared distances of the
+unit embeddings to their cluster's mean, computed the same way for both, outside the
+timed part) and the peer's NMI/AMI evaluated on our clusters, so a worse local
+optimum shows as such instead of as a metric disagreement.
 Targets: 10k ≥ 1.5× faster; 60k ≥ 3× faster and our peak ≤ 1 GB (the peer needs
 ~22 GB there: run it only on a machine with the memory).
 
@@ -43,35 +51,92 @@ PML_KEYS = {
 PML_CHUNK = 10_000
 RETRIEVAL_TOLERANCE = 1e-4
 CLUSTERING_TOLERANCE = 0.02
+TARGETS = {"10k": (1.5, None), "60k": (3.0, 1024)}  # speed-up over the peer, our peak MB
 Compute = Callable[[], dict[str, float]]
+# Untimed diagnostics, run after the measured call: k-means objective and cross-checks.
+Diagnostics = Callable[[], dict[str, float]]
 
 
-def core(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...]]:
+def kmeans_objective(x: np.ndarray, clusters: np.ndarray) -> float:
+    """Σ ‖u − mean of u's cluster‖² over the L2-normalised rows u (float64)."""
+    unit = x.astype(np.float64)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    _, index = np.unique(clusters, return_inverse=True)
+    sums = np.zeros((index.max() + 1, unit.shape[1]))
+    np.add.at(sums, index, unit)
+    counts = np.bincount(index)
+    # Σ‖u‖² − Σ_c ‖Σ_{u∈c} u‖² / n_c, the within-cluster sum of squares.
+    return float((unit * unit).sum() - ((sums * sums).sum(axis=1) / counts).sum())
+
+
+def core(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...], Diagnostics]:
     from sphere_engine.metrics import clustering_metrics, retrieval_metrics
 
     def compute() -> dict[str, float]:
         return retrieval_metrics(x, y, ks=(1,)) | clustering_metrics(x, y)
 
-    return compute, tuple(PML_KEYS)
+    def diagnostics() -> dict[str, float]:
+        """Our clusters again (seeded: the same ones), their objective, and the peer's
+        own NMI/AMI functions applied to them (same definitions, same numbers)."""
+        from pytorch_metric_learning.utils.accuracy_calculator import AccuracyCalculator
+
+        from sphere_engine.metrics.inputs import l2_normalize
+        from sphere_engine.metrics.kmeans import kmeans_labels
+
+        clusters = kmeans_labels(l2_normalize(x), np.unique(y).size, seed=0)
+        calculator = AccuracyCalculator(include=("NMI", "AMI"))
+        return {
+            "kmeans_objective": kmeans_objective(x, clusters),
+            "peer_nmi_of_our_clusters": float(calculator.calculate_NMI(y, clusters)),
+            "peer_ami_of_our_clusters": float(calculator.calculate_AMI(y, clusters)),
+        }
+
+    return compute, tuple(PML_KEYS), diagnostics
 
 
-def pml(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...]]:
+class _RecordingKMeans:
+    """AccuracyCalculator's default k-means (``FaissKMeans(niter=20)``, what it builds
+    when ``kmeans_func`` is None), keeping the cluster ids it returns."""
+
+    def __init__(self) -> None:
+        from pytorch_metric_learning.utils.inference import FaissKMeans
+
+        self.kmeans = FaissKMeans(niter=20, gpu=False)
+        self.clusters: np.ndarray | None = None
+
+    def __call__(self, x, num_clusters):  # the peer's kmeans_func signature
+        clusters = self.kmeans(x, num_clusters)
+        self.clusters = clusters.cpu().numpy()
+        return clusters
+
+
+def _peer_diagnostics(x: np.ndarray, recorder: _RecordingKMeans) -> Diagnostics:
+    def diagnostics() -> dict[str, float]:
+        assert recorder.clusters is not None
+        return {"kmeans_objective": kmeans_objective(x, recorder.clusters)}
+
+    return diagnostics
+
+
+def pml(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...], Diagnostics]:
     import torch
     from pytorch_metric_learning.utils.accuracy_calculator import AccuracyCalculator
+
+    recorder = _RecordingKMeans()
 
     def compute() -> dict[str, float]:
         unit = torch.nn.functional.normalize(torch.from_numpy(x), dim=1)
         include = tuple(PML_KEYS.values())
         calculator = AccuracyCalculator(
-            include=include, k="max_bin_count", device=torch.device("cpu")
+            include=include, k="max_bin_count", device=torch.device("cpu"), kmeans_func=recorder
         )
         values = calculator.get_accuracy(unit, torch.from_numpy(y))
         return {ours: float(values[theirs]) for ours, theirs in PML_KEYS.items()}
 
-    return compute, tuple(PML_KEYS)
+    return compute, tuple(PML_KEYS), _peer_diagnostics(x, recorder)
 
 
-def pml_chunked(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...]]:
+def pml_chunked(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...], Diagnostics]:
     """AccuracyCalculator where one call does not fit in memory: queries in chunks of
     ``PML_CHUNK`` against all embeddings (its documented ``ref_includes_query``, which
     wants the queries first in the reference: the reference is rotated to put them
@@ -80,6 +145,7 @@ def pml_chunked(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...]]
     from pytorch_metric_learning.utils.accuracy_calculator import AccuracyCalculator
 
     retrieval_keys = ("precision@1", "r_precision", "map@r")
+    recorder = _RecordingKMeans()
 
     def compute() -> dict[str, float]:
         unit = torch.nn.functional.normalize(torch.from_numpy(x), dim=1)
@@ -98,11 +164,11 @@ def pml_chunked(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...]]
             for name in retrieval_keys:
                 totals[name] += float(values[PML_KEYS[name]]) * size
         result = {name: total / len(y) for name, total in totals.items()}
-        clustering = AccuracyCalculator(include=("NMI", "AMI"), device=device)
+        clustering = AccuracyCalculator(include=("NMI", "AMI"), device=device, kmeans_func=recorder)
         values = clustering.get_accuracy(unit, labels)
         return result | {"nmi": float(values["NMI"]), "ami": float(values["AMI"])}
 
-    return compute, tuple(PML_KEYS)
+    return compute, tuple(PML_KEYS), _peer_diagnostics(x, recorder)
 
 
 def verification(x: np.ndarray, y: np.ndarray) -> tuple[Compute, tuple[str, ...]]:
@@ -202,20 +268,55 @@ def report_pml(
         f"peak {theirs['peak_mb']:.0f} MB | speed-up {ratio:.2f}x wall, "
         f"{theirs['cpu'] / ours['cpu']:.2f}x CPU",
     )
-    agree = True
+    retrieval_agree, clustering_agree = True, True
     for name in PML_KEYS:
         a, b = ours["metrics"][name], theirs["metrics"][name]
-        tolerance = CLUSTERING_TOLERANCE if name in ("nmi", "ami") else RETRIEVAL_TOLERANCE
-        ok = abs(a - b) <= tolerance
-        agree &= ok
+        clustering = name in ("nmi", "ami")
+        ok = abs(a - b) <= (CLUSTERING_TOLERANCE if clustering else RETRIEVAL_TOLERANCE)
+        if clustering:
+            clustering_agree &= ok
+        else:
+            retrieval_agree &= ok
         lines.append(f"    {name:>12}: {a:.5f} vs {b:.5f} {'agree' if ok else 'DIFFER'}")
-    if case == "10k":
-        met = ratio >= 1.5 and agree
-        lines.append(f"    target ≥ 1.5x and values agree: {'met' if met else 'NOT met'}")
-    if case == "60k":
-        met = ratio >= 3.0 and ours["peak_mb"] <= 1024 and agree
-        lines.append(f"    target ≥ 3x, peak ≤ 1 GB, values agree: {'met' if met else 'NOT met'}")
+    lines += _clustering_explanation(ours, theirs, clustering_agree)
+    if case not in TARGETS:
+        return "\n".join(lines)
+    ratio_target, peak_target_mb = TARGETS[case]
+    checks = {f"≥ {ratio_target:g}x": ratio >= ratio_target}
+    if peak_target_mb is not None:
+        checks[f"peak ≤ {peak_target_mb / 1024:g} GB"] = ours["peak_mb"] <= peak_target_mb
+    checks["retrieval values agree"] = retrieval_agree
+    checks["NMI/AMI agree"] = clustering_agree
+    status = "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks.items())
+    lines.append(f"    target {'met' if all(checks.values()) else 'NOT met'} ({status})")
     return "\n".join(lines)
+
+
+def _clustering_explanation(ours: dict, theirs: dict, agree: bool) -> list[str]:
+    """Where NMI/AMI differ: whose k-means found the better clustering, and whether the
+    peer's NMI/AMI functions give our number on our clusters (same definition)."""
+    mine, peer = ours.get("diagnostics", {}), theirs.get("diagnostics", {})
+    if agree or "kmeans_objective" not in mine or "kmeans_objective" not in peer:
+        return []
+    a, b = mine["kmeans_objective"], peer["kmeans_objective"]
+    same = all(
+        abs(mine[f"peer_{name}_of_our_clusters"] - ours["metrics"][name]) <= 1e-12
+        for name in ("nmi", "ami")
+    )
+    verdict = (
+        "the peer's k-means stopped in a worse local optimum of the same objective"
+        if b > a * (1 + 1e-9)
+        else "ours is not the better clustering: the difference is ours to explain"
+    )
+    return [
+        f"    NMI/AMI differ: k-means objective (within-cluster sum of squares on the unit "
+        f"embeddings) ours {a:.2f} vs peer {b:.2f} ({100 * (b - a) / a:+.2f} %): {verdict}.",
+        f"    The peer's calculate_NMI/AMI on our clusters: {mine['peer_nmi_of_our_clusters']:.5f}"
+        f" / {mine['peer_ami_of_our_clusters']:.5f} ("
+        + ("the same definitions as ours" if same else "NOT our numbers: definitions differ")
+        + "); its k-means: faiss, random initial centres, 20 iterations on 256 points per "
+        "centroid; ours: k-means++ (seed 0), all points, to convergence.",
+    ]
 
 
 def report_verification(ours: dict) -> str:

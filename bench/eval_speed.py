@@ -145,7 +145,7 @@ def worker(case: str, implementation: str, cap_gb: float = 0.0) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.path.insert(0, str(ROOT))
     x, y = make_data(*CASES[case])
-    compared = COMPARED
+    compared, diagnostics = COMPARED, None
     if implementation == "spherescope":
         from sphere_engine.metrics import evaluate_embeddings
 
@@ -153,7 +153,8 @@ def worker(case: str, implementation: str, cap_gb: float = 0.0) -> None:
     elif implementation == "sklearn":
         compute = lambda: sklearn_metrics(x, y)  # noqa: E731
     else:
-        compute, compared = eval_baselines.IMPLEMENTATIONS[implementation](x, y)
+        compute, compared, *rest = eval_baselines.IMPLEMENTATIONS[implementation](x, y)
+        diagnostics = rest[0] if rest else None
     cpu_start, start = _cpu_seconds(), time.perf_counter()
     try:
         metrics = compute()
@@ -171,7 +172,10 @@ def worker(case: str, implementation: str, cap_gb: float = 0.0) -> None:
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     shown = {name: metrics[name] for name in compared}
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb, "metrics": shown}))
+    result = {"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb, "metrics": shown}
+    if diagnostics is not None:  # untimed, after the peak was read
+        result["diagnostics"] = diagnostics()
+    print(json.dumps(result))
 
 
 def _cpu_seconds() -> float:

@@ -1,40 +1,61 @@
 """Ranks of each query's positives by counting: MAP@R without ranking R neighbours.
 
 MAP@R and R-precision need, per query, only where its R positives (reference samples
-of its class) fall among its R nearest. Sort the positives by score, s_1 ≥ … ≥ s_R;
-positive m then sits at rank m + n_m, n_m = negatives ranked above it, and
+of its class) fall among its R nearest. Number the positives by score, best first;
+positive m sits at rank m + n_m, n_m = negatives ranked above it, and
 
     AP@R = (1/R) Σ_{m : m + n_m ≤ R} m / (m + n_m),   R-precision = #{m : m + n_m ≤ R} / R.
 
-Only negatives scoring at least the lowest positive s_R can precede a positive, and
-of those only the R best can be in the top R (so where more than R clear s_R, the R-th
-best negative is the bar instead; a positive below that bar gets m + n_m > R and drops
-out by itself). Each candidate negative is located among the sorted positives by one
-binary search and n_m is a cumulative histogram. Per block of queries this costs a
-matmul, a float sort of R positive scores and a comparison pass, where ranking the top
-R (a top-R selection plus an R-wide sort per query) cost several times more (60,000 ×
-128 with R ≈ 6,000, SCIENCE.md §5).
+Which negatives can matter: with the positives sorted ascending, a_1 ≤ … ≤ a_R, and
+θ = a_K for some K, at least R − K + 1 positives score ≥ θ; if at least K − 1
+negatives do too, R samples score ≥ θ, so every sample in the top R does, and the
+negatives below θ (the ones not counted) precede only positives that rank beyond R
+either way (a positive below θ has all the counted ones above it: m + n_m > R). K is
+guessed per class from the last finished block: the median count of negatives in
+the top R (about that many positives fall below the R-th score). A row whose guess
+fails that check has c < K − 1 negatives ≥ a_K; it retries once with K' = c + 1,
+which holds for sure (a_K' ≤ a_K has those c negatives above it). So a row's
+candidates are about the negatives of its top R (~2 %–10 % of R on trained
+embeddings; ~500 of 54,000 per query on the 60k bench), not all negatives above its
+lowest positive. Where more than 1.25 R remain (untrained embeddings, or a class's first
+blocks, which start from K = R/32), they are cut at the row's R-th best negative.
+
+Each candidate is located among its row's sorted positives by one binary search,
+giving c_j = positives above it. Then n_m = #{j : c_j < m} is a step function of m,
+constant between consecutive sorted c_j, and over a run of m with n_m = t the sum
+has a closed form, Σ_{m=lo}^{hi} m/(m + t) = (hi − lo + 1) − t·(H_{hi+t} − H_{lo−1+t})
+with H the harmonic numbers. So the work per query is its share of the sgemm, one
+float sort of its R positive scores, a comparison pass over its row, and
+O(candidates), all in numpy calls on whole blocks. Blocks run as independent tasks,
+one per core (each with a single-threaded sgemm; numpy releases the GIL in all the
+large calls), so the cores never wait for each other.
 
 Ties: equal scores rank by ascending reference index (``neighbors.py``). Only a
 negative whose score equals one of the query's positives depends on it (at float32
 resolution a few per query at R ≈ 6,000); for those the equal positives' indices are
 compared, so the counts stay exact.
 The short nearest-neighbour list (Recall@K, kNN vote) comes from the same candidates
-(k ≤ R), else from a top-k of the same score block.
+(k ≤ R: the k best positives and the candidates with fewer than k positives above),
+else from a top-k of the same score block.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
-from sphere_engine.metrics.neighbors import exact_rows, score_rows, sort_rows
+from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 
-_CACHE_BYTES = 32 * 2**20
+_BLOCK_ROWS = 256  # queries per block: sgemm at ~85 % of peak (128: ~70 %)
+_CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
 
 
@@ -48,94 +69,212 @@ class RankedBlock:
     precision_sum: np.ndarray  # (q,) Σ_{i ≤ R} P@i · rel(i), i.e. R · AP@R
 
 
-def _negatives_above(
-    row: np.ndarray,
-    positives: np.ndarray,
-    positive_scores: np.ndarray,
-    positive_ids: np.ndarray,
-    ids: np.ndarray,
-) -> np.ndarray:
-    """For each candidate negative of one query, how many positives rank above it.
+@dataclass(frozen=True)
+class _Part:
+    """Some rows of a block: scores with the class columns at −inf (negatives only),
+    the class columns' scores (the query's own at −inf) and their sorted positives."""
 
-    row: the query's scores with its positives and itself at −inf; positives: its R
-    positive scores ascending; positive_scores/positive_ids: the same unsorted, with
-    their reference indices (the query itself at −inf); ids: reference index of each
-    column of ``row``.
+    negatives: np.ndarray  # (p, n) float32
+    positive_scores: np.ndarray  # (p, w) float32, w = R (+ 1 with the query itself)
+    positives: np.ndarray  # (p, R) float32 ascending
+    positive_ids: np.ndarray  # (w,) int64 reference index of each class column
+    ids: np.ndarray  # (n,) int64 reference index of each column
+
+    def rows(self, chosen: slice | np.ndarray) -> _Part:
+        return _Part(
+            self.negatives[chosen], self.positive_scores[chosen], self.positives[chosen],
+            self.positive_ids, self.ids,
+        )  # fmt: skip
+
+
+def _candidate_mask(part: _Part, guess: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, count per row) of the candidates: per row, negatives ≥ θ = a_K for a K
+    that passes the check of the module doc. ``mask``: p × n' bool buffer, n' ≥ n a
+    multiple of 8, its columns past n False.
+
+    K is the guess where it passes. Where it fails, c = the negatives ≥ a_K is below
+    K − 1; K' = c + 1 < K then passes for sure (a_K' ≤ a_K has at least those c
+    negatives above it), and is the largest K that this count vouches for.
     """
-    r, size = positives.size, row.size
-    columns = np.flatnonzero(row >= positives[0])  # only these can precede a positive
-    if columns.size > r + size // 4:  # the R-th best negative is a higher bar; worth a partition
-        bar = np.partition(row, size - r)[size - r]
-        columns = np.flatnonzero(row >= bar)
-    values = row[columns]
-    found = np.searchsorted(positives, values, side="right")  # positives ≤ each negative
-    above = r - found
+    k = min(max(guess, 1), part.positives.shape[1])
+    theta = part.positives[:, k - 1].copy()
+    counts = _mask_counts(part.negatives, theta, mask)
+    failed = counts < k - 1
+    if failed.any():
+        # One more pass over the whole block (the passing rows' masks come out the
+        # same): about the CPU of a row-by-row pass over the failed ones, in one call
+        # that releases the GIL.
+        theta[failed] = part.positives[failed, counts[failed]]  # a_{c+1}, 0-based c
+        counts = _mask_counts(part.negatives, theta, mask)
+    return mask, counts
+
+
+def _mask_counts(negatives: np.ndarray, theta: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Fill ``mask`` with negatives ≥ θ per row; return the count per row."""
+    np.greater_equal(negatives, theta[:, None], out=mask[:, : negatives.shape[1]])
+    # Bytes of 0/1 summed eight at a time: a uint64 word times 0x0101…01 holds its
+    # byte sum in the top byte (~3× numpy's row sum of bools).
+    words = mask.view(np.uint64)
+    return ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1).astype(np.int64)
+
+
+def _candidates_above(
+    part: _Part, counts: np.ndarray, columns: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """For each candidate negative (grouped by row, ``counts`` per row), the positives
+    ranked above it."""
+    r = part.positives.shape[1]
+    found = np.empty(values.size, dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    for row in np.flatnonzero(counts):  # one search per row: few µs, released GIL inside
+        start, stop = bounds[row], bounds[row + 1]
+        found[start:stop] = np.searchsorted(part.positives[row], values[start:stop], "right")
+    above = r - found  # positives ≤ a candidate are not above it, ties aside
+    rows = np.repeat(np.arange(counts.size), counts)
     tied = np.flatnonzero(found > 0)
-    tied = tied[positives[found[tied] - 1] == values[tied]]
+    tied = tied[part.positives[rows[tied], found[tied] - 1] == values[tied]]
     for start in range(0, tied.size, _TIE_CHUNK):  # equal score: the lower index ranks first
-        part = tied[start : start + _TIE_CHUNK]
-        same = positive_scores[None, :] == values[part, None]
-        earlier = positive_ids[None, :] < ids[columns[part], None]
-        above[part] += np.count_nonzero(same & earlier, axis=1)
-    return above, columns, values
+        chunk = tied[start : start + _TIE_CHUNK]
+        same = part.positive_scores[rows[chunk]] == values[chunk, None]
+        earlier = part.positive_ids[None, :] < part.ids[columns[chunk], None]
+        above[chunk] += np.count_nonzero(same & earlier, axis=1)
+    return above
+
+
+def _precision_sums(
+    counts: np.ndarray, above: np.ndarray, r: int, harmonic: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(hits_in_r, precision_sum) of a part's rows from their candidates' counts
+    (grouped by row, ``counts`` per row).
+
+    Sorted per row, candidate t (1-based) has c_t positives above it; positives
+    m ∈ (c_t, c_{t+1}] (c_{T+1} = R) have n_m = t, m ∈ [1, c_1] have none.
+    """
+    rows_count = counts.size
+    rows = np.repeat(np.arange(rows_count), counts)
+    above = np.sort(rows * (r + 1) + above) - rows * (r + 1)  # ascending within each row
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    t = np.arange(1, rows.size + 1) - np.repeat(starts, counts)
+    following = np.append(above[1:], r)
+    last = t == np.repeat(counts, counts)
+    following[last] = r  # after a row's last candidate: up to R
+    low = above + 1
+    high = np.minimum(following, r - t)  # m + n_m ≤ R
+    length = np.maximum(high - low + 1, 0)
+    inside = np.flatnonzero(length)
+    sums = length.astype(np.float64)
+    t_in = t[inside]
+    sums[inside] -= t_in * (harmonic[high[inside] + t_in] - harmonic[low[inside] - 1 + t_in])
+    before_first = np.full(rows_count, r, dtype=np.int64)  # rows without candidates: all 0
+    has = counts > 0
+    before_first[has] = above[starts[has]]
+    hits = before_first + np.bincount(rows, weights=length, minlength=rows_count).astype(np.int64)
+    precision = before_first + np.bincount(rows, weights=sums, minlength=rows_count)
+    return hits, precision
 
 
 def _nearest(
-    k: int,
+    part: _Part, k: int, counts: np.ndarray, columns: np.ndarray, values: np.ndarray,
     above: np.ndarray,
-    columns: np.ndarray,
-    values: np.ndarray,
-    positives: np.ndarray,
-    positive_scores: np.ndarray,
-    positive_ids: np.ndarray,
-    ids: np.ndarray,
-) -> np.ndarray:
-    """The k nearest reference rows of one query (k ≤ R), from what counting found.
+) -> np.ndarray:  # fmt: skip
+    """The k nearest reference rows of each row of a part (k ≤ R), from what counting
+    found: a positive in the top k is among the k best positives; a negative there has
+    fewer than k positives above it (so is a candidate). The k best of those few, by
+    score and then index, are the k nearest."""
+    count, r = part.positives.shape
+    width = part.positive_scores.shape[1]
+    best = np.flatnonzero(part.positive_scores >= part.positives[:, r - k, None])
+    best_rows, best_columns = np.divmod(best, width)
+    close = np.flatnonzero(above < k)
+    rows = np.concatenate([best_rows, np.repeat(np.arange(count), counts)[close]])
+    scores = np.concatenate([part.positive_scores.ravel()[best], values[close]])
+    ids = np.concatenate([part.positive_ids[best_columns], part.ids[columns[close]]])
+    order = np.lexsort((ids, -scores, rows))
+    rows, ids = rows[order], ids[order]
+    place = np.arange(rows.size) - np.searchsorted(rows, np.arange(count))[rows]
+    keep = place < k
+    nearest = np.empty((count, k), dtype=np.int64)
+    nearest[rows[keep], place[keep]] = ids[keep]
+    return nearest
 
-    A positive in the top k is among the k best positives; a negative there has fewer
-    than k positives above it and, ranking within the top R, is a candidate. So the k
-    best of those few, by score and then index, are the k nearest.
+
+def _below_the_bar(
+    counts: np.ndarray, columns: np.ndarray, values: np.ndarray, r: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Drop a crowded row's candidates below its R-th best negative (the bar).
+
+    At least R negatives score ≥ the bar, so a sample below it ranks beyond R; a
+    positive below it has all those kept above it (m + n_m > R). Only rows with more
+    than 1.25 R candidates (untrained embeddings) pay for the partition.
     """
-    best = np.flatnonzero(positive_scores >= positives[-k])
-    close = above < k
-    scores = np.concatenate([positive_scores[best], values[close]])
-    rows = np.concatenate([positive_ids[best], ids[columns[close]]])
-    return rows[np.lexsort((rows, -scores))[:k]]
+    crowded = np.flatnonzero(counts > r + r // 4)
+    if crowded.size == 0:
+        return counts, columns, values
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    keep = np.ones(values.size, dtype=bool)
+    for row in crowded:
+        start, stop = bounds[row], bounds[row + 1]
+        own = values[start:stop]
+        bar = np.partition(own, own.size - r)[own.size - r]
+        keep[start:stop] = own >= bar
+    rows = np.repeat(np.arange(counts.size), counts)
+    return np.bincount(rows[keep], minlength=counts.size), columns[keep], values[keep]
 
 
-def _count_ranks(
-    scores: np.ndarray,
-    positives: np.ndarray,
-    positive_scores: np.ndarray,
-    positive_ids: np.ndarray,
-    ids: np.ndarray,
-    nearest: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(hits_in_r, precision_sum) of a block; arrays as ``_negatives_above``, one row per
-    query (row by row, so each score row is scanned while it is in cache). Fills
-    ``nearest`` (b × k) when it has 0 < k ≤ R columns."""
-    b, r = positives.shape
-    k = nearest.shape[1]
-    histogram = np.zeros((b, r + 1), dtype=np.int64)
+def _count_part(
+    part: _Part, k: int, guess: int, harmonic: np.ndarray, candidate_cap: int, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(nearest or empty, hits_in_r, precision_sum) of a part's rows; ``mask``: a
+    buffer as ``_candidate_mask`` takes it."""
+    count, r = part.positives.shape
+    mask, per_row = _candidate_mask(part, guess, mask)
+    hits = np.empty(count, dtype=np.int64)
+    precision = np.empty(count, dtype=np.float64)
+    nearest = np.empty((count, k if 0 < k <= r else 0), dtype=np.int64)
+    start = 0
+    while start < count:  # rows in groups whose candidates fit the memory budget
+        total = np.cumsum(per_row[start:])
+        stop = start + max(1, int(np.searchsorted(total, candidate_cap, side="right")))
+        sub, counts = part.rows(slice(start, stop)), per_row[start:stop]
+        flat = np.flatnonzero(mask[start:stop])  # row-major: grouped by row
+        rows, columns = np.divmod(flat, mask.shape[1])
+        values = sub.negatives[rows, columns]
+        counts, columns, values = _below_the_bar(counts, columns, values, r)
+        above = _candidates_above(sub, counts, columns, values)
+        hits[start:stop], precision[start:stop] = _precision_sums(counts, above, r, harmonic)
+        if nearest.shape[1]:
+            nearest[start:stop] = _nearest(sub, k, counts, columns, values, above)
+        start = stop
+    return nearest, hits, precision
 
-    def count(part: range) -> None:
-        for i in part:
-            row = (positives[i], positive_scores[i], positive_ids[i], ids)
-            above, columns, values = _negatives_above(scores[i], *row)
-            histogram[i] = np.bincount(above, minlength=r + 1)
-            if 0 < k <= r:
-                nearest[i] = _nearest(k, above, columns, values, *row)
 
-    # numpy releases the GIL in the scans, searches and partitions: one thread per core.
-    threads = max(1, min(torch.get_num_threads(), b))
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(count, (range(t, b, threads) for t in range(threads))))
-    preceding = np.cumsum(histogram[:, :r], axis=1)  # n_m for m = 1..R
-    m = np.arange(1, r + 1)
-    rank = preceding + m
-    inside = rank <= r
-    precision_sum = np.where(inside, m / rank, 0.0).sum(axis=1)
-    return inside.sum(axis=1), precision_sum
+@dataclass(frozen=True)
+class _Search:
+    """What every block of one ``ranked_blocks`` call shares."""
+
+    queries: np.ndarray
+    reference: np.ndarray  # as given (the tied-rows fallback ranks against it)
+    by_class: np.ndarray  # reference rows in class order, so each class is contiguous
+    by_class_sq: np.ndarray  # their squared norms (the Euclidean metric)
+    order: np.ndarray  # reference index of each class-ordered column
+    position: np.ndarray  # class-ordered column of each reference index
+    exclude_self: bool
+    metric: str
+    k: int
+    fetch: int
+    rows: int  # queries per block
+    candidate_cap: int  # candidates handled at once (memory)
+    buffers: threading.local = field(default_factory=threading.local)
+
+    def buffer(self) -> tuple[np.ndarray, np.ndarray]:
+        """This thread's (rows × n) float32 score and bool mask buffers, reused by each
+        block it runs."""
+        if not hasattr(self.buffers, "scores"):
+            size = self.by_class.shape[0]
+            self.buffers.scores = np.empty((self.rows, size), dtype=np.float32)
+            # Padded to whole uint64 words for the counting (``_candidate_mask``).
+            self.buffers.mask = np.zeros((self.rows, -(-size // 8) * 8), dtype=bool)
+        return self.buffers.scores, self.buffers.mask
 
 
 def ranked_blocks(
@@ -155,8 +294,9 @@ def ranked_blocks(
     ``query_labels``): their k nearest and their positives' ranks (see the module doc).
 
     Arrays as in ``retrieval_scores``; k is clipped to the number of candidates.
-    Blocks hold queries of equal R, chosen so that a block's score rows and per-row
-    work arrays fit ``memory_budget_mb``.
+    Blocks hold queries of one class; one per thread at a time, each as large as fits
+    its share of ``memory_budget_mb`` with its score rows and work arrays (up to
+    4 blocks per thread are queued ahead; what they hold is small).
     """
     size = reference.shape[0]
     order = np.argsort(reference_labels, kind="stable")  # each class contiguous
@@ -164,72 +304,106 @@ def ranked_blocks(
     position = np.empty_like(order)
     position[order] = np.arange(size)
     classes, starts = np.unique(sorted_labels, return_index=True)
-    ref = torch.from_numpy(np.ascontiguousarray(reference[order]))
-    ref_sq = (ref * ref).sum(1)
+    by_class = np.ascontiguousarray(reference[order])
     k = min(k, size - int(exclude_self))
-    fetch = min(k + 1, size - int(exclude_self))  # one more: is the k-th tied with the next?
+    threads = max(1, torch.get_num_threads())
+    budget = int(memory_budget_mb * 2**20) // threads
+    widest = int(positives[query_rows].max()) + int(exclude_self)
+    # Scores, mask, the class columns twice, and the per-row work arrays.
+    rows = max(1, min(budget // (5 * size + 12 * widest + 64), _BLOCK_ROWS, query_rows.size))
+    search = _Search(
+        queries, reference, by_class, (by_class * by_class).sum(1), order, position,
+        exclude_self, metric, k, min(k + 1, size - int(exclude_self)), rows,
+        max(size, budget // (4 * _CANDIDATE_BYTES)),
+    )  # fmt: skip
 
-    r_of = positives[query_rows]
-    grouped = query_rows[np.lexsort((query_labels[query_rows], -r_of))]
-    start = 0
-    while start < grouped.size:
-        r = int(positives[grouped[start]])
-        per_row = 4 * size + 40 * r + 48 * (fetch + 2)  # scores, positive arrays, ranks
-        # Small blocks keep the score rows in cache between the matmul and the row scans.
-        rows = max(1, min(int(memory_budget_mb * 2**20) // per_row, _CACHE_BYTES // (4 * size)))
-        ids = grouped[start : start + rows]
-        ids = ids[positives[ids] == r]
-        start += ids.size
-        yield _block(
-            queries, query_labels, reference, ids, r, k, fetch,
-            ref, ref_sq, order, position, classes, starts, exclude_self, metric,
-        )  # fmt: skip
+    grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
+    bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
+    classes_of = np.split(grouped, bounds)
+    # Per class, K's guess (see the module doc): a block reads it when it starts and
+    # updates it when it ends.
+    guesses = {
+        index: max(1, int(positives[members[0]]) // 32)  # a few % of R: negatives
+        for index, members in enumerate(classes_of)
+    }
+    tasks = [
+        (index, members[begin : begin + rows])
+        for index, members in enumerate(classes_of)
+        for begin in range(0, members.size, rows)
+    ]
+
+    def run(task: tuple[int, np.ndarray]) -> RankedBlock:
+        index, ids = task
+        r = int(positives[ids[0]])
+        first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
+        block = _score_and_count(search, ids, r, first, guesses[index])
+        # About as many positives as top-R negatives fall below the R-th score (see
+        # the module doc): the median passes for about half the rows, the others
+        # retry once with the K their count vouches for. Set here, not when the block
+        # is yielded, so that the class's next blocks already start from it.
+        guesses[index] = max(1, int(np.median(r - block.hits_in_r)))
+        return block
+
+    # Each thread runs its own blocks start to end, single-threaded sgemm included: no
+    # barrier between threads, no BLAS worker spinning beside the numpy passes.
+    with ThreadPoolExecutor(threads) as pool, threadpool_limits(limits=1, user_api="blas"):
+        pending: deque = deque()
+        for task in tasks:
+            pending.append(pool.submit(run, task))
+            if len(pending) > 4 * threads:  # queued work: no thread idles on a slow one
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
-def _block(
-    queries: np.ndarray,
-    query_labels: np.ndarray,
-    reference: np.ndarray,
-    ids: np.ndarray,
-    r: int,
-    k: int,
-    fetch: int,
-    ref: torch.Tensor,
-    ref_sq: torch.Tensor,
-    order: np.ndarray,
-    position: np.ndarray,
-    classes: np.ndarray,
-    starts: np.ndarray,
-    exclude_self: bool,
-    metric: str,
+def _score_and_count(
+    search: _Search, ids: np.ndarray, r: int, first: int, guess: int
 ) -> RankedBlock:
-    block = np.ascontiguousarray(queries[ids])
-    labels = query_labels[ids]
-    scores_t = score_rows(torch.from_numpy(block), ref, ref_sq, metric)
-    scores = scores_t.numpy()
-    rows = np.arange(ids.size)
-    if exclude_self:
-        scores[rows, position[ids]] = -np.inf
+    """Nearest neighbours and positives' ranks of a block of queries of one class."""
+    scores, mask = search.buffer()
+    block = np.ascontiguousarray(search.queries[ids])
+    scores = scores[: ids.size]
+    # Each thread runs its own single-threaded sgemm (``ranked_blocks`` limits BLAS to
+    # one thread): no BLAS worker spinning while the numpy passes below run.
+    np.matmul(block, search.by_class.T, out=scores)
+    if search.metric == "euclidean":  # negated squared distance, as ``score_rows``
+        scores *= 2
+        scores -= search.by_class_sq[None, :]
+        scores -= (block * block).sum(1)[:, None]
+    if search.exclude_self:
+        scores[np.arange(ids.size), search.position[ids]] = -np.inf
 
+    k, fetch = search.k, search.fetch
+    nearest = None
     if k > r:  # the counting's candidates hold the k nearest only for k ≤ R
-        top_scores, top_columns = torch.topk(scores_t, fetch, dim=1)
-        top_scores, nearest = sort_rows(top_scores.numpy(), order[top_columns.numpy()])
+        top_scores, top_columns = torch.topk(torch.from_numpy(scores), fetch, dim=1)
+        top_scores, nearest = sort_rows(top_scores.numpy(), search.order[top_columns.numpy()])
         if fetch > k:
             tied = np.flatnonzero(top_scores[:, k - 1] == top_scores[:, k])
             nearest = nearest[:, :k].copy()
             if tied.size:
                 _, nearest[tied] = exact_rows(
-                    block[tied], ids[tied], reference, k, exclude_self, metric
-                )
-    else:
-        nearest = np.empty((ids.size, k), dtype=np.int64)
+                    block[tied], ids[tied], search.reference, k, search.exclude_self,
+                    search.metric,
+                )  # fmt: skip
 
-    width = r + int(exclude_self)  # the class's columns, the query's own included
-    columns = starts[np.searchsorted(classes, labels)][:, None] + np.arange(width)
-    positive_scores = scores[rows[:, None], columns]
-    positives = np.sort(positive_scores, axis=1)[:, width - r :]  # the query's −inf dropped
-    scores[rows[:, None], columns] = -np.inf
-    hits, precision_sum = _count_ranks(
-        scores, positives, positive_scores, order[columns], order, nearest
+    width = r + int(search.exclude_self)  # the class's columns, the query's own included
+    positive_scores = scores[:, first : first + width].copy()
+    scores[:, first : first + width] = -np.inf  # what is left: the negatives
+    # The query's own −inf sorts first and is dropped.
+    sorted_positives = np.sort(positive_scores, axis=1)[:, width - r :]
+    part = _Part(
+        scores, positive_scores, sorted_positives, search.order[first : first + width],
+        search.order,
+    )  # fmt: skip
+    harmonic = _harmonic(r)
+    counted, hits, precision_sum = _count_part(
+        part, k, guess, harmonic, search.candidate_cap, mask[: ids.size]
     )
-    return RankedBlock(ids, nearest, hits, precision_sum)
+    return RankedBlock(ids, counted if nearest is None else nearest, hits, precision_sum)
+
+
+@lru_cache(maxsize=4)
+def _harmonic(r: int) -> np.ndarray:
+    """H_0..H_R, H_m = Σ_{i ≤ m} 1/i (float64)."""
+    return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, r + 1))])

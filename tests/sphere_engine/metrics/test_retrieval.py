@@ -279,3 +279,64 @@ def test_rank_counting_hand_worked_duplicates(monkeypatch):
     result = retrieval_metrics(x, np.array([0, 1, 0, 1]), ks=(1, 2, 4))
     assert result["precision@1"] == 0.0 and result["recall@2"] == 0.5
     assert result["r_precision"] == 0.0 and result["map@r"] == 0.0
+
+
+def test_rank_counting_with_rows_of_mixed_difficulty(monkeypatch):
+    # Half the points sit tight around their class centre, half are noisy: within one
+    # block the guessed threshold passes for some rows and must be lowered for others,
+    # and the guess carried from block to block changes (tiny budget: many blocks).
+    from sphere_engine.metrics import retrieval
+
+    monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
+    rng = np.random.default_rng(11)
+    centres = rng.normal(size=(3, 8))
+    y = np.repeat(np.arange(3), 150)
+    spread = np.where(rng.random(y.size) < 0.5, 0.2, 2.0)[:, None]
+    x = (centres[y] + spread * rng.normal(size=(y.size, 8))).astype(np.float32)
+    for budget in (256.0, 0.3):
+        result = retrieval_metrics(x, y, memory_budget_mb=budget)
+        assert_matches(result, brute_force(x, y)), budget
+    assert 0.3 < result["map@r"] < 0.95  # neither trivial nor random
+
+
+def test_precision_sums_closed_form_matches_the_direct_sum():
+    # Per row: candidates with c_j positives above them; n_m = #{j : c_j < m}; the
+    # closed form over runs of equal n_m must equal Σ_{m + n_m ≤ R} m / (m + n_m).
+    from sphere_engine.metrics.positive_ranks import _harmonic, _precision_sums
+
+    rng = np.random.default_rng(3)
+    for r in (1, 2, 7, 60):
+        counts = rng.integers(0, 2 * r + 2, size=40)
+        counts[:2] = 0  # rows without candidates
+        above = rng.integers(0, r + 1, size=counts.sum())
+        hits, precision = _precision_sums(counts, above, r, _harmonic(r))
+        start = 0
+        for row, count in enumerate(counts):
+            mine = above[start : start + count]
+            start += count
+            m = np.arange(1, r + 1)
+            rank = m + (mine[None, :] < m[:, None]).sum(axis=1)
+            inside = rank <= r
+            assert hits[row] == inside.sum()
+            assert precision[row] == pytest.approx((m / rank)[inside].sum(), abs=1e-12)
+
+
+def test_rank_counting_on_crowded_rows_matches_brute_force(monkeypatch):
+    # Random embeddings, 40 classes of 30: each row has far more than 2R negatives
+    # above its threshold, so its candidates are cut at its R-th best negative.
+    from sphere_engine.metrics import positive_ranks, retrieval
+
+    monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1200, 6)).astype(np.float32)
+    y = np.repeat(np.arange(40), 30)
+    cut = []
+    original = positive_ranks._below_the_bar
+
+    def spy(counts, columns, values, r):
+        cut.append(int((counts > 2 * r).sum()))
+        return original(counts, columns, values, r)
+
+    monkeypatch.setattr(positive_ranks, "_below_the_bar", spy)
+    assert_matches(retrieval_metrics(x, y), brute_force(x, y))
+    assert sum(cut) > 100  # the bar was used
