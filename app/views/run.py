@@ -32,8 +32,10 @@ DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.uni
 EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
 #: While the run trains the page redraws every 2 s: fewer points per series keep each
-#: redraw cheap (the charts are ~600 px wide); the finished run gets the full budget.
-LIVE_SERIES_POINTS = 300
+#: redraw cheap (the charts are ~600 px wide, and each bucket keeps its min and max);
+#: the finished run gets the full budget. 150 instead of 300: the browser's time per
+#: refresh is mostly Vega re-evaluating every row of every chart.
+LIVE_SERIES_POINTS = 150
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 #: Charts of a page opened afresh (``ui.first_paint``): its first row; the rest, the
