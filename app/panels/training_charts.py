@@ -91,6 +91,10 @@ def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
     # The points note travels as a caption. A canvas redraws new rows for a fraction of
     # what an SVG costs (no DOM node per mark and path to rebuild and lay out).
     spec["usermeta"] = {"embedOptions": {"renderer": "canvas"}}
+    # Vega-Lite gives every mark an ARIA description (a string of formatted values per
+    # row, built on every refresh by Vega's expression interpreter); a canvas has no
+    # element per mark to carry it, so it was computed for nothing.
+    spec["config"] = {**spec.get("config", {}), "aria": False}
     for part in spec.get("layer", []):
         part.pop("data", None)
     spec["data"] = {"name": DATASET}

@@ -235,3 +235,12 @@ def test_a_live_refresh_without_a_new_step_sends_the_same_charts(store):
     newer = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
     assert [spec for spec, _ in newer] == [spec for spec, _ in first]  # only rows change
     assert all(rows != old for (_, rows), (_, old) in zip(newer, first, strict=True))
+
+
+def test_run_page_charts_are_canvases_without_per_mark_aria_descriptions(filled):
+    """The Run page's charts draw on a canvas, which has no element per mark: Vega-Lite's
+    per-row ARIA descriptions (formatted on every refresh) are switched off."""
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    for spec in charts_of(app):
+        assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+        assert spec["config"]["aria"] is False
