@@ -31,6 +31,12 @@ COMPOUND_CHARTS = (
 )
 #: Live parts re-render this often (seconds): new points are on screen within 3 s.
 LIVE_INTERVAL_S = 2.0
+#: A page opened afresh draws its first content, then the rest in a full rerun this
+#: many seconds later (``first_paint``): the browser paints the first chart before it
+#: lays out and embeds the other panels.
+FOLLOW_UP_S = 0.4
+FIRST_PAINT_KEY = "ui.first_paint"
+FOLLOW_UP_KEY = "ui.follow_up"
 
 
 def plural(count: int, noun: str) -> str:
@@ -84,6 +90,42 @@ def run_page(main: Callable[[], Any]) -> None:
     """Run a page's ``main`` inside the error guard, after the toasts kept for it."""
     show_flashes()
     guarded(main)()
+
+
+def first_paint(page: str) -> bool:
+    """True on this session's first script run of ``page``: the page then draws only
+    its first content (its widgets and first chart) and calls ``follow_up`` for the rest.
+
+    A page opened afresh (a link, a reload) makes the browser load the code of every
+    kind of element it shows (Vega, the data grid, the code highlighter, download
+    buttons) and embed every chart before it paints anything: on the Run page that was
+    ~1 s after the data had arrived. Drawn in two script runs, the first chart is on
+    screen before the heavier panels are sent. Later runs (widgets, live refreshes,
+    the follow-up) draw the whole page."""
+    painted: set[str] = st.session_state.setdefault(FIRST_PAINT_KEY, set())
+    if page in painted:
+        st.session_state.pop(FOLLOW_UP_KEY, None)
+        return False
+    painted.add(page)
+    return True
+
+
+def follow_up() -> None:
+    """Rerun the whole page once, ``FOLLOW_UP_S`` from now (after ``first_paint``).
+
+    A fragment whose timer fires once: its first call (inline, in this run) arms it;
+    the timer's rerun reruns the app, which registers no timer (``first_paint`` is
+    False from then on), so the frontend stops it."""
+    st.session_state[FOLLOW_UP_KEY] = False
+
+    @st.fragment(run_every=FOLLOW_UP_S)
+    def rest_of_page() -> None:
+        if st.session_state.get(FOLLOW_UP_KEY):  # the timer's rerun
+            st.session_state.pop(FOLLOW_UP_KEY, None)
+            st.rerun(scope="app")
+        st.session_state[FOLLOW_UP_KEY] = True
+
+    rest_of_page()
 
 
 def show_chart(chart: alt.TopLevelMixin, *, key: str | None = None) -> None:

@@ -24,11 +24,15 @@ import streamlit as st
 from app import charts, data
 from app.charts.base import limit
 from app.panels import linked_zoom
-from app.transforms import histogram_cells, time_at_steps
+from app.transforms import downsample, histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup
 
 #: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
 DATASET = "rows"
+#: Steps per bin in the norm-distribution heatmap, as a share of the points per series:
+#: its cells are bins × steps, the most rows of any chart, and a live refresh sends and
+#: redraws them all (the heatmap was a quarter of the browser's time on a live page).
+HEATMAP_STEP_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,10 @@ def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
     # The points note travels as a caption. A canvas redraws new rows for a fraction of
     # what an SVG costs (no DOM node per mark and path to rebuild and lay out).
     spec["usermeta"] = {"embedOptions": {"renderer": "canvas"}}
+    # Vega-Lite gives every mark an ARIA description (a string of formatted values per
+    # row, built on every refresh by Vega's expression interpreter); a canvas has no
+    # element per mark to carry it, so it was computed for nothing.
+    spec["config"] = {**spec.get("config", {}), "aria": False}
     for part in spec.get("layer", []):
         part.pop("data", None)
     spec["data"] = {"name": DATASET}
@@ -195,7 +203,8 @@ def group_chart(
     part = series[series["name"].isin(keys)]
     total = data.points_total(totals, keys)
     if group.kind == "heatmap":
-        cells = histogram_cells(part, x=x)
+        steps = max(int(points * HEATMAP_STEP_SHARE), 2)
+        cells = histogram_cells(downsample(part, steps), x=x)
         if cells.empty:
             return None
         frame, note = limit(cells, [], "x0", total)

@@ -108,6 +108,9 @@ def main() -> None:
         ui.show_chart(drawn[0])
     elif drawn:
         ui.show_chart(charts.small_multiples(drawn))
+    if ui.first_paint("compare"):  # the metric charts first; the panels below follow
+        ui.follow_up()
+        return
     if histogram_keys:
         _norm_distributions(run_ids, histogram_keys, color_labels, x=x_axis)
     _final_tables(run_ids, group_by)

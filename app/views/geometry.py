@@ -80,9 +80,13 @@ def main() -> None:
         key=f"geometry.columns.{basis}.{dims}",
     )
     shared = _shared(panels, basis, shown)
+    first = ui.first_paint("geometry")  # the scatter matrix and the rest follow
     for column, panel in zip(columns, panels, strict=True):
         with column:
-            _panel(panel, basis, shown, shared, wide=not side_by_side)
+            _panel(panel, basis, shown, shared, wide=not side_by_side, first=first)
+    if first:
+        ui.follow_up()
+        return
     _analyses(frame)
 
 
@@ -135,7 +139,11 @@ def _shared(panels: list[Panel], basis: str, shown: list[str]) -> dict:
     }
 
 
-def _panel(panel: Panel, basis: str, shown: list[str], shared: dict, *, wide: bool) -> None:
+def _panel(
+    panel: Panel, basis: str, shown: list[str], shared: dict, *, wide: bool, first: bool = False
+) -> None:
+    """One snapshot's charts; ``first``: the page's first paint, the norm histogram and
+    the PCA only (the scatter matrix, the slowest to embed, follows)."""
     record = data.run(panel.run_id)
     if record.kind == "analysis":
         _analysis_metrics(panel.run_id)
@@ -165,6 +173,8 @@ def _panel(panel: Panel, basis: str, shown: list[str], shared: dict, *, wide: bo
                 projected, explained=explained, domain=shared["pca"], classes=shared["classes"]
             )
         )
+    if first:
+        return
     if len(shown) >= 1:
         _matrix(panel, record, basis, shown, shared, wide=wide)
     angles, classes = data.centroid_angles(panel.run_id, panel.step)

@@ -32,10 +32,15 @@ DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.uni
 EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
 PER_SERIES_POINTS = 1000
 #: While the run trains the page redraws every 2 s: fewer points per series keep each
-#: redraw cheap (the charts are ~600 px wide); the finished run gets the full budget.
-LIVE_SERIES_POINTS = 300
+#: redraw cheap (the charts are ~600 px wide, and each bucket keeps its min and max);
+#: the finished run gets the full budget. 150 instead of 300: the browser's time per
+#: refresh is mostly Vega re-evaluating every row of every chart.
+LIVE_SERIES_POINTS = 150
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
+#: Charts of a page opened afresh (``ui.first_paint``): its first row; the rest, the
+#: evaluations and the panels below follow in the next script run.
+FIRST_PAINT_CHARTS = 2
 #: A tab's last drawn charts: (key, training charts, evaluation chart).
 HELD_CHARTS = "run.held_charts"
 
@@ -103,7 +108,8 @@ def main() -> None:
     )
     record = data.run(run_id)
     # -- charts (live while the run is active) ---------------------------------------
-    _live(run_id, options, evals=tuple(evals), live=data.is_active(record.status))
+    first = ui.first_paint("run")
+    _live(run_id, options, evals=tuple(evals), live=data.is_active(record.status), first=first)
 
 
 def _sync_query_param() -> None:
@@ -112,7 +118,13 @@ def _sync_query_param() -> None:
         st.query_params["run_id"] = run_id
 
 
-def _live(run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool) -> None:
+def _live(
+    run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool, first: bool
+) -> None:
+    """The charts (live: refreshed every ``ui.LIVE_INTERVAL_S``), then the log, the
+    checkpoints, the evaluations, the config and the downloads; ``first``: the page's
+    first paint, its first row of charts only (``ui.first_paint``)."""
+
     @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
     @ui.guarded
     def panel() -> None:
@@ -126,7 +138,14 @@ def _live(run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool)
         if not names:
             st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
             return
-        _charts(run_id, names, options=options, evals=evals, live=live)
+        _charts(
+            run_id,
+            names,
+            options=options,
+            evals=evals,
+            live=live,
+            limit=FIRST_PAINT_CHARTS if first else None,
+        )
 
     @st.fragment(run_every=LOG_REFRESH_S if live else None)
     @ui.guarded
@@ -142,6 +161,9 @@ def _live(run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool)
                 )
 
     panel()
+    if first:
+        ui.follow_up()
+        return
     log_tail()
     _checkpoints(run_id)
     evaluations.show([run_id])
@@ -196,9 +218,16 @@ def _header(record: Any) -> None:
 
 
 def _charts(
-    run_id: str, names: list[str], *, options: _Options, evals: tuple[str, ...], live: bool
+    run_id: str,
+    names: list[str],
+    *,
+    options: _Options,
+    evals: tuple[str, ...],
+    live: bool,
+    limit: int | None = None,
 ) -> None:
-    """The catalogue's training-step chart groups, two per row, then the evaluations.
+    """The catalogue's training-step chart groups, two per row, then the evaluations
+    (``limit``: only the first ``limit`` charts, nothing held: a first paint).
 
     While the run trains, the charts a tab computed are kept (``st.session_state``)
     until the run logs a new step: a refresh without one sends the same specs and rows
@@ -232,6 +261,8 @@ def _charts(
     else:
         drawn = []
         for group, keys in groups:
+            if limit is not None and len(drawn) >= limit:
+                return
             chart = training_charts.group_chart(
                 group,
                 keys,

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from app.ui import FOLLOW_UP_KEY
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 
@@ -144,7 +145,19 @@ APP_MAIN = Path(__file__).resolve().parents[2] / "app" / "main.py"
 def open_page(
     page: str, query_params: dict[str, str] | None = None, timeout: float = 60
 ) -> AppTest:
-    """Run the app, switch to ``page`` ("views/run.py") and run it; returns the AppTest."""
+    """Run the app, switch to ``page`` ("views/run.py") and run it, then run the
+    follow-up a browser would (``ui.follow_up``: a page opened afresh draws its first
+    content, then the rest); returns the AppTest showing the whole page."""
+    app = first_paint(page, query_params, timeout)
+    if FOLLOW_UP_KEY in app.session_state:
+        app.run()
+    return app
+
+
+def first_paint(
+    page: str, query_params: dict[str, str] | None = None, timeout: float = 60
+) -> AppTest:
+    """``page`` after its first script run only (what a fresh browser tab gets first)."""
     app = AppTest.from_file(str(APP_MAIN), default_timeout=timeout)
     app.run()
     for key, value in (query_params or {}).items():

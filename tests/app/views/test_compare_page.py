@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_fixtures import charts_of, open_page, texts
+from app_fixtures import charts_of, first_paint, open_page, texts
 
 from app import charts
 
@@ -26,6 +26,16 @@ def test_two_runs_overlay_with_stable_colours(filled):
         {filled.sec: "sec run", filled.plain: "plain run"}[r] + f" · {r}" for r in ordered
     ]
     assert color["range"] == charts.RUN_PALETTE[:2]
+
+
+def test_a_fresh_page_draws_the_metric_chart_then_the_panels(filled):
+    """Opened afresh: the widgets and the metric chart first; the heatmaps, tables and
+    the hyperparameter view in the follow-up run."""
+    app = first_paint("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    assert not app.exception and not app.error
+    assert len(charts_of(app)) == 1 and not app.dataframe
+    app.run()
+    assert len(charts_of(app)) > 1 and len(app.dataframe) == 2
 
 
 def test_final_metrics_table_diff_and_csv(filled):

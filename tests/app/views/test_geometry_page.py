@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_fixtures import charts_of, open_page, texts
+from app_fixtures import charts_of, first_paint, open_page, texts
 
 
 def _title(spec: dict) -> str | None:
@@ -24,6 +24,16 @@ def test_empty_store_explains_and_links_to_launch(home):
     app = open_page("views/geometry.py")
     assert not app.exception
     assert any("No runs yet" in t for t in texts(app.info))
+
+
+def test_a_fresh_page_draws_the_histogram_and_pca_then_the_matrix(filled):
+    """Opened afresh: the norm histogram and the PCA first; the scatter matrix (the
+    slowest chart to build and to embed), the centroid angles and the analyses follow."""
+    app = first_paint("views/geometry.py", {"run_id": filled.sec})
+    assert not app.exception and not app.error
+    assert _titles(app) == ["Norm histogram", "PCA projection"]
+    app.run()
+    assert len(_titles(app)) == 4 and "Recorded analyses" in [h.value for h in app.subheader]
 
 
 def test_snapshot_charts_with_fixed_head_vertices(filled):

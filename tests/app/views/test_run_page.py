@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_fixtures import charts_of, held_out_variance, open_page, texts
+from app_fixtures import charts_of, first_paint, held_out_variance, open_page, texts
 
 
 def _title(spec: dict) -> str | None:
@@ -50,6 +50,24 @@ def test_finished_run_shows_every_diagnostic(filled):
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
     rows = next(iter(variance["datasets"].values()))
     assert len(rows) == 60 and {r["value"] for r in rows} == {0.1}
+
+
+def test_a_fresh_page_draws_its_first_row_of_charts_then_the_rest(filled):
+    """Opened afresh, the page's first script run sends the widgets and the first row
+    of charts only (the browser paints them before it loads the code of the panels
+    below); the follow-up run sends the whole page, ending its timer."""
+    from app.ui import FOLLOW_UP_KEY
+
+    app = first_paint("views/run.py", {"run_id": filled.sec})
+    assert not app.exception and not app.error
+    assert _titles(app) == ["Loss terms", "Embedding norm (training batch): mean, ± std, min–max"]
+    assert not app.code and not app.expander  # log, checkpoints, config, downloads follow
+    assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
+    app.run()
+    assert len(_titles(app)) == 16 and app.code and len(app.expander) == 4
+    assert FOLLOW_UP_KEY not in app.session_state  # no further follow-up
+    app.run()
+    assert len(_titles(app)) == 16  # later runs draw the whole page
 
 
 def test_the_formerly_hidden_statistics_are_charted(filled):
@@ -217,3 +235,12 @@ def test_a_live_refresh_without_a_new_step_sends_the_same_charts(store):
     newer = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
     assert [spec for spec, _ in newer] == [spec for spec, _ in first]  # only rows change
     assert all(rows != old for (_, rows), (_, old) in zip(newer, first, strict=True))
+
+
+def test_run_page_charts_are_canvases_without_per_mark_aria_descriptions(filled):
+    """The Run page's charts draw on a canvas, which has no element per mark: Vega-Lite's
+    per-row ARIA descriptions (formatted on every refresh) are switched off."""
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    for spec in charts_of(app):
+        assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
+        assert spec["config"]["aria"] is False

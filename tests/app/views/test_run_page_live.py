@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_fixtures import charts_of, config, open_page, scalars
+from app_fixtures import charts_of, config, first_paint, scalars
 
 from db import queries
 
@@ -32,10 +32,13 @@ def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypat
         return original(*args, **kwargs)
 
     monkeypatch.setattr(queries, "metric_series", spy)
-    app = open_page("views/run.py", {"run_id": run_id})
+    app = first_paint("views/run.py", {"run_id": run_id})
     assert not app.exception and not app.error
     assert _loss_steps(app) == list(range(1, 21))
     assert calls and all(c is None for c in calls)  # the first read: the whole series
+    calls.clear()
+    app.run()  # the page's follow-up (ui.follow_up): nothing new since step 20
+    assert calls == [20] and _loss_steps(app) == list(range(1, 21))
     calls.clear()
     _log(store, run_id, range(21, 26))
     app.run()
