@@ -151,6 +151,7 @@ def run_training(
     tracker.track_run_info(
         {
             "device": str(device),
+            "torch_threads": torch.get_num_threads(),
             "parameters": sum(p.numel() for p in model.parameters()),
             "train_samples": len(splits.train.labels),
             "test_samples": len(splits.test.labels),

@@ -8,13 +8,15 @@ import time
 
 import pytest
 
-from worker.processes import ChildProcess, plan_workers, stop_all
+from worker.processes import ChildProcess, plan_workers, stop_all, threads_per_cpu_run
 
 
-def test_a_cpu_only_host_gets_one_cpu_worker() -> None:
+def test_a_cpu_only_host_gets_one_cpu_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     (spec,) = plan_workers(0, cpu_concurrency=3)
     assert (spec.queues, spec.concurrency) == (("cpu",), 3)
-    assert spec.env == {"CUDA_VISIBLE_DEVICES": ""}
+    threads = str(max(1, len(os.sched_getaffinity(0)) // 3))
+    assert spec.env == {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads}
     argv = spec.argv()
     assert argv[1:6] == ["-m", "celery", "-A", "worker.celery_app", "worker"]
     assert argv[argv.index("--queues") + 1] == "cpu"
@@ -29,6 +31,15 @@ def test_each_gpu_gets_its_own_single_run_worker() -> None:
     assert len({s.name for s in specs}) == 3
     with pytest.raises(ValueError, match="at least 1"):
         plan_workers(0, cpu_concurrency=0)
+
+
+def test_parallel_cpu_runs_share_the_cores_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert [threads_per_cpu_run(n, cores=8) for n in (1, 2, 3, 8, 16)] == [8, 4, 2, 1, 1]
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    (spec,) = plan_workers(0, cpu_concurrency=2)
+    assert "OMP_NUM_THREADS" not in spec.env  # inherited as the user set it
 
 
 def alive(pid: int) -> bool:
