@@ -40,13 +40,7 @@ app.conf.update(
     broker_url=settings.configured_redis_url() or None,
     broker_connection_retry_on_startup=True,
     broker_connection_max_retries=None,  # a restarted Redis is waited for, not fatal
-    broker_transport_options={
-        "visibility_timeout": 3600,
-        # a consumer whose BRPOP lost its reply (e.g. across a Redis restart) is found
-        # and reconnected after brpop_timeout + this, not kombu's default 25 s interval
-        # (the worker sat deaf for 92 s while runs waited in its queue)
-        "health_check_interval": 5,
-    },
+    broker_transport_options={"visibility_timeout": 3600},
     task_serializer="json",
     accept_content=["json"],
     result_serializer="json",
