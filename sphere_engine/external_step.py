@@ -22,6 +22,7 @@ import torch
 from sphere_engine.diagnostics import (
     DirectionTracker,
     StepStatistics,
+    batch_statistics,
     embedding_statistics,
     gradient_statistics,
     reduces_on_host,
@@ -40,6 +41,7 @@ class _Pending:
     sample_ids: list[int] = field(default_factory=list)
     embeddings: torch.Tensor | None = None  # detached float copy, kept for the hook
     norms: torch.Tensor | None = None  # their norms (None when reduced on the host)
+    labels: torch.Tensor | None = None  # kept for the hook when reduced on the host
     waiting_for_grad: bool = False
 
 
@@ -107,7 +109,7 @@ class ExternalStep:
         pending = _Pending(step, stats, [])
         self._add_tracked(pending, detached, sample_ids)
         if embeddings.requires_grad:
-            pending.embeddings, pending.norms = detached, norms
+            pending.embeddings, pending.norms, pending.labels = detached, norms, labels
             pending.waiting_for_grad = True
             embeddings.register_hook(self._gradient_hook(pending))
         self._pending.append(pending)
@@ -134,17 +136,24 @@ class ExternalStep:
         for pending in self._pending:
             if pending.waiting_for_grad:
                 pending.waiting_for_grad = False
-                pending.embeddings = pending.norms = None
+                pending.embeddings = pending.norms = pending.labels = None
 
     def _gradient_hook(self, pending: _Pending) -> Callable[[torch.Tensor], None]:
         def hook(grad: torch.Tensor) -> None:
             if not pending.waiting_for_grad:  # a second backward through the same graph
                 return
-            pending.stats.add(
-                gradient_statistics(pending.embeddings, pending.norms, _snapshot(grad))
-            )
+            if pending.norms is None:  # reduced on the host: one group, as the engine's
+                # (its batch group is the first; the gradient joins it, so the finish
+                # reduces the embeddings once and they travel once)
+                pending.stats.groups[0] = batch_statistics(
+                    pending.embeddings, pending.labels, _snapshot(grad), host=True
+                )
+            else:
+                pending.stats.add(
+                    gradient_statistics(pending.embeddings, pending.norms, _snapshot(grad))
+                )
             pending.waiting_for_grad = False
-            pending.embeddings = pending.norms = None
+            pending.embeddings = pending.norms = pending.labels = None
 
         return hook
 
