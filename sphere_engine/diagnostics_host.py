@@ -211,7 +211,7 @@ def pair_sums(
     Σ_c ||Σ_{i∈c} f̂_i||² and ||Σ_i f̂_i||². All K rows' class sums come from one stable
     sort of (row, label) codes, one scaled gather and one ``reduceat``, whatever the
     labels' values; the row sums are the sums of the row's class sums."""
-    rows, width = embeddings.shape[0], embeddings.shape[2]
+    rows, count = embeddings.shape[0], embeddings.shape[1]
     codes = labels.astype(np.int64)
     low = int(codes.min())
     span = int(codes.max()) - low + 1
@@ -220,7 +220,9 @@ def pair_sums(
     ordered = flat[order]
     starts = np.flatnonzero(np.diff(ordered, prepend=-1))
     inverse = 1.0 / np.maximum(norms.reshape(-1)[order], EPS)
-    directions = embeddings.reshape(-1, width)[order] * inverse[:, None]
+    # gathered straight from the K × N × d view (a column slice of the stacked raw rows:
+    # reshaping it to (K·N) × d first would copy it whole)
+    directions = embeddings[order // count, order % count] * inverse[:, None]
     class_sums = np.add.reduceat(directions, starts, axis=0)
     row_of_class = ordered[starts] // span
     same = np.bincount(row_of_class, np.einsum("gd,gd->g", class_sums, class_sums), rows)
