@@ -241,14 +241,18 @@ def batch_per_sample(
     same, total = pair_sums(embeddings, norms, labels)
     parts = [norms, labels, same[:, None], total[:, None]]
     if grads is not None:
-        parts += [_row_norms(grads), np.einsum("knd,knd->kn", grads, embeddings)]
+        parts += _gradient_columns(embeddings, grads)
     return np.concatenate(parts, axis=1)
 
 
 def gradient_per_sample(embeddings: np.ndarray, grads: np.ndarray) -> np.ndarray:
     """K rows of N norms, N ||g|| and N <g, f> from K × N × d embeddings and gradients."""
-    parts = (_row_norms(embeddings), _row_norms(grads), np.einsum("knd,knd->kn", grads, embeddings))
-    return np.concatenate(parts, axis=1)
+    return np.concatenate([_row_norms(embeddings), *_gradient_columns(embeddings, grads)], 1)
+
+
+def _gradient_columns(embeddings: np.ndarray, grads: np.ndarray) -> list[np.ndarray]:
+    """Per sample ||g|| and <g, f> (K × N each), the device path's ``_gradient_raw``."""
+    return [_row_norms(grads), np.einsum("knd,knd->kn", grads, embeddings)]
 
 
 def half_turns(previous: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
