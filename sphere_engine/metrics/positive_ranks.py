@@ -46,13 +46,13 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
+from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sums
 
 _BLOCK_ROWS = 256  # queries per block: sgemm at ~85 % of peak (128: ~70 %)
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
@@ -141,38 +141,6 @@ def _candidates_above(
     return above
 
 
-def _precision_sums(
-    counts: np.ndarray, above: np.ndarray, r: int, harmonic: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(hits_in_r, precision_sum) of a part's rows from their candidates' counts
-    (grouped by row, ``counts`` per row).
-
-    Sorted per row, candidate t (1-based) has c_t positives above it; positives
-    m ∈ (c_t, c_{t+1}] (c_{T+1} = R) have n_m = t, m ∈ [1, c_1] have none.
-    """
-    rows_count = counts.size
-    rows = np.repeat(np.arange(rows_count), counts)
-    above = np.sort(rows * (r + 1) + above) - rows * (r + 1)  # ascending within each row
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    t = np.arange(1, rows.size + 1) - np.repeat(starts, counts)
-    following = np.append(above[1:], r)
-    last = t == np.repeat(counts, counts)
-    following[last] = r  # after a row's last candidate: up to R
-    low = above + 1
-    high = np.minimum(following, r - t)  # m + n_m ≤ R
-    length = np.maximum(high - low + 1, 0)
-    inside = np.flatnonzero(length)
-    sums = length.astype(np.float64)
-    t_in = t[inside]
-    sums[inside] -= t_in * (harmonic[high[inside] + t_in] - harmonic[low[inside] - 1 + t_in])
-    before_first = np.full(rows_count, r, dtype=np.int64)  # rows without candidates: all 0
-    has = counts > 0
-    before_first[has] = above[starts[has]]
-    hits = before_first + np.bincount(rows, weights=length, minlength=rows_count).astype(np.int64)
-    precision = before_first + np.bincount(rows, weights=sums, minlength=rows_count)
-    return hits, precision
-
-
 def _nearest(
     part: _Part, k: int, counts: np.ndarray, columns: np.ndarray, values: np.ndarray,
     above: np.ndarray,
@@ -241,7 +209,7 @@ def _count_part(
         values = sub.negatives[rows, columns]
         counts, columns, values = _below_the_bar(counts, columns, values, r)
         above = _candidates_above(sub, counts, columns, values)
-        hits[start:stop], precision[start:stop] = _precision_sums(counts, above, r, harmonic)
+        hits[start:stop], precision[start:stop] = precision_sums(counts, above, r, harmonic)
         if nearest.shape[1]:
             nearest[start:stop] = _nearest(sub, k, counts, columns, values, above)
         start = stop
@@ -396,14 +364,8 @@ def _score_and_count(
         scores, positive_scores, sorted_positives, search.order[first : first + width],
         search.order,
     )  # fmt: skip
-    harmonic = _harmonic(r)
+    harmonic = harmonic_numbers(r)
     counted, hits, precision_sum = _count_part(
         part, k, guess, harmonic, search.candidate_cap, mask[: ids.size]
     )
     return RankedBlock(ids, counted if nearest is None else nearest, hits, precision_sum)
-
-
-@lru_cache(maxsize=4)
-def _harmonic(r: int) -> np.ndarray:
-    """H_0..H_R, H_m = Σ_{i ≤ m} 1/i (float64)."""
-    return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, r + 1))])

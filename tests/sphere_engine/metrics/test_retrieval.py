@@ -302,14 +302,14 @@ def test_rank_counting_with_rows_of_mixed_difficulty(monkeypatch):
 def test_precision_sums_closed_form_matches_the_direct_sum():
     # Per row: candidates with c_j positives above them; n_m = #{j : c_j < m}; the
     # closed form over runs of equal n_m must equal Σ_{m + n_m ≤ R} m / (m + n_m).
-    from sphere_engine.metrics.positive_ranks import _harmonic, _precision_sums
+    from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sums
 
     rng = np.random.default_rng(3)
     for r in (1, 2, 7, 60):
         counts = rng.integers(0, 2 * r + 2, size=40)
         counts[:2] = 0  # rows without candidates
         above = rng.integers(0, r + 1, size=counts.sum())
-        hits, precision = _precision_sums(counts, above, r, _harmonic(r))
+        hits, precision = precision_sums(counts, above, r, harmonic_numbers(r))
         start = 0
         for row, count in enumerate(counts):
             mine = above[start : start + count]
