@@ -7,7 +7,8 @@ the gradient statistics while the user's ``backward`` runs; the step is then com
 Completed steps are moved to the host lazily, once per logged step, by ``drain`` (the
 SDK calls it on its next entry), so the hook itself never forces a device sync in the
 middle of the backward pass. Their host finish waits in a ``PendingStatistics`` and is
-done K steps at once (``drain`` returns them when due, or when asked to finish).
+done K steps at once (``drain`` returns them when due, or when asked to finish;
+``drain_unfinished`` hands them over unfinished, for the SDK's writer thread).
 """
 
 from __future__ import annotations
@@ -27,9 +28,14 @@ from sphere_engine.diagnostics import (
     gradient_statistics,
     reduces_on_host,
 )
-from sphere_engine.pending_statistics import PendingStatistics, StepRecord
+from sphere_engine.pending_statistics import (
+    PendingStatistics,
+    StepRecord,
+    WaitingStep,
+    finish_waiting,
+)
 
-__all__ = ["ExternalStep", "StepRecord"]
+__all__ = ["ExternalStep", "StepRecord", "WaitingStep", "finish_waiting"]
 
 TrackedForward = tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]
 
@@ -120,6 +126,12 @@ class ExternalStep:
         ones: all of them when due (K waiting, or the oldest ~0.5 s old), ``finish`` or
         ``force``, else none yet. ``force``: also steps still waiting for a backward pass
         (logged without gradient statistics)."""
+        return finish_waiting(self.drain_unfinished(force, finish))
+
+    def drain_unfinished(self, force: bool = False, finish: bool = False) -> list[WaitingStep]:
+        """``drain`` without the finish: the steps as moved to the host, for the caller
+        to finish (``pending_statistics.finish_waiting``) where it likes, e.g. off the
+        training thread (the SDK's writer thread)."""
         if force:
             self._close_waiting()
         ready = [p for p in self._pending if not p.waiting_for_grad]
@@ -128,7 +140,7 @@ class ExternalStep:
             host = pending.stats.transfer()  # the step's one sync point
             self._unfinished.add(pending.step, host, None, pending.sample_ids)
         if force or finish or self._unfinished.due():
-            return self._unfinished.finish()
+            return self._unfinished.take()
         return []
 
     # -- internals -----------------------------------------------------------------

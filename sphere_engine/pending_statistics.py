@@ -74,10 +74,14 @@ def finish_steps(steps: Sequence[HostStep]) -> list[dict[str, float]]:
     return results
 
 
+# (step, its raw values, values known at once, tracked sample ids) of a waiting step
+WaitingStep = tuple[int, HostStep, dict[str, float], list[int]]
+
+
 class PendingStatistics:
     """Raw logged steps awaiting their batched finish: ``due()`` once ``max_steps`` wait
     or the oldest has waited ``max_age_s``; ``finish()`` returns them as ``StepRecord``s
-    in step order and empties the buffer."""
+    in step order and empties the buffer (``take()`` returns them unfinished)."""
 
     def __init__(
         self,
@@ -86,7 +90,7 @@ class PendingStatistics:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_steps, self.max_age_s, self.clock = max_steps, max_age_s, clock
-        self._steps: list[tuple[int, HostStep, dict[str, float], list[int]]] = []
+        self._steps: list[WaitingStep] = []
         self._oldest = 0.0
         self.last: StepRecord | None = None  # the last step finished
 
@@ -110,15 +114,27 @@ class PendingStatistics:
             len(self._steps) >= self.max_steps or self.clock() - self._oldest >= self.max_age_s
         )
 
+    def take(self) -> list[WaitingStep]:
+        """The waiting steps, unfinished, in step order; empties the buffer (the SDK
+        finishes them on its writer thread with ``finish_waiting``)."""
+        taken, self._steps = self._steps, []
+        return taken
+
     def finish(self) -> list[StepRecord]:
-        if not self._steps:
-            return []
-        pending, self._steps = self._steps, []
-        finished = finish_steps([host for _, host, _, _ in pending])
-        records = []
-        for (step, host, extra, ids), values in zip(pending, finished, strict=True):
-            values.update(extra)
-            norms = host.sample_norms.tolist() if ids else []
-            records.append(StepRecord(step, values, ids, norms, host.wall_time))
-        self.last = records[-1]
+        records = finish_waiting(self.take())
+        if records:
+            self.last = records[-1]
         return records
+
+
+def finish_waiting(waiting: Sequence[WaitingStep]) -> list[StepRecord]:
+    """The ``StepRecord``s of steps taken from a ``PendingStatistics``, in step order."""
+    if not waiting:
+        return []
+    finished = finish_steps([host for _, host, _, _ in waiting])
+    records = []
+    for (step, host, extra, ids), values in zip(waiting, finished, strict=True):
+        values.update(extra)
+        norms = host.sample_norms.tolist() if ids else []
+        records.append(StepRecord(step, values, ids, norms, host.wall_time))
+    return records

@@ -69,6 +69,11 @@ class SafeWriter:
             "write_last_error": self.last_error,
         }
 
+    def record_failure(self, error: Exception) -> None:
+        """A failed write (or writer task) the caller caught: warn once, count it, record
+        it on the run (``strict``: raise it)."""
+        self._failed(error)
+
     def _failed(self, error: Exception) -> None:
         if self.strict:
             raise error

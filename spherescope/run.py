@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
+import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
+from spherescope._delivery import Delivery
 from spherescope._writer import SafeWriter
+
+if TYPE_CHECKING:
+    from sphere_engine.external_step import WaitingStep
+
+# What the user's thread collects before handing it to the writer thread in one batch
+# (the finished diagnostics come every ~32 logged steps anyway): this many scalar calls,
+# or anything this old, so that a run logging only scalars still shows up live
+_HAND_OVER_CALLS = 64
+_HAND_OVER_AGE_S = 0.5
 
 
 class Run:
@@ -44,6 +56,11 @@ class Run:
         self.step: int | None = None  # the latest step seen, sent with the heartbeat
         self._lifecycle = self._start(config, name, tags)
         self._writer = SafeWriter(self._lifecycle, strict=strict)
+        # store writes run on a writer thread (strict: inline, so a failure raises at
+        # its call); the user's thread collects them in ``_outbox`` between hand-overs
+        self._delivery = Delivery(self._writer, background=not strict)
+        self._outbox: list[Callable[[], None]] = []
+        self._outbox_since = 0.0
 
     @property
     def id(self) -> str:
@@ -64,9 +81,9 @@ class Run:
             if not isinstance(name, str) or not name:
                 raise ValueError(f"metric names must be non-empty strings, got {name!r}")
             plain[name] = _number(name, value)
-        self._deliver()
         self._note_step(step)
-        self._writer.call(self._writer.tracker.track_many, plain, step)
+        self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
+        self._deliver()
 
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
@@ -103,9 +120,9 @@ class Run:
             vertices=vertices,
             snapshot_size=snapshot_size,
         )
-        self._writer.call(self._writer.tracker.track_eval, metrics, step)
-        if len(point_labels):
-            self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
+        write = functools.partial(self._write_evaluation, dict(metrics), points, point_labels, step)
+        self._post(write)
+        self._deliver(finish=True)
         return metrics
 
     # -- ending ------------------------------------------------------------------------
@@ -116,6 +133,7 @@ class Run:
         if status not in TERMINAL or status == "lost":
             raise ValueError(f"status must be finished, failed or cancelled, got {status!r}")
         self._deliver(force=True)
+        self._delivery.close()  # everything handed over is written (or contained)
         try:
             self._writer.final_flush()  # raises only when strict
         except BaseException as error:
@@ -138,20 +156,57 @@ class Run:
         elif not self.ended:  # failed or cancelled, recorded as every run records it
             with contextlib.suppress(Exception):  # the run's own error is what matters
                 self._deliver(force=True)
+                self._delivery.close()
                 self._writer.final_flush()
             self._end(error=exc)
 
     # -- internals -----------------------------------------------------------------------
+    def _post(self, write: Callable[[], None]) -> None:
+        """Queue a store write for the next hand-over to the writer thread."""
+        if not self._outbox:
+            self._outbox_since = time.monotonic()
+        self._outbox.append(write)
+
     def _deliver(self, force: bool = False, finish: bool = False) -> None:
-        """Move completed diagnostic steps to the host and hand the finished ones (K at
-        a time, or all with ``finish`` / ``force``) to the writer."""
+        """Move completed diagnostic steps to the host; hand what is collected to the
+        writer thread when the steps are due (K waiting, or ~0.5 s old), on ``finish``
+        / ``force``, or when enough scalar calls or old ones wait."""
+        waiting = self._steps.drain_unfinished(force=force, finish=finish)
+        if waiting:
+            self._post(functools.partial(self._write_steps, waiting))
+        if self._outbox and (
+            waiting
+            or not self._delivery.background  # strict: each write raises at its call
+            or force
+            or finish
+            or len(self._outbox) >= _HAND_OVER_CALLS
+            or time.monotonic() - self._outbox_since >= _HAND_OVER_AGE_S
+        ):
+            writes, self._outbox = self._outbox, []
+            self._delivery.submit(functools.partial(_run_all, writes))
+
+    # -- the writes (on the writer thread, or inline when strict) -------------------------
+    def _write_scalars(self, values: dict[str, float], step: int, wall_time: float) -> None:
+        self._writer.call(self._writer.tracker.track_many, values, step, wall_time)
+
+    def _write_steps(self, waiting: list[WaitingStep]) -> None:
+        """Finish logged steps (K at once, NumPy) and write their values."""
+        from sphere_engine.external_step import finish_waiting
+
         tracker = self._writer.tracker
-        for record in self._steps.drain(force=force, finish=finish):
+        for record in finish_waiting(waiting):
             self._writer.call(tracker.track_many, record.values, record.step, record.wall_time)
             if record.sample_ids:
                 self._writer.call(
                     tracker.track_sample_norms, record.sample_ids, record.sample_norms, record.step
                 )
+
+    def _write_evaluation(
+        self, metrics: dict[str, float], points: Any, point_labels: Any, step: int
+    ) -> None:
+        self._writer.call(self._writer.tracker.track_eval, metrics, step)
+        if len(point_labels):
+            self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
 
     def _note_step(self, step: Any) -> None:
         if self.ended:
@@ -176,6 +231,8 @@ class Run:
     def _end(self, error: BaseException | None = None) -> None:
         """Stop the heartbeat and write the outcome (``error``: failed or cancelled)."""
         self.ended = True
+        with contextlib.suppress(Exception):  # normally closed already; never twice
+            self._delivery.close()
         try:
             self._lifecycle.finish(error)
         except Exception as late:
@@ -204,3 +261,8 @@ def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"metric {name!r} must be a number, got {value!r}")
     return float(value)  # NaN is kept: a gap in the series, as in the engine
+
+
+def _run_all(writes: list[Callable[[], None]]) -> None:
+    for write in writes:
+        write()

@@ -199,3 +199,67 @@ def test_the_heartbeat_carries_the_latest_step(store: RunStore) -> None:
         while queries.get_run(store, run.id).progress_step != 5:
             assert time.monotonic() < deadline, "the heartbeat never reported step 5"
             time.sleep(0.05)
+
+
+def test_store_writes_and_the_batched_finish_run_off_the_training_thread(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flush (Parquet + fsync, compaction) and the NumPy finish of K steps must not
+    land inside the user's step: they run on the SDK's writer thread."""
+    import threading
+
+    import sphere_engine.pending_statistics as pending_statistics
+    from db.tracker import StoreTracker
+
+    threads: dict[str, list[str]] = {"flush": [], "finish": []}
+    flush, finish_steps = StoreTracker.flush, pending_statistics.finish_steps
+
+    def flush_noting_thread(self: StoreTracker) -> None:
+        threads["flush"].append(threading.current_thread().name)
+        flush(self)
+
+    def finish_noting_thread(steps):  # type: ignore[no-untyped-def]
+        threads["finish"].append(threading.current_thread().name)
+        return finish_steps(steps)
+
+    monkeypatch.setattr(StoreTracker, "flush", flush_noting_thread)
+    monkeypatch.setattr(pending_statistics, "finish_steps", finish_noting_thread)
+    model, inputs, labels = toy_problem()
+    run = spherescope.init(name="writer thread")
+    run._writer.tracker.flush_interval = 0.0  # a flush with every write
+    _plain_loop(run, model, inputs, labels, steps=40)
+    run.finish()
+    writer_thread = f"spherescope-writer-{run.id}"
+    assert set(threads["finish"]) == {writer_thread}
+    # every flush on the writer thread but the final one, after the thread has stopped
+    # every flush on the writer thread, but those of the run's end (after it stopped)
+    main = threading.current_thread().name
+    first_at_end = threads["flush"].index(main)
+    assert set(threads["flush"][:first_at_end]) == {writer_thread} and first_at_end > 40
+    assert set(threads["flush"][first_at_end:]) == {main}
+    series = _series(store, run.id)
+    assert [step for step, _ in series["norm/var"]] == list(range(1, 41))
+    assert [step for step, _ in series["loss/total"]] == list(range(1, 41))
+
+
+def test_a_failing_writer_task_is_recorded_and_training_goes_on(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a store error (those are retried) but a bug on the writer thread: the user's
+    training must not die of it, and the run must say what happened."""
+    import sphere_engine.pending_statistics as pending_statistics
+
+    def broken_finish(steps):  # type: ignore[no-untyped-def]
+        raise ArithmeticError("finish exploded")
+
+    monkeypatch.setattr(pending_statistics, "finish_steps", broken_finish)
+    model, inputs, labels = toy_problem()
+    with (
+        pytest.warns(RuntimeWarning, match="finish exploded"),
+        spherescope.init(name="broken finish") as run,
+    ):
+        _plain_loop(run, model, inputs, labels, steps=3)
+    record = queries.get_run(store, run.id)
+    assert record.status == "finished"
+    assert "finish exploded" in record.extra["write_problem"]
+    assert [step for step, _ in _series(store, run.id)["loss/total"]] == [1, 2, 3]
