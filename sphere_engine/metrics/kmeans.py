@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.cluster import KMeans
-from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
 from sphere_engine.metrics import backend as backends
+from sphere_engine.metrics.blas_threads import single_blas_thread
 
 _FAISS_BLOCK = 10  # Lloyd iterations per faiss call between convergence checks
 
@@ -41,7 +41,7 @@ def kmeans_plus_plus(points: np.ndarray, num_clusters: int, seed: int = 0) -> np
     """
     # k small sequential products (t × d by d × N): BLAS threads only add sync cost,
     # several times the work itself on a busy machine, so run them single-threaded.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         return _greedy_kmeans_plus_plus(points, num_clusters, seed)
 
 

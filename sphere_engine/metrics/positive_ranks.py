@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
+from sphere_engine.metrics.blas_threads import single_blas_thread
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sums
 
@@ -317,7 +317,7 @@ def ranked_blocks(
 
     # Each thread runs its own blocks start to end, single-threaded sgemm included: no
     # barrier between threads, no BLAS worker spinning beside the numpy passes.
-    with ThreadPoolExecutor(threads) as pool, threadpool_limits(limits=1, user_api="blas"):
+    with ThreadPoolExecutor(threads) as pool, single_blas_thread():
         pending: deque = deque()
         for task in tasks:
             pending.append(pool.submit(run, task))
