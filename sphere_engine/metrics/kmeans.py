@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.cluster import KMeans
-from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
 from sphere_engine.metrics import backend as backends
+from sphere_engine.metrics.blas_threads import single_blas_thread
 
 _FAISS_BLOCK = 10  # Lloyd iterations per faiss call between convergence checks
 
 
-def _squared_distances(candidates: np.ndarray, points: np.ndarray, points_sq: np.ndarray):
-    """(t × N) float32 squared distances of t candidate centres to N points."""
+def _squared_distances(candidates: np.ndarray, points_t: np.ndarray, points_sq: np.ndarray):
+    """(t × N) float32 squared distances of t candidate centres to N points, given as
+    the d × N C-contiguous ``points_t``: OpenBLAS's sgemm with a handful of rows is
+    ~3.5× faster on it than on the transposed view of N × d points (0.40 vs 1.41 ms at
+    6 × 128 × 10,000), most of k-means++'s time."""
     candidates_sq = (candidates * candidates).sum(axis=1, keepdims=True)
-    distances = candidates_sq - 2.0 * (candidates @ points.T) + points_sq[None, :]
+    distances = candidates @ points_t
+    distances *= -2.0
+    distances += candidates_sq
+    distances += points_sq[None, :]
     return np.maximum(distances, 0.0, out=distances)
 
 
@@ -35,7 +41,7 @@ def kmeans_plus_plus(points: np.ndarray, num_clusters: int, seed: int = 0) -> np
     """
     # k small sequential products (t × d by d × N): BLAS threads only add sync cost,
     # several times the work itself on a busy machine, so run them single-threaded.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         return _greedy_kmeans_plus_plus(points, num_clusters, seed)
 
 
@@ -44,14 +50,15 @@ def _greedy_kmeans_plus_plus(points: np.ndarray, num_clusters: int, seed: int) -
     count = points.shape[0]
     trials = 2 + int(np.log(num_clusters))
     points_sq = (points * points).sum(axis=1)
+    points_t = np.ascontiguousarray(points.T)  # one copy, read by every step's product
     chosen = [int(rng.integers(count))]
-    closest = _squared_distances(points[chosen], points, points_sq)[0]
+    closest = _squared_distances(points[chosen], points_t, points_sq)[0]
     for _ in range(1, num_clusters):
         cumulative = np.cumsum(closest, dtype=np.float64)
         draws = rng.uniform(size=trials) * cumulative[-1]
         candidates = np.minimum(np.searchsorted(cumulative, draws), count - 1)
         distances = np.minimum(
-            closest[None, :], _squared_distances(points[candidates], points, points_sq)
+            closest[None, :], _squared_distances(points[candidates], points_t, points_sq)
         )
         best = int(np.argmin(distances.sum(axis=1, dtype=np.float64)))
         chosen.append(int(candidates[best]))

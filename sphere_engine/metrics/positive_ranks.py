@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits  # installed with (and used by) scikit-learn
 
+from sphere_engine.metrics.blas_threads import single_blas_thread
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sums
 
@@ -222,7 +222,10 @@ class _Search:
 
     queries: np.ndarray
     reference: np.ndarray  # as given (the tied-rows fallback ranks against it)
-    by_class: np.ndarray  # reference rows in class order, so each class is contiguous
+    # Reference rows in class order (each class contiguous), stored transposed (d × n,
+    # C-contiguous): OpenBLAS's sgemm of a one-class block (~100 rows at 10k × 128)
+    # runs ~20 % faster on it than on the transposed view of an n × d array.
+    by_class_t: np.ndarray
     by_class_sq: np.ndarray  # their squared norms (the Euclidean metric)
     order: np.ndarray  # reference index of each class-ordered column
     position: np.ndarray  # class-ordered column of each reference index
@@ -238,7 +241,7 @@ class _Search:
         """This thread's (rows × n) float32 score and bool mask buffers, reused by each
         block it runs."""
         if not hasattr(self.buffers, "scores"):
-            size = self.by_class.shape[0]
+            size = self.by_class_t.shape[1]
             self.buffers.scores = np.empty((self.rows, size), dtype=np.float32)
             # Padded to whole uint64 words for the counting (``_candidate_mask``).
             self.buffers.mask = np.zeros((self.rows, -(-size // 8) * 8), dtype=bool)
@@ -272,7 +275,7 @@ def ranked_blocks(
     position = np.empty_like(order)
     position[order] = np.arange(size)
     classes, starts = np.unique(sorted_labels, return_index=True)
-    by_class = np.ascontiguousarray(reference[order])
+    by_class_t = np.ascontiguousarray(reference[order].T)
     k = min(k, size - int(exclude_self))
     threads = max(1, torch.get_num_threads())
     budget = int(memory_budget_mb * 2**20) // threads
@@ -280,7 +283,7 @@ def ranked_blocks(
     # Scores, mask, the class columns twice, and the per-row work arrays.
     rows = max(1, min(budget // (5 * size + 12 * widest + 64), _BLOCK_ROWS, query_rows.size))
     search = _Search(
-        queries, reference, by_class, (by_class * by_class).sum(1), order, position,
+        queries, reference, by_class_t, (by_class_t * by_class_t).sum(0), order, position,
         exclude_self, metric, k, min(k + 1, size - int(exclude_self)), rows,
         max(size, budget // (4 * _CANDIDATE_BYTES)),
     )  # fmt: skip
@@ -314,7 +317,7 @@ def ranked_blocks(
 
     # Each thread runs its own blocks start to end, single-threaded sgemm included: no
     # barrier between threads, no BLAS worker spinning beside the numpy passes.
-    with ThreadPoolExecutor(threads) as pool, threadpool_limits(limits=1, user_api="blas"):
+    with ThreadPoolExecutor(threads) as pool, single_blas_thread():
         pending: deque = deque()
         for task in tasks:
             pending.append(pool.submit(run, task))
@@ -333,7 +336,7 @@ def _score_and_count(
     scores = scores[: ids.size]
     # Each thread runs its own single-threaded sgemm (``ranked_blocks`` limits BLAS to
     # one thread): no BLAS worker spinning while the numpy passes below run.
-    np.matmul(block, search.by_class.T, out=scores)
+    np.matmul(block, search.by_class_t, out=scores)
     if search.metric == "euclidean":  # negated squared distance, as ``score_rows``
         scores *= 2
         scores -= search.by_class_sq[None, :]

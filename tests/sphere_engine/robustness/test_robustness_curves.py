@@ -84,3 +84,46 @@ def test_bad_options(digits_model, options, message):
         robustness_accuracy(model, head, x, y, **options)
     with pytest.raises(ValueError, match="one entry per input"):
         robustness_accuracy(model, head, x, y[:-1])
+
+
+def _trainable(*modules):
+    return [p.requires_grad for module in modules for p in module.parameters()]
+
+
+def test_parameters_frozen_during_the_attack_and_restored(digits_model):
+    """Autograd computes no weight gradient during the attacks (their cost, not only
+    their accumulation); each parameter's own flag comes back, a frozen one stays so."""
+    model, head, x, y = digits_model
+    model[0].bias.requires_grad_(False)  # a user's frozen parameter stays frozen
+    before = _trainable(model, head)
+    seen = []
+    hook = head.register_forward_hook(lambda *_: seen.append(_trainable(model, head)))
+    try:
+        robustness_accuracy(model, head, x, y, epsilons=(0.1,), steps=2, batch_size=100)
+        robustness_recall(model, x, y, epsilons=(0.1,), steps=2, attacks=("pgd",))
+    finally:
+        hook.remove()
+        model[0].bias.requires_grad_(True)
+    assert seen and not any(any(flags) for flags in seen)
+    assert before[1] is False and sum(before) == len(before) - 1
+    assert _trainable(model, head) == [True] * len(before)
+    assert all(p.grad is None for module in (model, head) for p in module.parameters())
+
+
+def test_parameters_and_mode_restored_after_an_error(digits_model):
+    model, head, x, y = digits_model
+    model.train(), head.eval()
+    calls = []
+
+    def fail_on_the_third_call(*_):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("boom")
+
+    hook = head.register_forward_hook(fail_on_the_third_call)
+    try:
+        with pytest.raises(RuntimeError, match="boom"):
+            robustness_accuracy(model, head, x, y, epsilons=(0.1,), steps=5, batch_size=100)
+    finally:
+        hook.remove()
+    assert all(_trainable(model, head)) and model.training and not head.training
