@@ -1,9 +1,11 @@
 """Clustering quality: NMI, AMI and pairwise F1 of k-means clusters (k = classes).
 
-NMI and AMI are scikit-learn's (arithmetic normalisation). Pairwise F1 counts pairs
-from the contingency table with C(n, 2) sums, never by enumerating pairs:
-precision = pairs sharing cluster and label / pairs sharing a cluster, recall = the
-same / pairs sharing a label.
+NMI and AMI as scikit-learn defines them (arithmetic normalisation), computed with
+the pairwise F1 from one contingency table (``information.py``: the same values,
+without scikit-learn's ~55 ms expected-MI loop at 100 classes). Pairwise F1 counts
+pairs from the table with C(n, 2) sums, never by enumerating pairs: precision = pairs
+sharing cluster and label / pairs sharing a cluster, recall = the same / pairs sharing
+a label.
 """
 
 from __future__ import annotations
@@ -12,20 +14,13 @@ from typing import Any
 
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
-from sklearn.metrics import adjusted_mutual_info_score, normalized_mutual_info_score
-from sklearn.metrics.cluster import contingency_matrix
 
+from sphere_engine.metrics.information import information_scores
 from sphere_engine.metrics.inputs import check_labels, check_pair, l2_normalize, to_numpy
 from sphere_engine.metrics.kmeans import kmeans_labels
 
 AGGLOMERATIVE_MAX_POINTS = 10_000
 LINKAGES = ("ward", "average", "complete", "single")
-
-
-def _pairs(counts: np.ndarray) -> float:
-    """Σ C(n, 2) over counts (float64, exact for any realistic N)."""
-    counts = np.asarray(counts, dtype=np.float64)
-    return float((counts * (counts - 1) / 2).sum())
 
 
 def _check_assignment(labels: Any, clusters: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -37,27 +32,17 @@ def _check_assignment(labels: Any, clusters: Any) -> tuple[np.ndarray, np.ndarra
 
 def pairwise_f1(labels: Any, clusters: Any) -> float:
     """Pairwise clustering F1 of N cluster ids against N class labels (0 if undefined)."""
-    true, predicted = _check_assignment(labels, clusters)
-    table = contingency_matrix(true, predicted, sparse=True)
-    both = _pairs(table.data)
-    same_cluster = _pairs(np.bincount(np.unique(predicted, return_inverse=True)[1]))
-    same_label = _pairs(np.bincount(np.unique(true, return_inverse=True)[1]))
-    if both == 0:
-        return 0.0
-    precision, recall = both / same_cluster, both / same_label
-    return 2 * precision * recall / (precision + recall)
+    return information_scores(*_check_assignment(labels, clusters))["f1"]
 
 
 def nmi(labels: Any, clusters: Any) -> float:
     """Normalised mutual information of N cluster ids against N class labels."""
-    true, predicted = _check_assignment(labels, clusters)
-    return float(normalized_mutual_info_score(true, predicted))
+    return information_scores(*_check_assignment(labels, clusters))["nmi"]
 
 
 def ami(labels: Any, clusters: Any) -> float:
     """Adjusted mutual information of N cluster ids against N class labels."""
-    true, predicted = _check_assignment(labels, clusters)
-    return float(adjusted_mutual_info_score(true, predicted))
+    return information_scores(*_check_assignment(labels, clusters))["ami"]
 
 
 def clustering_metrics(
@@ -81,11 +66,7 @@ def clustering_scores(
     """``clustering_metrics`` on already-checked (and normalised) arrays."""
     num_classes = np.unique(labels).size
     clusters = kmeans_labels(points, num_classes, seed=seed, backend=backend)
-    return {
-        "nmi": float(normalized_mutual_info_score(labels, clusters)),
-        "ami": float(adjusted_mutual_info_score(labels, clusters)),
-        "f1": pairwise_f1(labels, clusters),
-    }
+    return information_scores(labels, clusters)
 
 
 def agglomerative_nmi(
@@ -116,6 +97,6 @@ def agglomerative_nmi(
     num_classes = np.unique(true).size
     clusters = AgglomerativeClustering(n_clusters=num_classes, linkage=linkage).fit_predict(points)
     return {
-        "agglomerative_nmi": float(normalized_mutual_info_score(true, clusters)),
+        "agglomerative_nmi": information_scores(true, clusters)["nmi"],
         "agglomerative/points": float(points.shape[0]),
     }
