@@ -256,8 +256,10 @@ def _charts(
     last_step = int(series["step"].max()) if len(series) else 0
     st.caption(f"{logged_points:,} points logged per metric, up to step {last_step:,}")
     # Options as a plain tuple: the page script runs afresh per session, so its
-    # ``_Options`` class (and any instance's equality) is not shared between tabs.
-    key = (run_id, last_step, logged_points, tuple(wanted), astuple(options), evals, live)
+    # ``_Options`` class (and any instance's equality) is not shared between tabs. No
+    # points count: a tab's count is its own running sum (it can differ between tabs
+    # by a few points), while the last step names the rows drawn.
+    key = (run_id, last_step, tuple(wanted), astuple(options), evals, live)
     linked_zoom.reset_button(options.x)
     held = st.session_state.get(HELD_CHARTS)
     if held is None or held[0] != key:
