@@ -25,7 +25,7 @@ from app import charts, data
 from app.charts.base import limit
 from app.panels import linked_zoom
 from app.transforms import downsample, histogram_cells, time_at_steps
-from sphere_engine.catalogue import ChartGroup
+from sphere_engine.catalogue import ChartGroup, chart_groups, group_keys
 
 #: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
 DATASET = "rows"
@@ -95,13 +95,30 @@ def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
     # row, built on every refresh by Vega's expression interpreter); a canvas has no
     # element per mark to carry it, so it was computed for nothing.
     spec["config"] = {**spec.get("config", {}), "aria": False}
-    for part in spec.get("layer", []):
+    for part in [spec, *spec.get("layer", [])]:
         part.pop("data", None)
+        _tooltip_from_data(part)
     spec["data"] = {"name": DATASET}
     for param in spec.get("params", []):
         if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for on_select
             param["name"] = linked_zoom.ZOOM
     return spec
+
+
+def _tooltip_from_data(part: dict[str, Any]) -> None:
+    """Hover shows the hovered row's fields instead of an encoded tooltip.
+
+    An encoded tooltip is an object of formatted values that Vega's expression
+    interpreter (Streamlit's CSP-safe Vega evaluates expressions by walking their
+    syntax tree) builds for every row of every chart on every live refresh, hovered or
+    not: with the number formats behind it, a third of the browser's time on a live
+    Run page. The row itself costs nothing until it is shown (x, name, value)."""
+    encoding = part.get("encoding") or {}
+    if encoding.pop("tooltip", None) is None or "mark" not in part:
+        return
+    mark = part["mark"]
+    part["mark"] = {**({"type": mark} if isinstance(mark, str) else mark)}
+    part["mark"]["tooltip"] = {"content": "data"}
 
 
 def _wide(part: pd.DataFrame, x: str) -> pd.DataFrame:
@@ -158,6 +175,19 @@ def heatmap_spec(x: str, title: str, log_color: bool) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- charts
+
+
+@functools.lru_cache(maxsize=64)
+def chart_plan(logged: frozenset[str]) -> tuple[tuple[ChartGroup, list[str]], ...]:
+    """The catalogue's chart groups drawn for a run that logged the keys ``logged``,
+    each with its keys. Cached: its catalogue lookups took an eighth of a live
+    refresh's server time, for the same answer every time (a run logs the same names
+    all along)."""
+    return tuple(
+        (group, group_keys(group, logged))
+        for group in chart_groups()
+        if not group.requires or logged.intersection(group.requires)
+    )
 
 
 def lines(

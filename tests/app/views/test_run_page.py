@@ -180,6 +180,9 @@ def test_run_log_tail_and_checkpoints_with_download(filled_fresh, store):
         tracker.track_checkpoint(str(checkpoint), 60)
     app = open_page("views/run.py", {"run_id": filled_fresh.sec})
     assert not app.exception and not app.error
+    assert not [c for c in app.code if "step 499" in c.value]  # read only when opened
+    app.session_state["run.log_open"] = True
+    app.run()
     (log,) = [c for c in app.code if "step 499" in c.value]
     assert log.value.splitlines()[0] == "step 300"  # the last 200 lines
     buttons = [b for b in app.get("download_button") if b.proto.label == "Download"]

@@ -48,3 +48,37 @@ def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypat
     calls.clear()
     app.run()  # nothing new: a read of nothing, same chart
     assert calls == [25] and _loss_steps(app) == list(range(1, 26))
+
+
+def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
+    """Two tabs watching the same live run with the same options: the charts are built
+    once per new step (app.panels.shared_charts) and both tabs draw the same rows."""
+    from app.panels import shared_charts, training_charts
+
+    shared_charts.clear()
+    run_id = store.create_run(config(), "watched twice")
+    store.set_status(run_id, "running", device="cpu")
+    _log(store, run_id, range(1, 21))
+    built = []
+    original = training_charts.group_chart
+
+    def spy(group, *args, **kwargs):
+        built.append(group.id)
+        return original(group, *args, **kwargs)
+
+    monkeypatch.setattr(training_charts, "group_chart", spy)
+    first, second = (first_paint("views/run.py", {"run_id": run_id}) for _ in range(2))
+    for app in (first, second):
+        app.run()  # each tab's follow-up: the whole page
+        assert not app.exception and not app.error
+    assert _loss_steps(first) == _loss_steps(second) == list(range(1, 21))
+    once = len(built)
+    _log(store, run_id, range(21, 26))
+    first.run()
+    assert len(built) > once  # the first tab to see step 25 builds the charts
+    rebuilt = len(built)
+    second.run()
+    assert len(built) == rebuilt  # the second draws them
+    assert _loss_steps(first) == _loss_steps(second) == list(range(1, 26))
+    third = first_paint("views/run.py", {"run_id": run_id})  # opened afresh: first row only
+    assert not third.exception and len(charts_of(third)) == 2
