@@ -84,8 +84,9 @@ def arrow_bytes(frame: pd.DataFrame) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``."""
+def _data_free(chart: alt.TopLevelMixin, x: str) -> dict[str, Any]:
+    """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``, for
+    the x axis ``x``."""
     spec = chart.to_dict()
     spec.pop("datasets", None)
     # The points note travels as a caption. A canvas redraws new rows for a fraction of
@@ -97,7 +98,8 @@ def _data_free(chart: alt.TopLevelMixin) -> dict[str, Any]:
     spec["config"] = {**spec.get("config", {}), "aria": False}
     for part in [spec, *spec.get("layer", [])]:
         part.pop("data", None)
-        _tooltip_from_data(part)
+        if x != "clock":  # a wall-clock x is epoch milliseconds: keep its formatted date
+            _tooltip_from_data(part)
     spec["data"] = {"name": DATASET}
     for param in spec.get("params", []):
         if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for on_select
@@ -152,25 +154,25 @@ def line_spec(
         legend_title=legend_title,
         legend=legend,
     )
-    return _data_free(chart)
+    return _data_free(chart, x)
 
 
 @functools.cache
 def band_spec(x: str, title: str) -> dict[str, Any]:
-    return _data_free(charts.norm_band_chart(_empty(x, "mean"), x=x, title=title))
+    return _data_free(charts.norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
 
 
 @functools.cache
 def samples_spec(x: str, title: str) -> dict[str, Any]:
     empty = _empty(x, "norm").assign(sample=pd.Series(dtype=str))
-    return _data_free(charts.sample_norm_chart(empty, x=x, title=title))
+    return _data_free(charts.sample_norm_chart(empty, x=x, title=title), x)
 
 
 @functools.cache
 def heatmap_spec(x: str, title: str, log_color: bool) -> dict[str, Any]:
     empty = _empty("x0", "x1", "lower", "upper", "fraction")
     return _data_free(
-        charts.norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color)
+        charts.norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x
     )
 
 

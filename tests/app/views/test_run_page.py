@@ -247,3 +247,29 @@ def test_run_page_charts_are_canvases_without_per_mark_aria_descriptions(filled)
     for spec in charts_of(app):
         assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
         assert spec["config"]["aria"] is False
+
+
+def _tooltips(spec: dict) -> list:
+    parts = [spec, *spec.get("layer", [])]
+    return [
+        (part.get("encoding", {}).get("tooltip"), (part.get("mark") or {}).get("tooltip"))
+        for part in parts
+        if isinstance(part.get("mark"), dict) or "tooltip" in part.get("encoding", {})
+    ]
+
+
+def test_hover_shows_the_row_but_a_wall_clock_keeps_its_formatted_date(filled):
+    """On step and relative-time axes a hovered mark shows its row's fields (no
+    formatted tooltip object per row and refresh); a wall-clock x is epoch milliseconds
+    in the row, so there the encoded tooltip, with its formatted date, stays."""
+    app = open_page("views/run.py", {"run_id": filled.sec})
+    variance = {_title(spec): spec for spec in charts_of(app)}["Norm variance (training batch)"]
+    assert (None, {"content": "data"}) in _tooltips(variance)
+    app.radio(key="run.x").set_value("clock").run()
+    variance = {_title(spec): spec for spec in charts_of(app)}["Norm variance (training batch)"]
+    encoded = [encoding for encoding, _ in _tooltips(variance) if encoding]
+    assert encoded and any(
+        item.get("field") == "clock" and item.get("type") == "temporal"
+        for tooltip in encoded
+        for item in (tooltip if isinstance(tooltip, list) else [tooltip])
+    )

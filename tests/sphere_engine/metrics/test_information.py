@@ -59,7 +59,9 @@ def test_the_expected_mi_summed_by_sizes_equals_the_pair_by_pair_sum(
     true = np.repeat(np.arange(100), 100)  # one class size: the sum collapses to 1 × m
     predicted = np.where(rng.random(true.size) < 0.2, rng.integers(0, 100, true.size), true)
     table = information.contingency(true, predicted)
-    reference = expected_mutual_information(contingency_matrix(true, predicted, sparse=True), 10_000)
+    reference = expected_mutual_information(
+        contingency_matrix(true, predicted, sparse=True), 10_000
+    )
     assert information.expected_mutual_information(table.a, table.b) == pytest.approx(
         reference, rel=1e-12
     )
