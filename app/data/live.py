@@ -41,18 +41,16 @@ def live_metric_series(
     key = (run_id, tuple(sorted(set(names))))
     held = held_all.get(key)
     if held is None or held.max_points != max_points:
-        last = queries.last_step(store(), run_id)  # before the read: nothing falls between
-        frame, totals = metric_series([run_id], names, max_points=max_points)
+        last, frame, totals = _full_read(run_id, names, max_points)
         held = _Held(frame, dict(totals), last, max_points)
         held_all.clear()  # one live view per tab: forget other runs' and names' frames
         held_all[key] = held
         return held.frame, held.totals
     if held.last_step is None:
-        held.last_step = queries.last_step(store(), run_id)
-        if held.last_step is None:
+        if queries.last_step(store(), run_id) is None:
             return held.frame, held.totals
-        frame, totals = metric_series([run_id], names, max_points=max_points)
-        held.frame, held.totals = frame, dict(totals)
+        held.last_step, held.frame, totals = _full_read(run_id, names, max_points)
+        held.totals = dict(totals)
         return held.frame, held.totals
     tail = queries.metric_series(store(), [run_id], list(key[1]), since_step=held.last_step)
     if tail.empty:
@@ -74,3 +72,23 @@ def live_metric_series(
         merged = transforms.downsample(merged, max(max_points // series, 2))
     held.frame, held.last_step = merged, int(tail["step"].max())
     return held.frame, held.totals
+
+
+# A flush can land between reading the last step and reading the series: the full read
+# then holds steps past ``last``, which the next incremental read returns again, and the
+# points logged would be counted twice. Rare (a read takes ~0.1 s, flushes come every
+# second), so the read is simply repeated until the last step did not move across it.
+_FULL_READ_TRIES = 3
+
+
+def _full_read(
+    run_id: str, names: Sequence[str], max_points: int
+) -> tuple[int | None, pd.DataFrame, Totals]:
+    """(last step, frame, totals) of one downsampled read, the last step read before the
+    series and unchanged after it (unless a flush landed in each of the tries)."""
+    for _ in range(_FULL_READ_TRIES):
+        last = queries.last_step(store(), run_id)  # before the read: nothing falls between
+        frame, totals = metric_series([run_id], names, max_points=max_points)
+        if queries.last_step(store(), run_id) == last:
+            break
+    return last, frame, totals

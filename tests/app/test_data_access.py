@@ -205,3 +205,37 @@ def test_the_data_layer_loads_neither_torch_nor_faiss():
     code = "import sys, app.data; print([m for m in ('torch', 'faiss') if m in sys.modules])"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_live_reads_count_points_flushed_during_the_first_read_once(store, monkeypatch):
+    """A flush that lands between the live page's "last step" and its first full read
+    put those steps in both that read and the next incremental one: the points logged
+    were counted twice in the "N points logged" caption."""
+    import streamlit as st
+    from app_fixtures import config, scalars
+
+    from app.data import live
+
+    run_id = store.create_run(config(), "live run")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        for step in range(1, 11):
+            tracker.track_many(scalars(step, 0.1), step)
+    read_series = live.metric_series
+    flushes = iter([True])
+
+    def read_after_a_flush(*args, **kwargs):  # the worker flushes steps 11, 12 meanwhile
+        if next(flushes, False):
+            with store.tracker(run_id, flush_interval=0) as tracker:
+                for step in (11, 12):
+                    tracker.track_many(scalars(step, 0.1), step)
+        return read_series(*args, **kwargs)
+
+    monkeypatch.setattr(live, "metric_series", read_after_a_flush)
+    st.session_state.pop(live.STATE_KEY, None)
+    frame, totals = live.live_metric_series(run_id, ["norm/var"], max_points=50)
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track_many(scalars(13, 0.1), 13)
+    frame, totals = live.live_metric_series(run_id, ["norm/var"], max_points=50)
+    assert totals == {(run_id, "norm/var"): 13}
+    assert sorted(frame["step"]) == list(range(1, 14))
