@@ -4,11 +4,11 @@ The SDK (``spherescope``) hands each logged batch of raw embeddings here. The
 statistics are the engine's own (``sphere_engine.diagnostics``, the same functions the
 training loop calls). When the embeddings require a gradient, a tensor hook computes
 the gradient statistics while the user's ``backward`` runs; the step is then complete.
-Completed steps are moved to the host lazily, once per logged step, by ``drain`` (the
-SDK calls it on its next entry), so the hook itself never forces a device sync in the
-middle of the backward pass. Their host finish waits in a ``PendingStatistics`` and is
-done K steps at once (``drain`` returns them when due, or when asked to finish;
-``drain_unfinished`` hands them over unfinished, for the SDK's writer thread).
+Completed steps are moved to the host lazily, once per logged step, by
+``drain_unfinished`` (the SDK calls it on its next entry), so the hook itself never
+forces a device sync in the middle of the backward pass. They wait in a
+``PendingStatistics`` and are handed over K steps at once (when due, or when asked to
+finish), unfinished: the SDK finishes them on its writer thread.
 """
 
 from __future__ import annotations
@@ -28,14 +28,9 @@ from sphere_engine.diagnostics import (
     gradient_statistics,
     reduces_on_host,
 )
-from sphere_engine.pending_statistics import (
-    PendingStatistics,
-    StepRecord,
-    WaitingStep,
-    finish_waiting,
-)
+from sphere_engine.pending_statistics import PendingStatistics, WaitingStep
 
-__all__ = ["ExternalStep", "StepRecord", "WaitingStep", "finish_waiting"]
+__all__ = ["ExternalStep"]
 
 TrackedForward = tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]
 
@@ -121,17 +116,13 @@ class ExternalStep:
         self._pending.append(pending)
         return True
 
-    def drain(self, force: bool = False, finish: bool = False) -> list[StepRecord]:
-        """Moves completed steps to the host (one transfer each) and returns the finished
-        ones: all of them when due (K waiting, or the oldest ~0.5 s old), ``finish`` or
-        ``force``, else none yet. ``force``: also steps still waiting for a backward pass
-        (logged without gradient statistics)."""
-        return finish_waiting(self.drain_unfinished(force, finish))
-
     def drain_unfinished(self, force: bool = False, finish: bool = False) -> list[WaitingStep]:
-        """``drain`` without the finish: the steps as moved to the host, for the caller
-        to finish (``pending_statistics.finish_waiting``) where it likes, e.g. off the
-        training thread (the SDK's writer thread)."""
+        """Moves completed steps to the host (one transfer each) and returns them,
+        unfinished, when due (K waiting, or the oldest ~0.5 s old), ``finish`` or
+        ``force``, else none yet; the caller finishes them
+        (``pending_statistics.finish_waiting``) where it likes, e.g. off the training
+        thread (the SDK's writer thread). ``force``: also steps still waiting for a
+        backward pass (logged without gradient statistics)."""
         if force:
             self._close_waiting()
         ready = [p for p in self._pending if not p.waiting_for_grad]

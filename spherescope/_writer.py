@@ -39,7 +39,7 @@ class SafeWriter:
         try:
             method(*args)
         except WRITE_ERRORS as error:
-            self._failed(error)
+            self.record_failure(error)
         # while the store fails, rows pile up between retries: keep them bounded
         if self.failures and self.tracker.buffered_rows() > self.max_buffer_rows:
             self._drop_buffer()
@@ -72,9 +72,6 @@ class SafeWriter:
     def record_failure(self, error: Exception) -> None:
         """A failed write (or writer task) the caller caught: warn once, count it, record
         it on the run (``strict``: raise it)."""
-        self._failed(error)
-
-    def _failed(self, error: Exception) -> None:
         if self.strict:
             raise error
         message = f"{type(error).__name__}: {error}"

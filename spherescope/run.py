@@ -19,7 +19,7 @@ from spherescope._delivery import Delivery
 from spherescope._writer import SafeWriter
 
 if TYPE_CHECKING:
-    from sphere_engine.external_step import WaitingStep
+    from sphere_engine.pending_statistics import WaitingStep
 
 # What the user's thread collects before handing it to the writer thread in one batch
 # (the finished diagnostics come every ~32 logged steps anyway): this many scalar calls,
@@ -191,7 +191,7 @@ class Run:
 
     def _write_steps(self, waiting: list[WaitingStep]) -> None:
         """Finish logged steps (K at once, NumPy) and write their values."""
-        from sphere_engine.external_step import finish_waiting
+        from sphere_engine.pending_statistics import finish_waiting
 
         tracker = self._writer.tracker
         for record in finish_waiting(waiting):

@@ -36,10 +36,6 @@ class Contingency:
     a: np.ndarray  # class sizes (float64)
     b: np.ndarray  # cluster sizes (float64)
 
-    @property
-    def n(self) -> int:
-        return int(self.a.sum())
-
 
 def contingency(true: np.ndarray, predicted: np.ndarray) -> Contingency:
     """The table of N class labels against N cluster ids (any sortable values)."""
