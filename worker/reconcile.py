@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+import kombu
 import redis
 from celery import Celery, signals
 
@@ -74,9 +75,14 @@ def broker_task_ids(client: redis.Redis, queues: Iterable[str] = settings.QUEUES
     return {task_id for task_id in map(_task_id, raws) if task_id}
 
 
-def worker_task_ids(app: Celery, timeout_s: float = 1.0) -> set[str]:
+def worker_task_ids(
+    app: Celery, timeout_s: float = 1.0, connection: kombu.Connection | None = None
+) -> set[str]:
     """Ids of the tasks the workers that answer hold (active or reserved)."""
-    inspect = app.control.inspect(timeout=timeout_s)
+    if connection is None:
+        with app.connection_for_write() as own:
+            return worker_task_ids(app, timeout_s, own)
+    inspect = app.control.inspect(timeout=timeout_s, connection=connection)
     ids: set[str] = set()
     for reply in (inspect.active(), inspect.reserved()):
         for tasks in (reply or {}).values():
@@ -106,14 +112,27 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
     if not candidates:
         return []
     client = routing.redis_client(app.conf.broker_url)
+    # A connection of this pass only, never one from the app's pool: the worker forks a
+    # pool process after every run, and a child closes the pool it inherited, reading a
+    # BRPOP reply still pending on a pooled connection from the socket it shares with
+    # this process. It then hung until the broker connection dropped (30-90 s) and a
+    # reply it swallowed was lost. A connection outside any pool is only disconnected
+    # in the child, which redis-py does without touching the parent's socket.
+    connection = app.connection_for_write()
     try:
-        held = broker_task_ids(client) | worker_task_ids(app)
+        held = broker_task_ids(client) | worker_task_ids(app, connection=connection)
         resent = []
         for record in candidates:
             if record.run_id in held or store.get_run(record.run_id).status != "queued":
                 continue
             queue = _queue_of(record.config, client)
-            app.send_task(TASK_NAME, (record.run_id,), task_id=record.run_id, queue=queue)
+            app.send_task(
+                TASK_NAME,
+                (record.run_id,),
+                task_id=record.run_id,
+                queue=queue,
+                connection=connection,
+            )
             log.warning(
                 "run %s was queued but the broker no longer held it: enqueued again on %s",
                 record.run_id,
@@ -122,6 +141,7 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
             resent.append(record.run_id)
         return resent
     finally:
+        connection.release()
         client.close()
 
 

@@ -3,12 +3,15 @@ against the restarted Redis enqueues them again, and the run trains exactly once
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from worker_fixtures import WorkerProcess, config, wait_for, wait_status
+from worker_fixtures import REPO, WorkerProcess, config, wait_for, wait_status
 
 from db import queries
 from db.store import RunStore
@@ -91,3 +94,24 @@ def test_reconcile_leaves_runs_the_broker_holds_and_fresh_ones_alone(
     assert broker_task_ids(client) == {held, orphan}
     assert reconcile(app, store, grace_s=0) == []  # now held: not sent twice
     client.close()
+
+
+def test_a_pool_process_forked_while_the_reconcile_pass_waits_for_replies_starts_at_once(
+    own_redis,
+) -> None:
+    """The worker forks a pool process after every run; its reconcile thread may be
+    waiting for inspect replies at that moment. A child that inherited that connection
+    used to read the pending reply from the socket it shares with the parent while it
+    closed the inherited pool: it hung until the parent dropped the connection (32–93 s
+    in the suite), and a task reply it swallowed was lost. The scenario runs in a
+    process of its own, so that a hang fails this test instead of stalling the suite."""
+    script = Path(__file__).with_name("fork_during_inspect.py")
+    env = dict(os.environ, REDIS_URL=own_redis.url, PYTHONPATH=str(REPO))
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired as expired:
+        raise AssertionError(f"the parent hung after the forks: {expired.stdout!r}") from None
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "hung: []", done.stdout
