@@ -23,6 +23,23 @@ log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 1000
 
+# Problems already logged by this process, across catalogues: long-lived processes build
+# a store per pass or per page (the worker's reaper every 5 s, the dashboard's pages), and
+# a damaged file that stays damaged must be one warning, not one per pass.
+_logged: dict[tuple[str, str], None] = {}
+_logged_lock = threading.Lock()
+
+
+def _log_once(home: Path, message: str) -> None:
+    key = (str(home), message)
+    with _logged_lock:
+        if key in _logged:
+            return
+        _logged[key] = None
+        while len(_logged) > MAX_PROBLEMS:
+            _logged.pop(next(iter(_logged)))
+    log.warning("run store %s: %s", home, message)
+
 
 class FileCatalogue:
     """The files under ``<home>/runs``. Cheap to create; safe to share between threads.
@@ -102,7 +119,7 @@ class FileCatalogue:
             self._problems[message] = None
             while len(self._problems) > MAX_PROBLEMS:
                 self._problems.pop(next(iter(self._problems)))
-        log.warning("run store %s: %s", self.home, message)
+        _log_once(self.home, message)
 
     def problems(self) -> list[str]:
         """What had to be skipped or ignored (corrupt/foreign files), oldest first."""

@@ -10,6 +10,7 @@ import pytest
 from db import layout
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.lost_runs import mark_lost_runs
+from db.store import RunStore
 
 
 def _damage(store, run_id) -> None:
@@ -74,3 +75,20 @@ def test_a_queued_run_with_a_damaged_status_is_not_started_until_rerun(store, co
     with RunLifecycle(store, run_id):
         pass
     assert store.get_run(run_id).status == "finished"
+
+
+def test_a_damaged_status_is_logged_once_per_process_not_once_per_store(
+    store, config, caplog
+) -> None:
+    """The worker's reaper builds a store per pass (every 5 s) and the dashboard one per
+    page: a status that stays damaged must be one warning, not one per pass. Each
+    store still lists the problem."""
+    run_id = store.create_run(config, status="running")
+    _damage(store, run_id)
+    with caplog.at_level("WARNING", logger="db.catalogue"):
+        for _ in range(3):
+            fresh = RunStore(store.home)
+            assert mark_lost_runs(fresh, 3600.0) == []
+            assert any("status.json" in problem for problem in fresh.problems())
+    warnings = [r.getMessage() for r in caplog.records if "status.json" in r.getMessage()]
+    assert len(warnings) == 1, warnings
