@@ -11,7 +11,8 @@ With a threshold t, a pair is accepted when its score ≥ t:
 - ``verification/tar@far=X``: the largest TAR whose FAR ≤ X (the smallest threshold
   with FAR ≤ X). With fewer than 10/X impostor pairs, FAR = X cannot be resolved and
   the value is NaN, never a number; ``verification/min_far`` (= 10 / impostor pairs)
-  records the limit, and a warning names the unresolved targets;
+  records the limit, and a warning (once per process for the same targets and pair
+  count) names the unresolved targets;
 - ``verification/eer``: where FAR = 1 − TAR, linearly interpolated between the two
   ROC points (including the start FAR = TAR = 0) where the sign of FAR − (1 − TAR)
   changes;
@@ -193,6 +194,25 @@ def verification_scores(
     return _metrics(scores, genuine, fold, targets)
 
 
+# (targets, impostor pairs) already warned about by this process: a training run
+# evaluates the same split every few hundred steps and stores the limit with each
+# evaluation (``verification/min_far``), so its log needs the warning once, not per
+# evaluation. Each run trains in a fresh worker process: once per run.
+_warned_unresolved: set[tuple[str, int]] = set()
+
+
+def _warn_unresolved(targets: str, impostors: int) -> None:
+    if (targets, impostors) in _warned_unresolved:
+        return
+    _warned_unresolved.add((targets, impostors))
+    logger.warning(
+        "TAR@FAR reported as NaN for FAR %s: %d impostor pairs resolve FAR ≥ %.1e only",
+        targets,
+        impostors,
+        MIN_IMPOSTORS_PER_FAR / impostors,
+    )
+
+
 def _metrics(
     scores: np.ndarray, genuine: np.ndarray, fold: np.ndarray, targets: tuple[float, ...]
 ) -> dict[str, float]:
@@ -213,12 +233,7 @@ def _metrics(
         allowed = np.flatnonzero(far <= target)
         result[far_key(target)] = float(tar[allowed[-1]]) if allowed.size else 0.0
     if unresolved:
-        logger.warning(
-            "TAR@FAR reported as NaN for FAR %s: %d impostor pairs resolve FAR ≥ %.1e only",
-            ", ".join(unresolved),
-            impostors,
-            MIN_IMPOSTORS_PER_FAR / impostors,
-        )
+        _warn_unresolved(", ".join(unresolved), impostors)
     accuracies = _fold_accuracy(genuine, fold, order, group_end)
     result["verification/accuracy"] = float(accuracies.mean())
     result["verification/accuracy_std"] = float(accuracies.std())

@@ -183,3 +183,17 @@ def test_bad_input(options, message):
 def test_labels_required_without_flagged_pairs():
     with pytest.raises(ValueError, match="labels are required"):
         verification_scores(np.eye(3), None)
+
+
+def test_an_unresolved_far_is_warned_about_once_per_process_not_per_evaluation(
+    make_clustered, caplog
+):
+    """A run evaluates the same split every few hundred steps; each result keeps the NaN
+    and ``verification/min_far``, the log says it once."""
+    x, y = make_clustered(5, 20, 6, spread=0.5)
+    with caplog.at_level(logging.WARNING):
+        for seed in range(3):
+            result = verification_scores(x, y, max_impostor_pairs=997, seed=seed)
+            assert np.isnan(result["verification/tar@far=1e-3"])
+            assert result["verification/min_far"] == pytest.approx(10 / 997)
+    assert caplog.text.count("TAR@FAR reported as NaN") == 1, caplog.text
