@@ -271,12 +271,14 @@ def _charts(
         for name, chart in drawn[:limit]:  # a first paint draws its first row only
             place(name, chart)
         if limit is not None:
+            training_charts.points_caption([chart for _, chart in drawn[:limit]])
             return
         st.session_state[HELD_CHARTS] = held
     else:
         drawn = []
         for group, keys in groups:
             if limit is not None and len(drawn) >= limit:
+                training_charts.points_caption([chart for _, chart in drawn])
                 return
             chart = training_charts.group_chart(
                 group,
@@ -299,6 +301,7 @@ def _charts(
         st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
     else:
         training_charts.show(evaluation, "evaluation", options.x)
+    training_charts.points_caption([chart for _, chart in drawn])
 
 
 class _Grid:
