@@ -136,6 +136,8 @@ def _live(
             # The run ended: render once more without polling, before the header says
             # so (a page never shows "finished" above the live charts' last counts).
             st.rerun(scope="app")
+        if live:
+            data.mark_watched(run_id)  # its tracker flushes more often while watched
         _header(record)
         names = data.metric_names([run_id])
         if not names:

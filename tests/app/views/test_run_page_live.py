@@ -135,3 +135,20 @@ def test_the_points_notes_of_the_charts_share_one_caption(store):
     assert len(notes) == 1, notes
     assert notes[0].startswith("Points drawn of those logged: Loss terms ")
     assert " of 3,000 points · " in notes[0]  # the loss chart's three terms
+
+
+def test_a_live_page_marks_its_run_watched_and_an_ended_one_does_not(store):
+    """The run's tracker flushes more often while a live page watches it (the page's
+    lag is mostly the wait for the next flush); a finished run is not marked."""
+    live = store.create_run(config(), "live run")
+    store.set_status(live, "running", device="cpu")
+    _log(store, live, range(1, 6))
+    ended = store.create_run(config(), "ended run")
+    store.set_status(ended, "running", device="cpu")
+    _log(store, ended, range(1, 6))
+    store.set_status(ended, "finished")
+    for run_id in (live, ended):
+        app = first_paint("views/run.py", {"run_id": run_id})
+        assert not app.exception and not app.error
+    assert store.is_watched(live)
+    assert not store.is_watched(ended)
