@@ -6,6 +6,7 @@
     <home>/runs/<run_id>/user.json         tags, notes (edited from the dashboard)
     <home>/runs/<run_id>/run_info.json     what the trainer reported with track_run_info
     <home>/runs/<run_id>/CANCEL            cancel flag (existence is the signal)
+    <home>/runs/<run_id>/watched           touched by a live Run page (its mtime: when)
     <home>/runs/<run_id>/tables/<table>/c-<seq>-<token>.parquet   immutable chunks
     <home>/runs/<run_id>/tables/<table>/compact-<seq>.parquet     all chunks with seq <= <seq>
     <home>/runs/<run_id>/tables/scalar_levels/compact-<seq>.parquet  bucket summaries of
@@ -37,6 +38,7 @@ HEARTBEAT = "heartbeat.json"
 USER = "user.json"
 RUN_INFO = "run_info.json"
 CANCEL = "CANCEL"
+WATCHED = "watched"  # empty; its modification time says when a live page last looked
 CLAIM = "claim"  # created with O_EXCL by the one process that takes a queued run
 ENDED = "ended.json"  # a copy of the terminal status, to rebuild a damaged status.json
 

@@ -148,3 +148,23 @@ def cancel_reason(catalogue: FileCatalogue, run_id: str) -> str:
 def cancel_requested(catalogue: FileCatalogue, run_id: str) -> bool:
     """Cheap enough to call every training iteration (one ``stat``)."""
     return os.path.exists(catalogue.run_dir(run_id) / layout.CANCEL)
+
+
+#: A run counts as watched this long after a live page last touched its marker.
+WATCHED_FOR_S = 10.0
+
+
+def mark_watched(catalogue: FileCatalogue, run_id: str) -> None:
+    """Say that a live page shows the run now (touches ``<run dir>/watched``)."""
+    (catalogue.existing_run_dir(run_id) / layout.WATCHED).touch()  # sets the mtime
+
+
+def is_watched(catalogue: FileCatalogue, run_id: str, within_s: float = WATCHED_FOR_S) -> bool:
+    """Whether a live page touched the run's marker in the last ``within_s`` seconds (one
+    ``stat``; wall clock, so the page and the trainer must share a clock: one host or
+    synchronised hosts)."""
+    try:
+        touched = os.stat(catalogue.run_dir(run_id) / layout.WATCHED).st_mtime
+    except OSError:
+        return False
+    return time.time() - touched <= within_s

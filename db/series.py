@@ -48,6 +48,7 @@ def metric_series(
     max_points: int = 1000,
     x: str = "step",
     since_step: int | None = None,
+    since_bucket: int = 1,
 ) -> pd.DataFrame:
     """Per-step scalars of several runs, at most ``max_points`` rows per (run, name)
     (for long runs at least 2/3 of it: the grid width is rounded up to a multiple of a
@@ -62,6 +63,10 @@ def metric_series(
     ``since_step``: only the values logged after that step, every one of them (no
     grid: a live page asks for the few points added since its last refresh and merges
     them into what it holds; ``min`` = ``max`` = value, ``total_points`` counts them).
+    ``since_bucket`` > 1 groups them by ``step // since_bucket`` in DuckDB instead,
+    each bucket as in the grid (last value, finite min and max, last wall time) at its
+    last step: a run logging hundreds of steps a second sends a live page a few rows
+    per refresh, not every value.
     """
     catalogue = catalogue_of(source)
     runs = check_runs(catalogue, run_ids)
@@ -73,7 +78,7 @@ def metric_series(
     if not runs or not wanted:
         return _empty(columns)
     if since_step is not None:
-        return _since(catalogue, runs, wanted, since_step)
+        return _since(catalogue, runs, wanted, since_step, since_bucket)
     if x == "step":
         table = step_grid_series(catalogue, runs, wanted, max_points)
     else:
@@ -96,16 +101,37 @@ ORDER BY run_id, name, step
 """
 
 
-def _since(catalogue: FileSource, runs: list[str], names: list[str], since: int) -> pd.DataFrame:
-    if isinstance(since, bool) or not isinstance(since, int):
-        raise ValueError(f"since_step must be an integer, got {since!r}")
+_SINCE_BUCKETS = """
+SELECT run_id, name, max(step) AS step, arg_max(value, step) AS value,
+       min(value) FILTER (WHERE isfinite(value)) AS min,
+       max(value) FILTER (WHERE isfinite(value)) AS max,
+       arg_max(wall_time, step) AS wall_time, count(*) AS points
+FROM scalars WHERE {where} AND step > $since
+GROUP BY run_id, name, step // $bucket
+ORDER BY run_id, name, step
+"""
+
+
+def _since(
+    catalogue: FileSource, runs: list[str], names: list[str], since: int, bucket: int
+) -> pd.DataFrame:
+    for name, value in (("since_step", since), ("since_bucket", bucket)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if bucket < 1:
+        raise ValueError(f"since_bucket must be at least 1, got {bucket}")
     where, params = in_list("name", "n", names)
     params["since"] = since
+    if bucket > 1:
+        params["bucket"] = bucket
     # The SQL text holds only fixed fragments and placeholders; values are bound.
-    sql = _SINCE.format(where=where)
+    sql = (_SINCE_BUCKETS if bucket > 1 else _SINCE).format(where=where)
     frame = query_arrow(catalogue, {"scalars": (SCALARS, runs)}, sql, params).to_pandas()
+    if bucket > 1:
+        counts = frame.groupby(["run_id", "name"], sort=False)["points"].sum()
+    else:
+        counts = frame.groupby(["run_id", "name"], sort=False).size()
     frame = frame[SERIES_COLUMNS]
-    counts = frame.groupby(["run_id", "name"], sort=False).size()
     frame.attrs["total_points"] = {key: int(count) for key, count in counts.items()}
     return frame
 

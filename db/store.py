@@ -153,6 +153,15 @@ class RunStore:
         """Cheap enough to call every training iteration (one ``stat``)."""
         return run_status.cancel_requested(self.files, run_id)
 
+    def mark_watched(self, run_id: str) -> None:
+        """A live page shows the run now: its tracker flushes more often for a while
+        (``StoreTracker(watched_flush_interval=...)``, ``run_status.WATCHED_FOR_S``)."""
+        run_status.mark_watched(self.files, run_id)
+
+    def is_watched(self, run_id: str) -> bool:
+        """Whether a live page marked the run in the last ``run_status.WATCHED_FOR_S``."""
+        return run_status.is_watched(self.files, run_id)
+
     # -- user fields (db.user_fields) ----------------------------------------------------
     def set_tags(self, run_id: str, tags: Iterable[str]) -> None:
         user_fields.set_tags(self.files, run_id, tags)

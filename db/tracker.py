@@ -2,9 +2,11 @@
 
 Values are buffered in columnar arrays (a few list appends per call) and written as
 one Parquet chunk per table at most every ``flush_interval`` seconds (checked on each
-call), on ``flush()``, or when the buffer grows past ``max_buffer_rows``. Each flush
-also writes the heartbeat with the last progress. Every ``compact_every`` flushes the
-tracker compacts its run, which bounds the number of files a reader opens. A failed
+call; ``watched_flush_interval`` while a live page watches the run, see
+``RunStore.mark_watched``), on ``flush()``, or when the buffer grows past
+``max_buffer_rows``. Each flush also writes the heartbeat with the last progress. Every
+``compact_every`` flushes (a watched run's count as fractions: the same cadence in time)
+the tracker compacts its run, which bounds the number of files a reader opens. A failed
 write keeps the buffered rows (the next flush retries them), notes the error in the
 run's status file and raises ``StoreWriteError``: nothing is dropped silently.
 
@@ -14,6 +16,7 @@ One tracker writes a run at a time (the worker running it).
 from __future__ import annotations
 
 import logging
+import math
 import operator
 import time
 import uuid
@@ -30,6 +33,12 @@ from db.schema import CHECKPOINTS, CURVES, EVALS, NORMS, SCALARS, SNAPSHOTS, TAB
 from db.write_errors import StoreWriteError, describe_write_error, is_no_space
 
 __all__ = ["StoreTracker", "StoreWriteError"]
+
+#: Seconds between flushes while a live Run page watches the run (``watched_flush_interval``):
+#: the page's lag from a step logged to drawn is mostly waiting for the next flush.
+WATCHED_FLUSH_S = 0.5
+#: How often the tracker looks at the run's watched marker (one ``stat``).
+WATCH_POLL_S = 1.0
 
 if TYPE_CHECKING:
     from db.store import RunStore
@@ -123,9 +132,14 @@ class StoreTracker:
         max_buffer_rows: int = 4_000_000,
         compact_every: int = 30,
         fsync: bool = True,
+        watched_flush_interval: float = WATCHED_FLUSH_S,
     ) -> None:
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 seconds, got {flush_interval!r}")
+        if not watched_flush_interval >= 0:
+            raise ValueError(
+                f"watched_flush_interval must be >= 0 seconds, got {watched_flush_interval!r}"
+            )
         if compact_every < 0:
             raise ValueError(f"compact_every must be >= 0 (0: never), got {compact_every!r}")
         if max_buffer_rows < 1:
@@ -134,6 +148,9 @@ class StoreTracker:
         self.store = store
         self.run_id = run_id
         self.flush_interval = float(flush_interval)
+        self.watched_flush_interval = min(float(watched_flush_interval), self.flush_interval)
+        self._watched = False
+        self._watch_checked = -math.inf  # monotonic time of the last look at the marker
         self.max_buffer_rows = max_buffer_rows
         self.compact_every = compact_every
         self.fsync = fsync
@@ -256,7 +273,9 @@ class StoreTracker:
                 raise StoreWriteError(full[0].split(": ", 1)[1])
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
         self.flushes += 1
-        self._flushes_since_compaction += bool(pending_tables)
+        if pending_tables:  # a watched run's more frequent flushes count as fractions:
+            # compaction rewrites the run, so it keeps its unwatched cadence in time
+            self._flushes_since_compaction += self._flush_weight()
         if self.compact_every and self._flushes_since_compaction >= self.compact_every:
             self._compact()
 
@@ -289,11 +308,28 @@ class StoreTracker:
         )
 
     def _maybe_flush(self) -> None:
+        now = time.monotonic()
         if (
-            time.monotonic() - self._last_flush >= self.flush_interval
+            now - self._last_flush >= self._interval(now)
             or len(self._scalars) >= self.max_buffer_rows
         ):
             self.flush()
+
+    def _flush_weight(self) -> float:
+        if self._watched and self.flush_interval > 0:
+            return self.watched_flush_interval / self.flush_interval
+        return 1.0
+
+    def _interval(self, now: float) -> float:
+        """``watched_flush_interval`` while a live page watches the run (its marker,
+        ``RunStore.mark_watched``, looked at every ``WATCH_POLL_S``: one ``stat``), else
+        ``flush_interval``: what a watcher waits for is mostly the next flush."""
+        if self.watched_flush_interval >= self.flush_interval:
+            return self.flush_interval
+        if now - self._watch_checked >= WATCH_POLL_S:
+            self._watch_checked = now
+            self._watched = self.store.is_watched(self.run_id)
+        return self.watched_flush_interval if self._watched else self.flush_interval
 
     def _pending_tables(self) -> list[tuple[str, int, Any, Any]]:
         return [

@@ -2,8 +2,9 @@
 refresh and merge them, per browser session, into what the page already holds.
 
 The first read of a (run, metric names) is the usual downsampled one; every later one
-asks ``db.queries.metric_series(..., since_step=last)`` for the new raw points (a few
-per refresh) and appends them. When the merged frame outgrows twice its budget it is
+asks ``db.queries.metric_series(..., since_step=last, since_bucket=...)`` for the new
+points, grouped in DuckDB in buckets about as wide as the held grid (``tail_bucket``;
+raw while the run is short), and appends them. When the merged frame outgrows twice its budget it is
 downsampled here (``transforms.downsample`` keeps each bucket's min and max). The
 held frames live in ``st.session_state`` (one per tab), so two tabs do not share
 state, and a tab leaving the Run page drops nothing it still needs.
@@ -11,6 +12,7 @@ state, and a tab leaving the Run page drops nothing it still needs.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,7 +54,13 @@ def live_metric_series(
         held.last_step, held.frame, totals = _full_read(run_id, names, max_points)
         held.totals = dict(totals)
         return held.frame, held.totals
-    tail = queries.metric_series(store(), [run_id], list(key[1]), since_step=held.last_step)
+    tail = queries.metric_series(
+        store(),
+        [run_id],
+        list(key[1]),
+        since_step=held.last_step,
+        since_bucket=tail_bucket(held.last_step, max_points, len(key[1])),
+    )
     if tail.empty:
         return held.frame, held.totals
     for pair, count in tail.attrs.get("total_points", {}).items():
@@ -72,6 +80,23 @@ def live_metric_series(
         merged = transforms.downsample(merged, max(max_points // series, 2))
     held.frame, held.last_step = merged, int(tail["step"].max())
     return held.frame, held.totals
+
+
+def mark_watched(run_id: str) -> None:
+    """Tell the run's tracker that a live page shows it (``RunStore.mark_watched``): it
+    flushes more often while marked, which is most of what a watcher waits for. A hint:
+    a run deleted meanwhile is not an error here."""
+    with contextlib.suppress(OSError, ValueError):
+        store().mark_watched(run_id)
+
+
+def tail_bucket(last_step: int, max_points: int, names: int) -> int:
+    """Steps per row of the new points read after ``last_step``: about the width of the
+    held grid (``max_points`` shared by ``names`` series), so a run logging hundreds of
+    steps a second adds a few rows per series and refresh, not every value (which were
+    read, merged and downsampled again on every refresh of every tab)."""
+    per_series = max(max_points // max(names, 1), 2)
+    return max(1, last_step // per_series)
 
 
 # A flush can land between reading the last step and reading the series: the full read

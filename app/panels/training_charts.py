@@ -13,6 +13,7 @@ once per spec, not once per chart and refresh.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,15 +38,18 @@ HEATMAP_STEP_SHARE = 0.5
 
 @dataclass(frozen=True)
 class LiveChart:
-    """What one chart sends: its shared spec, its rows (Arrow IPC) and points note."""
+    """What one chart sends: its shared spec, its rows (Arrow IPC), and its title and
+    "N of M points" note for the page's one points caption (``points_caption``)."""
 
     spec: dict[str, Any]
     rows: bytes
+    title: str
     note: str | None
 
 
 def show(chart: LiveChart, name: str | None = None, axis: str = "step") -> None:
-    """Draw ``chart`` (stretched to its column) and its "N of M points" caption.
+    """Draw ``chart`` (stretched to its column); its points note goes in the page's one
+    ``points_caption``.
 
     With a ``name``, zooming or panning it sets the x range of every named chart of the
     page (``app.panels.linked_zoom``; ``axis``: the page's x axis); else it zooms alone."""
@@ -61,12 +65,22 @@ def show(chart: LiveChart, name: str | None = None, axis: str = "step") -> None:
             on_select=functools.partial(linked_zoom.zoomed, key, axis),
             selection_mode=linked_zoom.ZOOM,
         )
-    if chart.note:
-        st.caption(chart.note)
 
 
-def _live_chart(spec: dict[str, Any], frame: pd.DataFrame, note: str | None) -> LiveChart:
-    return LiveChart(spec, arrow_bytes(frame), note)
+def points_caption(drawn: Sequence[LiveChart]) -> None:
+    """One caption with the "N of M points" notes of the ``drawn`` charts that show
+    fewer points than were logged. A caption under each chart was ~16 more elements
+    that a live refresh sent again and the browser rendered again (Markdown, layout)
+    every 2 s in every watching tab."""
+    notes = [f"{chart.title} {chart.note}" for chart in drawn if chart.note]
+    if notes:
+        st.caption("Points drawn of those logged: " + " · ".join(notes))
+
+
+def _live_chart(
+    spec: dict[str, Any], frame: pd.DataFrame, title: str, note: str | None
+) -> LiveChart:
+    return LiveChart(spec, arrow_bytes(frame), title, note)
 
 
 def arrow_bytes(frame: pd.DataFrame) -> bytes:
@@ -206,7 +220,7 @@ def lines(
     frame, note = charts.line_rows(part, x=x, log_y=log_y, total=total)
     legend = frame["name"].nunique() > 1  # one series is named by the title
     spec = line_spec(x, title, y_title, log_y, legend_title, legend)
-    return _live_chart(spec, frame[[x, "name", "value"]], note)
+    return _live_chart(spec, frame[[x, "name", "value"]], title, note)
 
 
 def group_chart(
@@ -231,7 +245,8 @@ def group_chart(
             norms = norms.assign(**{x: time_at_steps(norms.assign(run_id=run_id), series, x)})
         frame, note = limit(norms, ["sample"], x, total)
         frame = frame.assign(sample=frame["sample"].astype(str))
-        return _live_chart(samples_spec(x, group.title), frame[[x, "sample", "norm"]], note)
+        rows = frame[[x, "sample", "norm"]]
+        return _live_chart(samples_spec(x, group.title), rows, group.title, note)
     part = series[series["name"].isin(keys)]
     total = data.points_total(totals, keys)
     if group.kind == "heatmap":
@@ -241,7 +256,7 @@ def group_chart(
             return None
         frame, note = limit(cells, [], "x0", total)
         spec = heatmap_spec(x, group.title, log_color)
-        return _live_chart(spec, frame.drop(columns="run_id"), note)
+        return _live_chart(spec, frame.drop(columns="run_id"), group.title, note)
     if group.kind == "band":
         if "norm/mean" not in set(part["name"]):
             return None
@@ -250,7 +265,7 @@ def group_chart(
         wide = _wide(part, x).rename(columns=renamed)
         frame, note = charts.band_rows(wide, x=x, total=per_metric)
         columns = [x, "mean", "std", "min", "max", "lower", "upper"]
-        return _live_chart(band_spec(x, group.title), frame[columns], note)
+        return _live_chart(band_spec(x, group.title), frame[columns], group.title, note)
     if part.empty:
         return None
     single = len(keys) == 1 and group.y_title == "value"

@@ -35,9 +35,14 @@ PER_SERIES_POINTS = 1000
 #: refresh is mostly Vega re-evaluating every row of every chart (150 → 75 cut the
 #: browser's time per refresh by about a fifth, the server's by a tenth).
 LIVE_SERIES_POINTS = 75
-#: The live charts poll this often (seconds); a poll that finds no new step re-sends
-#: the held charts, which the browser does not redraw.
-LIVE_CHARTS_S = 2.0
+#: The live charts poll this often (seconds). With the run's tracker flushing every
+#: 0.5 s while watched (``data.mark_watched``), a step is drawn about a second after it
+#: is logged. A lag-for-CPU trade: Streamlit re-renders every element of a fragment
+#: run, so a poll costs the browser about as much with or without new points
+#: (bench/dashboard_speed, 2 tabs, interleaved runs at load 4.4-5.4: 1.25 s gave lag
+#: p90 1.63/1.68 s, Chromium 40/42 % and server 7.9/7.1 % of a core per tab; 2 s gave
+#: 2.24/3.64 s, 32/30 % and 5.6/6.7 %).
+LIVE_CHARTS_S = 1.25
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 LOG_OPEN = "run.log_open"  # the log expander's state (open: read and draw the tail)
@@ -136,6 +141,8 @@ def _live(
             # The run ended: render once more without polling, before the header says
             # so (a page never shows "finished" above the live charts' last counts).
             st.rerun(scope="app")
+        if live:
+            data.mark_watched(run_id)  # its tracker flushes more often while watched
         _header(record)
         names = data.metric_names([run_id])
         if not names:
@@ -240,8 +247,10 @@ def _charts(
 
     While the run trains, the charts a tab computed are kept (``st.session_state``)
     until the run logs a new step: a refresh without one sends the same specs and rows
-    again, which costs the server a read of nothing and the browser no redraw. Charts
-    built for one tab serve every tab that would build the same (``shared_charts``)."""
+    again, which costs the server a read of nothing and Vega no new dataset (the bytes
+    are the same), though Streamlit's frontend still renders every element again and
+    re-lays out each view. Charts built for one tab serve every tab that would build
+    the same (``shared_charts``)."""
     groups = training_charts.chart_plan(frozenset(names))
     wanted = sorted({key for _, keys in groups for key in keys})
     per_series = LIVE_SERIES_POINTS if live else PER_SERIES_POINTS
@@ -271,12 +280,14 @@ def _charts(
         for name, chart in drawn[:limit]:  # a first paint draws its first row only
             place(name, chart)
         if limit is not None:
+            training_charts.points_caption([chart for _, chart in drawn[:limit]])
             return
         st.session_state[HELD_CHARTS] = held
     else:
         drawn = []
         for group, keys in groups:
             if limit is not None and len(drawn) >= limit:
+                training_charts.points_caption([chart for _, chart in drawn])
                 return
             chart = training_charts.group_chart(
                 group,
@@ -299,6 +310,7 @@ def _charts(
         st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
     else:
         training_charts.show(evaluation, "evaluation", options.x)
+    training_charts.points_caption([chart for _, chart in drawn])
 
 
 class _Grid:

@@ -36,3 +36,19 @@ def test_since_step_must_be_an_integer(tmp_path):
     run_id = _run(store, range(1, 3))
     with pytest.raises(ValueError, match="since_step"):
         queries.metric_series(store, [run_id], ["a"], since_step="1; DROP")
+
+
+def test_since_bucket_sends_each_bucket_of_new_points_once(tmp_path):
+    """A run logging hundreds of steps a second: the live page asks for the new points
+    in buckets of ``since_bucket`` steps (last value, min, max at the bucket's last step)."""
+    store = RunStore(tmp_path)
+    run_id = _run(store, range(1, 101))
+    frame = queries.metric_series(store, [run_id], ["a"], since_step=90, since_bucket=4)
+    # steps 91..100 fall in buckets 22 (91), 23 (92-95), 24 (96-99) and 25 (100)
+    assert frame["step"].tolist() == [91, 95, 99, 100]
+    assert frame["value"].tolist() == [91.0, 95.0, 99.0, 100.0]
+    assert frame["min"].tolist() == [91.0, 92.0, 96.0, 100.0]
+    assert frame["max"].tolist() == [91.0, 95.0, 99.0, 100.0]
+    assert frame.attrs["total_points"] == {(run_id, "a"): 10}
+    with pytest.raises(ValueError, match="since_bucket"):
+        queries.metric_series(store, [run_id], ["a"], since_step=90, since_bucket=0)

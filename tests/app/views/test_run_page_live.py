@@ -82,3 +82,73 @@ def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
     assert _loss_steps(first) == _loss_steps(second) == list(range(1, 26))
     third = first_paint("views/run.py", {"run_id": run_id})  # opened afresh: first row only
     assert not third.exception and len(charts_of(third)) == 2
+
+
+def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monkeypatch):
+    """A run logging hundreds of steps a second: a refresh reads the new points grouped
+    in buckets about as wide as the held grid, a few rows per series, not every value."""
+    run_id = store.create_run(config(), "fast run")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=3600) as tracker:  # one chunk
+        for step in range(1, 3001):
+            tracker.track_many(scalars(step, 0.1), step)
+    tails = []
+    original = queries.metric_series
+
+    def spy(*args, **kwargs):
+        frame = original(*args, **kwargs)
+        if kwargs.get("since_step") is not None:
+            tails.append((kwargs.get("since_bucket", 1), frame))
+        return frame
+
+    monkeypatch.setattr(queries, "metric_series", spy)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    app.run()
+    with store.tracker(run_id, flush_interval=3600) as tracker:
+        for step in range(3001, 3601):
+            tracker.track_many(scalars(step, 0.1), step)
+    tails.clear()
+    app.run()
+    assert not app.exception and not app.error
+    (bucket, tail), *_ = tails
+    assert bucket == 3000 // 75  # the held grid: 75 points per series
+    loss = tail[tail["name"] == "loss/total"]
+    assert len(loss) == 600 // bucket + 1 and loss["step"].max() == 3600  # 3001-3039 … 3600
+    assert tail.attrs["total_points"][(run_id, "loss/total")] == 600
+    assert max(_loss_steps(app)) == 3600
+    assert "3,600 points logged per metric, up to step 3,600" in [c.value for c in app.caption]
+
+
+def test_the_points_notes_of_the_charts_share_one_caption(store):
+    """A live page whose charts draw fewer points than were logged says so in one
+    caption under the charts, not one caption per chart (each an element that every
+    refresh sent again and the browser rendered again)."""
+    run_id = store.create_run(config(), "long run")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=3600) as tracker:
+        for step in range(1, 1001):
+            tracker.track_many(scalars(step, 0.1), step)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    app.run()
+    assert not app.exception and not app.error
+    notes = [c.value for c in app.caption if " points" in c.value and "logged per" not in c.value]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("Points drawn of those logged: Loss terms ")
+    assert " of 3,000 points · " in notes[0]  # the loss chart's three terms
+
+
+def test_a_live_page_marks_its_run_watched_and_an_ended_one_does_not(store):
+    """The run's tracker flushes more often while a live page watches it (the page's
+    lag is mostly the wait for the next flush); a finished run is not marked."""
+    live = store.create_run(config(), "live run")
+    store.set_status(live, "running", device="cpu")
+    _log(store, live, range(1, 6))
+    ended = store.create_run(config(), "ended run")
+    store.set_status(ended, "running", device="cpu")
+    _log(store, ended, range(1, 6))
+    store.set_status(ended, "finished")
+    for run_id in (live, ended):
+        app = first_paint("views/run.py", {"run_id": run_id})
+        assert not app.exception and not app.error
+    assert store.is_watched(live)
+    assert not store.is_watched(ended)
