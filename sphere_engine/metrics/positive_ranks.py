@@ -11,14 +11,16 @@ Which negatives can matter: with the positives sorted ascending, a_1 ≤ … ≤
 negatives do too, R samples score ≥ θ, so every sample in the top R does, and the
 negatives below θ (the ones not counted) precede only positives that rank beyond R
 either way (a positive below θ has all the counted ones above it: m + n_m > R). K is
-guessed per class from the last finished block: the median count of negatives in
-the top R (about that many positives fall below the R-th score). A row whose guess
+guessed per class from its last finished block (a class none of whose blocks has
+finished: from the last finished block of any class, as a share of R): the median
+count of negatives in the top R (about that many positives fall below the R-th
+score). A row whose guess
 fails that check has c < K − 1 negatives ≥ a_K; it retries once with K' = c + 1,
 which holds for sure (a_K' ≤ a_K has those c negatives above it). So a row's
 candidates are about the negatives of its top R (~2 %–10 % of R on trained
 embeddings; ~500 of 54,000 per query on the 60k bench), not all negatives above its
-lowest positive. Where more than 1.25 R remain (untrained embeddings, or a class's first
-blocks, which start from K = R/32), they are cut at the row's R-th best negative.
+lowest positive. Where more than 1.25 R remain (untrained embeddings, or the very
+first blocks, which start from K = R/32), they are cut at the row's R-th best negative.
 
 Each candidate is located among its row's sorted positives by one binary search,
 giving c_j = positives above it. Then n_m = #{j : c_j < m} is a step function of m,
@@ -292,11 +294,12 @@ def ranked_blocks(
     bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
     classes_of = np.split(grouped, bounds)
     # Per class, K's guess (see the module doc): a block reads it when it starts and
-    # updates it when it ends.
-    guesses = {
-        index: max(1, int(positives[members[0]]) // 32)  # a few % of R: negatives
-        for index, members in enumerate(classes_of)
-    }
+    # updates it when it ends. A class none of whose blocks has finished yet starts
+    # from the share of R of the last finished block of any class (classes of one
+    # embedding are alike; at 10k / 100 classes every class is a single block, and
+    # R/32 left ~27 % of rows crowded), the very first blocks from R/32.
+    guesses: dict[int, int] = {}
+    latest_share = [1 / 32]  # of R: a few % of the top R are negatives
     tasks = [
         (index, members[begin : begin + rows])
         for index, members in enumerate(classes_of)
@@ -307,12 +310,14 @@ def ranked_blocks(
         index, ids = task
         r = int(positives[ids[0]])
         first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
-        block = _score_and_count(search, ids, r, first, guesses[index])
+        guess = guesses.get(index, max(1, int(latest_share[0] * r)))
+        block = _score_and_count(search, ids, r, first, guess)
         # About as many positives as top-R negatives fall below the R-th score (see
         # the module doc): the median passes for about half the rows, the others
         # retry once with the K their count vouches for. Set here, not when the block
         # is yielded, so that the class's next blocks already start from it.
         guesses[index] = max(1, int(np.median(r - block.hits_in_r)))
+        latest_share[0] = guesses[index] / r
         return block
 
     # Each thread runs its own blocks start to end, single-threaded sgemm included: no
