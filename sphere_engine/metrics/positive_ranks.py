@@ -53,7 +53,6 @@ import numpy as np
 import torch
 
 from sphere_engine.metrics.blas_threads import single_blas_thread
-from sphere_engine.metrics.mirrored_scores import MirroredScores
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sums
 
@@ -238,7 +237,6 @@ class _Search:
     fetch: int
     rows: int  # queries per block
     candidate_cap: int  # candidates handled at once (memory)
-    mirror: MirroredScores | None  # leave-one-out: half the products (mirrored_scores.py)
     buffers: threading.local = field(default_factory=threading.local)
 
     def buffer(self) -> tuple[np.ndarray, np.ndarray]:
@@ -264,7 +262,6 @@ def ranked_blocks(
     k: int,
     metric: str,
     memory_budget_mb: float,
-    mirror: bool = True,
 ) -> Iterator[RankedBlock]:
     """Blocks of ``query_rows`` (each with ``positives`` R ≥ 1; same array length as
     ``query_labels``): their k nearest and their positives' ranks (see the module doc).
@@ -272,11 +269,7 @@ def ranked_blocks(
     Arrays as in ``retrieval_scores``; k is clipped to the number of candidates.
     Blocks hold queries of one class; one per thread at a time, each as large as fits
     its share of ``memory_budget_mb`` with its score rows and work arrays (up to
-    4 blocks per thread are queued ahead; what they hold is small). With ``mirror``,
-    leave-one-out (``exclude_self`` and ``queries is reference``) computes each score
-    once for both of its queries (``mirrored_scores.py``), the tiles handed between
-    blocks taking up to half the budget; ``mirror=False`` multiplies every block in
-    full (same results: tests compare the two).
+    4 blocks per thread are queued ahead; what they hold is small).
     """
     size = reference.shape[0]
     order = np.argsort(reference_labels, kind="stable")  # each class contiguous
@@ -287,14 +280,16 @@ def ranked_blocks(
     by_class_t = np.ascontiguousarray(reference[order].T)
     k = min(k, size - int(exclude_self))
     threads = max(1, torch.get_num_threads())
-    total = int(memory_budget_mb * 2**20)
-    mirror = mirror and exclude_self and queries is reference
-    # Half the budget for the tiles handed between blocks (``mirrored_scores.py``).
-    mirror_bytes = total // 2 if mirror else 0
-    budget = (total - mirror_bytes) // threads
+    budget = int(memory_budget_mb * 2**20) // threads
     widest = int(positives[query_rows].max()) + int(exclude_self)
     # Scores, mask, the class columns twice, and the per-row work arrays.
     rows = max(1, min(budget // (5 * size + 12 * widest + 64), _BLOCK_ROWS, query_rows.size))
+    search = _Search(
+        queries, reference, by_class_t, (by_class_t * by_class_t).sum(0), order, position,
+        exclude_self, metric, k, min(k + 1, size - int(exclude_self)), rows,
+        max(size, budget // (4 * _CANDIDATE_BYTES)),
+    )  # fmt: skip
+
     grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
     bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
     classes_of = np.split(grouped, bounds)
@@ -310,19 +305,13 @@ def ranked_blocks(
         for index, members in enumerate(classes_of)
         for begin in range(0, members.size, rows)
     ]
-    mirrored = _plan_mirror(tasks, position, mirror_bytes) if mirror else None
-    search = _Search(
-        queries, reference, by_class_t, (by_class_t * by_class_t).sum(0), order, position,
-        exclude_self, metric, k, min(k + 1, size - int(exclude_self)), rows,
-        max(size, budget // (4 * _CANDIDATE_BYTES)), mirrored,
-    )  # fmt: skip
 
-    def run(number: int, task: tuple[int, np.ndarray]) -> RankedBlock:
+    def run(task: tuple[int, np.ndarray]) -> RankedBlock:
         index, ids = task
         r = int(positives[ids[0]])
         first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
         guess = guesses.get(index, max(1, int(latest_share[0] * r)))
-        block = _score_and_count(search, number, ids, r, first, guess)
+        block = _score_and_count(search, ids, r, first, guess)
         # About as many positives as top-R negatives fall below the R-th score (see
         # the module doc): the median passes for about half the rows, the others
         # retry once with the K their count vouches for. Set here, not when the block
@@ -335,40 +324,24 @@ def ranked_blocks(
     # barrier between threads, no BLAS worker spinning beside the numpy passes.
     with ThreadPoolExecutor(threads) as pool, single_blas_thread():
         pending: deque = deque()
-        for number, task in enumerate(tasks):
-            pending.append(pool.submit(run, number, task))
+        for task in tasks:
+            pending.append(pool.submit(run, task))
             if len(pending) > 4 * threads:  # queued work: no thread idles on a slow one
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
 
 
-def _plan_mirror(
-    tasks: list[tuple[int, np.ndarray]], position: np.ndarray, budget_bytes: int
-) -> MirroredScores | None:
-    """The blocks' column ranges for ``MirroredScores``, or None where a block's
-    queries are not one run of columns (then the queries are not the reference)."""
-    starts = np.array([position[ids[0]] for _, ids in tasks], dtype=np.int64)
-    stops = np.array([position[ids[0]] + ids.size for _, ids in tasks], dtype=np.int64)
-    for start, (_, ids) in zip(starts, tasks, strict=True):
-        if not np.array_equal(position[ids], np.arange(start, start + ids.size)):
-            return None
-    return MirroredScores(starts, stops, budget_bytes)
-
-
 def _score_and_count(
-    search: _Search, number: int, ids: np.ndarray, r: int, first: int, guess: int
+    search: _Search, ids: np.ndarray, r: int, first: int, guess: int
 ) -> RankedBlock:
-    """Nearest neighbours and positives' ranks of block ``number``: queries of one class."""
+    """Nearest neighbours and positives' ranks of a block of queries of one class."""
     scores, mask = search.buffer()
     block = np.ascontiguousarray(search.queries[ids])
     scores = scores[: ids.size]
     # Each thread runs its own single-threaded sgemm (``ranked_blocks`` limits BLAS to
     # one thread): no BLAS worker spinning while the numpy passes below run.
-    if search.mirror is None:
-        np.matmul(block, search.by_class_t, out=scores)
-    else:
-        search.mirror.fill(number, block, search.by_class_t, scores)
+    np.matmul(block, search.by_class_t, out=scores)
     if search.metric == "euclidean":  # negated squared distance, as ``score_rows``
         scores *= 2
         scores -= search.by_class_sq[None, :]
