@@ -120,19 +120,30 @@ def _mask_counts(negatives: np.ndarray, theta: np.ndarray, mask: np.ndarray) -> 
     return ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1).astype(np.int64)
 
 
+def _row_keys(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """int64 keys ordered as (row, value): the row in the high 32 bits, above the
+    float32 value's bits mapped to an unsigned order that matches the floats' (exact,
+    unlike a float offset per row). Values are finite; −0.0 is made +0.0 first, which
+    the floats hold equal and the bits would not."""
+    bits = (values + np.float32(0.0)).view(np.int32).astype(np.int64)
+    # Negative floats order backwards as integers: flip their 31 magnitude bits.
+    ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits) + 2**31  # into [0, 2³²)
+    return (rows.astype(np.int64) << 32) | ordered
+
+
 def _candidates_above(
     part: _Part, counts: np.ndarray, columns: np.ndarray, values: np.ndarray
 ) -> np.ndarray:
     """For each candidate negative (grouped by row, ``counts`` per row), the positives
     ranked above it."""
-    r = part.positives.shape[1]
-    found = np.empty(values.size, dtype=np.int64)
-    bounds = np.concatenate([[0], np.cumsum(counts)])
-    for row in np.flatnonzero(counts):  # one search per row: few µs, released GIL inside
-        start, stop = bounds[row], bounds[row + 1]
-        found[start:stop] = np.searchsorted(part.positives[row], values[start:stop], "right")
-    above = r - found  # positives ≤ a candidate are not above it, ties aside
+    count, r = part.positives.shape
     rows = np.repeat(np.arange(counts.size), counts)
+    # One search over all rows at once (a search per row cost ~3 µs each: 10,000 per
+    # 10k evaluation): rows' sorted positives in one ascending array of (row, value)
+    # keys, each candidate's "right" position in it less its row's offset.
+    positive_keys = _row_keys(part.positives.ravel(), np.repeat(np.arange(count), r))
+    found = np.searchsorted(positive_keys, _row_keys(values, rows), "right") - rows * r
+    above = r - found  # positives ≤ a candidate are not above it, ties aside
     tied = np.flatnonzero(found > 0)
     tied = tied[part.positives[rows[tied], found[tied] - 1] == values[tied]]
     for start in range(0, tied.size, _TIE_CHUNK):  # equal score: the lower index ranks first
