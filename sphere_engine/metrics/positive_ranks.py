@@ -11,14 +11,16 @@ Which negatives can matter: with the positives sorted ascending, a_1 ≤ … ≤
 negatives do too, R samples score ≥ θ, so every sample in the top R does, and the
 negatives below θ (the ones not counted) precede only positives that rank beyond R
 either way (a positive below θ has all the counted ones above it: m + n_m > R). K is
-guessed per class from the last finished block: the median count of negatives in
-the top R (about that many positives fall below the R-th score). A row whose guess
+guessed per class from its last finished block (a class none of whose blocks has
+finished: from the last finished block of any class, as a share of R): the median
+count of negatives in the top R (about that many positives fall below the R-th
+score). A row whose guess
 fails that check has c < K − 1 negatives ≥ a_K; it retries once with K' = c + 1,
 which holds for sure (a_K' ≤ a_K has those c negatives above it). So a row's
 candidates are about the negatives of its top R (~2 %–10 % of R on trained
 embeddings; ~500 of 54,000 per query on the 60k bench), not all negatives above its
-lowest positive. Where more than 1.25 R remain (untrained embeddings, or a class's first
-blocks, which start from K = R/32), they are cut at the row's R-th best negative.
+lowest positive. Where more than 1.25 R remain (untrained embeddings, or the very
+first blocks, which start from K = R/32), they are cut at the row's R-th best negative.
 
 Each candidate is located among its row's sorted positives by one binary search,
 giving c_j = positives above it. Then n_m = #{j : c_j < m} is a step function of m,
@@ -57,6 +59,12 @@ from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sum
 _BLOCK_ROWS = 256  # queries per block: sgemm at ~85 % of peak (128: ~70 %)
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
+# Up to this R, candidates are located by one search over all rows' (row, value) keys;
+# above it by one search per row. Building the keys costs ~6 passes over the p × R
+# positives, a search per row ~2.4 µs: at R = 99 (10k / 100 classes) the one search
+# saves ~0.015 s CPU of 0.13; at R = 5,999 (60k / 10 classes) the keys cost ~10 ms a
+# block (and ~70 MB of temporaries a thread) for ~0.6 ms of per-row searches.
+_ONE_SEARCH_MAX_R = 256
 
 
 @dataclass(frozen=True)
@@ -118,19 +126,36 @@ def _mask_counts(negatives: np.ndarray, theta: np.ndarray, mask: np.ndarray) -> 
     return ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1).astype(np.int64)
 
 
+def _row_keys(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """int64 keys ordered as (row, value): the row in the high 32 bits, above the
+    float32 value's bits mapped to an unsigned order that matches the floats' (exact,
+    unlike a float offset per row). Values are finite; −0.0 is made +0.0 first, which
+    the floats hold equal and the bits would not."""
+    bits = (values + np.float32(0.0)).view(np.int32).astype(np.int64)
+    # Negative floats order backwards as integers: flip their 31 magnitude bits.
+    ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits) + 2**31  # into [0, 2³²)
+    return (rows.astype(np.int64) << 32) | ordered
+
+
 def _candidates_above(
     part: _Part, counts: np.ndarray, columns: np.ndarray, values: np.ndarray
 ) -> np.ndarray:
     """For each candidate negative (grouped by row, ``counts`` per row), the positives
     ranked above it."""
-    r = part.positives.shape[1]
-    found = np.empty(values.size, dtype=np.int64)
-    bounds = np.concatenate([[0], np.cumsum(counts)])
-    for row in np.flatnonzero(counts):  # one search per row: few µs, released GIL inside
-        start, stop = bounds[row], bounds[row + 1]
-        found[start:stop] = np.searchsorted(part.positives[row], values[start:stop], "right")
-    above = r - found  # positives ≤ a candidate are not above it, ties aside
+    count, r = part.positives.shape
     rows = np.repeat(np.arange(counts.size), counts)
+    if r <= _ONE_SEARCH_MAX_R:
+        # Rows' sorted positives in one ascending array of (row, value) keys: each
+        # candidate's "right" position in it, less its row's offset.
+        positive_keys = _row_keys(part.positives.ravel(), np.repeat(np.arange(count), r))
+        found = np.searchsorted(positive_keys, _row_keys(values, rows), "right") - rows * r
+    else:
+        found = np.empty(values.size, dtype=np.int64)
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        for row in np.flatnonzero(counts):  # few µs each, GIL released inside
+            start, stop = bounds[row], bounds[row + 1]
+            found[start:stop] = np.searchsorted(part.positives[row], values[start:stop], "right")
+    above = r - found  # positives ≤ a candidate are not above it, ties aside
     tied = np.flatnonzero(found > 0)
     tied = tied[part.positives[rows[tied], found[tied] - 1] == values[tied]]
     for start in range(0, tied.size, _TIE_CHUNK):  # equal score: the lower index ranks first
@@ -292,11 +317,12 @@ def ranked_blocks(
     bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
     classes_of = np.split(grouped, bounds)
     # Per class, K's guess (see the module doc): a block reads it when it starts and
-    # updates it when it ends.
-    guesses = {
-        index: max(1, int(positives[members[0]]) // 32)  # a few % of R: negatives
-        for index, members in enumerate(classes_of)
-    }
+    # updates it when it ends. A class none of whose blocks has finished yet starts
+    # from the share of R of the last finished block of any class (classes of one
+    # embedding are alike; at 10k / 100 classes every class is a single block, and
+    # R/32 left ~27 % of rows crowded), the very first blocks from R/32.
+    guesses: dict[int, int] = {}
+    latest_share = [1 / 32]  # of R: a few % of the top R are negatives
     tasks = [
         (index, members[begin : begin + rows])
         for index, members in enumerate(classes_of)
@@ -307,12 +333,14 @@ def ranked_blocks(
         index, ids = task
         r = int(positives[ids[0]])
         first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
-        block = _score_and_count(search, ids, r, first, guesses[index])
+        guess = guesses.get(index, max(1, int(latest_share[0] * r)))
+        block = _score_and_count(search, ids, r, first, guess)
         # About as many positives as top-R negatives fall below the R-th score (see
         # the module doc): the median passes for about half the rows, the others
         # retry once with the K their count vouches for. Set here, not when the block
         # is yielded, so that the class's next blocks already start from it.
         guesses[index] = max(1, int(np.median(r - block.hits_in_r)))
+        latest_share[0] = guesses[index] / r
         return block
 
     # Each thread runs its own blocks start to end, single-threaded sgemm included: no
