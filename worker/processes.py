@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from worker import settings
+from worker.parent_death import end_with_this_process
 
 GPU_PROBE = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
 
@@ -104,7 +105,13 @@ class ChildProcess:
         self, label: str, argv: Sequence[str], env: Mapping[str, str], cwd: str | None = None
     ) -> None:
         self.label = label
-        self.process = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, start_new_session=True)
+        self.process = subprocess.Popen(
+            list(argv),
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=end_with_this_process(),
+        )
 
     @property
     def pid(self) -> int:

@@ -30,6 +30,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from worker.parent_death import end_with_this_process
+
 # Not needed by Celery/kombu or redis-py; each lets a client reconfigure, stop or
 # replicate the server, write files, or load code into it.
 DISABLED_COMMANDS = (
@@ -133,6 +135,7 @@ class PrivateRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=end_with_this_process(),  # no orphan when its owner is killed
         )
         # one ping costs at most its timeout: redis-py's default retries (3, with
         # backoff) made one ping against a port something else listens on take 15 s
