@@ -15,7 +15,9 @@ from app.panels import evaluations, linked_zoom, shared_charts, training_charts
 from app.panels.downloads import downloads
 from app.transforms import time_at_steps
 from sphere_engine.catalogue import (
+    CHART_SECTIONS,
     METRICS,
+    ChartGroup,
     Source,
     find,
     key_metrics,
@@ -51,6 +53,8 @@ LOG_OPEN = "run.log_open"  # the log expander's state (open: read and draw the t
 FIRST_PAINT_CHARTS = 2
 #: A tab's last drawn charts: (key, training charts, evaluation chart).
 HELD_CHARTS = "run.held_charts"
+#: The open tab of charts (``catalogue.CHART_SECTIONS``).
+SECTION = "run.section"
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,33 @@ def _charts(
     are the same), though Streamlit's frontend still renders every element again and
     re-lays out each view. Charts built for one tab serve every tab that would build
     the same (``shared_charts``)."""
-    groups = training_charts.chart_plan(frozenset(names))
+    plan = training_charts.chart_plan(frozenset(names))
+    sections = [s for s in CHART_SECTIONS if any(group.section == s for group, _ in plan)]
+    # Lazy tabs: only the open section's charts are read, built and sent (a refresh
+    # of sixteen charts cost the browser ~20 % of a core per watching tab).
+    tabs = st.tabs(sections, key=SECTION, on_change="rerun")
+    opened = next((i for i, tab in enumerate(tabs) if tab.open), 0)
+    with tabs[opened]:
+        _section_charts(
+            run_id,
+            [(group, keys) for group, keys in plan if group.section == sections[opened]],
+            options=options,
+            evals=evals if opened == 0 else None,
+            live=live,
+            limit=limit,
+        )
+
+
+def _section_charts(
+    run_id: str,
+    groups: list[tuple[ChartGroup, list[str]]],
+    *,
+    options: _Options,
+    evals: tuple[str, ...] | None,
+    live: bool,
+    limit: int | None,
+) -> None:
+    """One tab's charts (``evals`` None: a tab without the evaluation chart)."""
     wanted = sorted({key for _, keys in groups for key in keys})
     per_series = LIVE_SERIES_POINTS if live else PER_SERIES_POINTS
     budget = per_series * max(len(wanted), 1)
@@ -303,13 +333,15 @@ def _charts(
             if chart is not None:  # each chart goes out as soon as it is built
                 place(group.id, chart)
                 drawn.append((group.id, chart))
-        evaluation = _evaluation(run_id, evals, x=options.x, clock=series)
+        evaluation = (
+            None if evals is None else _evaluation(run_id, evals, x=options.x, clock=series)
+        )
         st.session_state[HELD_CHARTS] = (key, drawn, evaluation)
         shared_charts.put(key, (drawn, evaluation))
-    if evaluation is None:
-        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
-    else:
+    if evaluation is not None:
         training_charts.show(evaluation, "evaluation", options.x)
+    elif evals is not None:
+        st.caption("No evaluation yet (the first one runs at diagnostics.eval_every).")
     training_charts.points_caption([chart for _, chart in drawn])
 
 

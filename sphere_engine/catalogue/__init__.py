@@ -5,6 +5,7 @@ Import it anywhere (the dashboard, db readers, the CLI) without loading torch.
 
 from sphere_engine.catalogue.entries import (
     CHART_GROUPS,
+    CHART_SECTIONS,
     METRICS,
     PAPER_TABLE,
     PAPER_TABLE_OPTIONAL,
@@ -30,6 +31,7 @@ from sphere_engine.catalogue.metric import (
 
 __all__ = [
     "CHART_GROUPS",
+    "CHART_SECTIONS",
     "METRICS",
     "PAPER_TABLE",
     "PAPER_TABLE_OPTIONAL",

@@ -29,39 +29,70 @@ def _eval(
     return Metric(key, "eval", title, unit, higher_is_better, log_scale, (EVAL,), short)
 
 
-#: The Run page's training-step charts, in page order (two per row).
+#: The Run page's tabs, in order. The first is open by default and also shows the
+#: evaluation chart: what a run is watched for (the loss, the norm spread that SEC
+#: collapses, the cosines, Recall@1). Only the open tab is read and redrawn on a live
+#: refresh: each chart costs the browser about the same per refresh whatever its rows
+#: (Streamlit re-renders every element and Vega re-lays out every view), and sixteen of
+#: them took ~40 % of a core for two watching tabs, taken from the training it watched.
+OVERVIEW, NORMS, GRADIENTS, OPTIMISATION = (
+    "Overview",
+    "Norms",
+    "Gradients and directions",
+    "Optimisation and speed",
+)
+CHART_SECTIONS: tuple[str, ...] = (OVERVIEW, NORMS, GRADIENTS, OPTIMISATION)
+
+#: The Run page's training-step charts, in page order within their tab (two per row).
 CHART_GROUPS: tuple[ChartGroup, ...] = (
-    ChartGroup("loss", "Loss terms", legend_title="term"),
-    ChartGroup("norm_band", "Embedding norm (training batch): mean, ± std, min–max", "band"),
-    ChartGroup("norm_var", "Norm variance (training batch)", y_title="norm/var", log_scale=True),
+    ChartGroup("loss", "Loss terms", OVERVIEW, legend_title="term"),
+    ChartGroup(
+        "norm_band", "Embedding norm (training batch): mean, ± std, min–max", OVERVIEW, "band"
+    ),
+    ChartGroup(
+        "norm_var",
+        "Norm variance (training batch)",
+        OVERVIEW,
+        y_title="norm/var",
+        log_scale=True,
+    ),
+    ChartGroup("cosines", "Positive / negative cosine", OVERVIEW),
     ChartGroup(
         "norm_cv",
         "Coefficient of variation (std / mean, training batch)",
+        NORMS,
         y_title="norm/cv",
         log_scale=True,
     ),
-    ChartGroup("norm_percentiles", "Norm percentiles p05 / p50 / p95 (training batch)"),
-    ChartGroup("sample_norms", "Tracked-sample norm trajectories", "sample_norms"),
+    ChartGroup("norm_percentiles", "Norm percentiles p05 / p50 / p95 (training batch)", NORMS),
+    ChartGroup("sample_norms", "Tracked-sample norm trajectories", NORMS, "sample_norms"),
     ChartGroup(
         "sec",
         "SEC target μ against the mean norm",
+        NORMS,
         also=("norm/mean",),
         requires=("sec/mu_batch", "sec/mu_ema"),
     ),
-    ChartGroup("cosines", "Positive / negative cosine"),
+    ChartGroup("norm_hist", "Norm distribution over steps (training batch)", NORMS, "heatmap"),
     ChartGroup(
         "gradient",
         "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
+        GRADIENTS,
         y_title="correlation / |cos|",
     ),
-    ChartGroup("gradient_norm", "Mean gradient norm ‖∂L/∂f‖", log_scale=True),
-    ChartGroup("rotation", "Rotation balance: small-norm / large-norm half (1 = balanced)"),
-    ChartGroup("direction_angle", "Mean turn of the tracked samples per logged step (degrees)"),
-    ChartGroup("regularizer", "Regulariser diagnostics"),
-    ChartGroup("lr", "Learning rate", log_scale=True),
-    ChartGroup("norm_hist", "Norm distribution over steps (training batch)", "heatmap"),
-    ChartGroup("time", "Seconds per step", y_title="s"),
-    ChartGroup("throughput", "Training samples per second", y_title="samples / s"),
+    ChartGroup("gradient_norm", "Mean gradient norm ‖∂L/∂f‖", GRADIENTS, log_scale=True),
+    ChartGroup(
+        "rotation", "Rotation balance: small-norm / large-norm half (1 = balanced)", GRADIENTS
+    ),
+    ChartGroup(
+        "direction_angle",
+        "Mean turn of the tracked samples per logged step (degrees)",
+        GRADIENTS,
+    ),
+    ChartGroup("regularizer", "Regulariser diagnostics", OPTIMISATION),
+    ChartGroup("lr", "Learning rate", OPTIMISATION, log_scale=True),
+    ChartGroup("time", "Seconds per step", OPTIMISATION, y_title="s"),
+    ChartGroup("throughput", "Training samples per second", OPTIMISATION, y_title="samples / s"),
 )
 
 METRICS: tuple[Metric, ...] = (

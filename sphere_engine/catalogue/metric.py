@@ -88,10 +88,13 @@ class ChartGroup:
     not scalars) or ``"heatmap"`` (the ``norm_hist/<bin>`` family as step × norm).
     ``also`` draws keys of another group in this chart too (the SEC
     target against the mean norm). ``log_scale`` charts follow the page's log toggle.
+    ``section``: the Run page's tab that shows it (``CHART_SECTIONS``; only the open
+    tab's charts are read and drawn, so a watched run's refresh draws a handful).
     """
 
     id: str
     title: str
+    section: str
     kind: str = "lines"
     y_title: str = "value"
     legend_title: str = "name"

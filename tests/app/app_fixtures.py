@@ -186,3 +186,24 @@ def charts_of(app: AppTest) -> list[dict]:
         }
         specs.append(spec)
     return specs
+
+
+#: ``app.views.run.SECTION`` (importing a page module runs the page).
+RUN_SECTION = "run.section"
+
+
+def all_run_charts(app: AppTest) -> list[dict]:
+    """``charts_of`` every tab of the Run page's charts (only the open tab is drawn):
+    opens each in turn, then the first again."""
+    from sphere_engine.catalogue import CHART_SECTIONS
+
+    specs: list[dict] = []
+    labels = [tab.label for tab in app.tabs if tab.label in CHART_SECTIONS]
+    for label in labels:
+        app.session_state[RUN_SECTION] = label
+        app.run()
+        specs.extend(charts_of(app))
+    if labels:
+        app.session_state[RUN_SECTION] = labels[0]
+        app.run()
+    return specs

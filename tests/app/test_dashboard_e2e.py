@@ -273,7 +273,8 @@ def test_launch_watch_cancel_compare_geometry(stack):
             assert len(set(counts)) >= 2, f"the live chart never gained points: {seen}"
             assert counts == sorted(counts)
             assert counts[-1] == FIRST_STEPS
-            assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 8
+            # the overview tab: loss, norms, variance and cosines (what a run is watched for)
+            assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 4
 
             # 4. launch a second, long run and cancel it from the runs table
             second = _launch_from_form(page, base, "e2e-cancel", 100_000, eval_every=1000)

@@ -13,6 +13,7 @@ from db.store import RunStore
 pytestmark = pytest.mark.e2e
 
 CHARTS = '[data-testid="stVegaLiteChart"]'
+OVERVIEW_CHARTS = 4  # the open tab's charts (no evaluation yet): loss, norms, variance, cosines
 #: Keep the drawn Vega views (canvas or svg elements) to look at them after a refresh.
 _KEEP_VIEWS_JS = f"""() => {{
   window.__views = Array.from(document.querySelectorAll('{CHARTS}'),
@@ -46,16 +47,26 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
-        page.locator(CHARTS).nth(10).wait_for(timeout=60_000)
+        page.locator(CHARTS).nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
         page.wait_for_timeout(1500)  # the views finish drawing
         kept = page.evaluate(_KEEP_VIEWS_JS)
-        assert kept >= 10
+        assert kept >= OVERVIEW_CHARTS
         before = page.evaluate(_FIRST_PICTURE_JS)
         _log(store, run_id, range(21, 41))
         page.get_by_text("up to step 40").first.wait_for(timeout=30_000)
         page.wait_for_timeout(1500)  # the new rows reach the views
         assert page.evaluate(_VIEWS_KEPT_JS) == kept  # no view was embedded anew
         assert page.evaluate(_FIRST_PICTURE_JS) != before  # and they show the new points
+        # Another tab of charts is read and drawn when opened (lazy tabs), live too.
+        norms = page.get_by_role("tab", name="Norms")
+        norms.click()
+        page.wait_for_function(
+            f"document.querySelectorAll('{CHARTS}').length !== {kept}", timeout=30_000
+        )
+        assert norms.get_attribute("aria-selected") == "true"
+        _log(store, run_id, range(41, 51))
+        page.get_by_text("up to step 50").first.wait_for(timeout=30_000)
+        assert page.locator(CHARTS).count() >= 1
         browser.close()
 
 
@@ -74,7 +85,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
-        charts.nth(10).wait_for(timeout=60_000)
+        charts.nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
         page.wait_for_timeout(1500)
         kept = page.evaluate(_KEEP_VIEWS_JS)
         box = charts.nth(0).bounding_box()

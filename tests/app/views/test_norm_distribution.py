@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_fixtures import charts_of, config, open_page
+from app_fixtures import all_run_charts, charts_of, config, open_page
 
 from sphere_engine.catalogue.norm_histogram import bin_edges, bin_key
 
@@ -31,7 +31,7 @@ def test_run_page_draws_the_histogram_as_a_heatmap(store):
     run_id = _record(store, "hist run", 48)
     app = open_page("views/run.py", {"run_id": run_id})
     assert not app.exception and not app.error
-    (heatmap,) = [s for s in charts_of(app) if _title(s) == TITLE]
+    (heatmap,) = [s for s in all_run_charts(app) if _title(s) == TITLE]
     rows = next(iter(heatmap["datasets"].values()))
     assert len(rows) == 20  # two non-empty bins per step
     assert heatmap["encoding"]["y"]["scale"]["type"] == "log"
@@ -60,11 +60,11 @@ def test_log_colour_scale_toggle_on_run_and_compare(store):
     """Issue 14: a log-scale toggle everywhere a variance is shown, the heatmap too."""
     low, high = _record(store, "small norms", 30), _record(store, "large norms", 70)
     app = open_page("views/run.py", {"run_id": low})
-    (heatmap,) = [s for s in charts_of(app) if _title(s) == TITLE]
+    (heatmap,) = [s for s in all_run_charts(app) if _title(s) == TITLE]
     assert heatmap["encoding"]["color"]["scale"].get("type") != "log"
     app.toggle(key="run.log_color").set_value(True).run()
     assert not app.exception and not app.error
-    (heatmap,) = [s for s in charts_of(app) if _title(s) == TITLE]
+    (heatmap,) = [s for s in all_run_charts(app) if _title(s) == TITLE]
     assert heatmap["encoding"]["color"]["scale"]["type"] == "log"
     compare = open_page("views/compare.py", {"runs": f"{low},{high}"})
     compare.toggle(key="compare.log_color").set_value(True).run()

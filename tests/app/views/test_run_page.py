@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_fixtures import charts_of, first_paint, held_out_variance, open_page, texts
+from app_fixtures import all_run_charts, charts_of, first_paint, held_out_variance, open_page, texts
 
 
 def _title(spec: dict) -> str | None:
@@ -12,7 +12,7 @@ def _title(spec: dict) -> str | None:
 
 
 def _titles(app) -> list[str]:
-    return [_title(spec) for spec in charts_of(app)]
+    return [_title(spec) for spec in all_run_charts(app)]
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -26,15 +26,30 @@ def test_finished_run_shows_every_diagnostic(filled):
     app = open_page("views/run.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
     assert app.selectbox(key="run.select").value == filled.sec
+    assert [tab.label for tab in app.tabs][:4] == [
+        "Overview",
+        "Norms",
+        "Gradients and directions",
+        "Optimisation and speed",
+    ]
+    # Opened: the overview only (the other tabs are read and drawn when opened).
+    assert [_title(spec) for spec in charts_of(app)] == [
+        "Loss terms",
+        "Embedding norm (training batch): mean, ± std, min–max",
+        "Norm variance (training batch)",
+        "Positive / negative cosine",
+        "Evaluation on the test split",
+    ]
     assert _titles(app) == [
         "Loss terms",
         "Embedding norm (training batch): mean, ± std, min–max",
         "Norm variance (training batch)",
+        "Positive / negative cosine",
+        "Evaluation on the test split",
         "Coefficient of variation (std / mean, training batch)",
         "Norm percentiles p05 / p50 / p95 (training batch)",
         "Tracked-sample norm trajectories",
         "SEC target μ against the mean norm",
-        "Positive / negative cosine",
         "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
         "Mean gradient norm ‖∂L/∂f‖",
         "Rotation balance: small-norm / large-norm half (1 = balanced)",
@@ -42,11 +57,10 @@ def test_finished_run_shows_every_diagnostic(filled):
         "Learning rate",
         "Seconds per step",
         "Training samples per second",
-        "Evaluation on the test split",
     ]
     assert [m.value for m in app.metric][:1] == ["finished"]
     assert "60 points logged per metric, up to step 60" in texts(app.caption)
-    variance = charts_of(app)[2]
+    variance = all_run_charts(app)[2]
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
     rows = next(iter(variance["datasets"].values()))
     assert len(rows) == 60 and {r["value"] for r in rows} == {0.1}
@@ -60,20 +74,23 @@ def test_a_fresh_page_draws_its_first_row_of_charts_then_the_rest(filled):
 
     app = first_paint("views/run.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
-    assert _titles(app) == ["Loss terms", "Embedding norm (training batch): mean, ± std, min–max"]
+    first_row = ["Loss terms", "Embedding norm (training batch): mean, ± std, min–max"]
+    assert [_title(spec) for spec in charts_of(app)] == first_row
     assert not app.code and not app.expander  # log, checkpoints, config, downloads follow
     assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
     app.run()
-    assert len(_titles(app)) == 16 and app.code and len(app.expander) == 4
+    # the whole page: the open tab's five charts (the overview) and the panels below
+    assert len(charts_of(app)) == 5 and app.code and len(app.expander) == 4
     assert FOLLOW_UP_KEY not in app.session_state  # no further follow-up
     app.run()
-    assert len(_titles(app)) == 16  # later runs draw the whole page
+    assert len(charts_of(app)) == 5  # later runs draw the whole page
+    assert len(_titles(app)) == 16  # every tab, each drawn when opened
 
 
 def test_the_formerly_hidden_statistics_are_charted(filled):
     app = open_page("views/run.py", {"run_id": filled.sec})
     drawn = set()
-    for spec in charts_of(app):
+    for spec in all_run_charts(app):
         for rows in spec["datasets"].values():
             drawn.update(r["name"] for r in rows if "name" in r)
     hidden = {
@@ -89,7 +106,7 @@ def test_training_batch_and_held_out_variances_are_labelled_apart(filled):
     assert not app.exception and not app.error
     options = app.multiselect(key="run.evals").options
     assert "norm variance (test set)" in options
-    specs = {_title(spec): spec for spec in charts_of(app)}
+    specs = {_title(spec): spec for spec in all_run_charts(app)}
     train = next(iter(specs["Norm variance (training batch)"]["datasets"].values()))
     test = next(iter(specs["Evaluation on the test split"]["datasets"].values()))
     assert {r["value"] for r in train} == {0.1}
@@ -101,7 +118,7 @@ def test_linear_scale_and_relative_time(filled):
     app.toggle(key="run.log").set_value(False)
     app.radio(key="run.x").set_value("time").run()
     assert not app.exception and not app.error
-    variance = charts_of(app)[2]
+    variance = all_run_charts(app)[2]
     assert variance["encoding"]["y"]["scale"].get("type") != "log"
     assert variance["encoding"]["x"]["field"] == "time"
 
@@ -148,7 +165,7 @@ def test_relative_time_reaches_tracked_samples_and_evaluations(filled):
     app = open_page("views/run.py", {"run_id": filled.sec})
     app.radio(key="run.x").set_value("time").run()
     assert not app.exception and not app.error
-    specs = {_title(spec): spec for spec in charts_of(app)}
+    specs = {_title(spec): spec for spec in all_run_charts(app)}
     for title in ("Tracked-sample norm trajectories", "Evaluation on the test split"):
         spec = specs[title]
         assert spec["encoding"]["x"]["field"] == "time", title
@@ -159,7 +176,7 @@ def test_relative_time_reaches_tracked_samples_and_evaluations(filled):
 def test_smoothing_on_the_run_page(filled):
     app = open_page("views/run.py", {"run_id": filled.sec})
     loss = lambda: next(  # noqa: E731
-        iter({_title(s): s for s in charts_of(app)}["Loss terms"]["datasets"].values())
+        iter({_title(s): s for s in all_run_charts(app)}["Loss terms"]["datasets"].values())
     )
     raw = [r["value"] for r in loss() if r["name"] == "loss/total"]
     app.slider(key="run.smoothing").set_value(0.9).run()
@@ -202,7 +219,7 @@ def test_wall_clock_x_axis_reaches_every_chart(filled):
     assert app.radio(key="run.x").options == ["step", "relative time", "wall clock"]
     app.radio(key="run.x").set_value("clock").run()
     assert not app.exception and not app.error
-    specs = {_title(spec): spec for spec in charts_of(app)}
+    specs = {_title(spec): spec for spec in all_run_charts(app)}
     started_ms = record.started_at.timestamp() * 1000
     for title in (
         "Norm variance (training batch)",
@@ -244,7 +261,7 @@ def test_run_page_charts_are_canvases_without_per_mark_aria_descriptions(filled)
     """The Run page's charts draw on a canvas, which has no element per mark: Vega-Lite's
     per-row ARIA descriptions (formatted on every refresh) are switched off."""
     app = open_page("views/run.py", {"run_id": filled.sec})
-    for spec in charts_of(app):
+    for spec in all_run_charts(app):
         assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
         assert spec["config"]["aria"] is False
 
@@ -263,10 +280,14 @@ def test_hover_shows_the_row_but_a_wall_clock_keeps_its_formatted_date(filled):
     formatted tooltip object per row and refresh); a wall-clock x is epoch milliseconds
     in the row, so there the encoded tooltip, with its formatted date, stays."""
     app = open_page("views/run.py", {"run_id": filled.sec})
-    variance = {_title(spec): spec for spec in charts_of(app)}["Norm variance (training batch)"]
+    variance = {_title(spec): spec for spec in all_run_charts(app)}[
+        "Norm variance (training batch)"
+    ]
     assert (None, {"content": "data"}) in _tooltips(variance)
     app.radio(key="run.x").set_value("clock").run()
-    variance = {_title(spec): spec for spec in charts_of(app)}["Norm variance (training batch)"]
+    variance = {_title(spec): spec for spec in all_run_charts(app)}[
+        "Norm variance (training batch)"
+    ]
     encoded = [encoding for encoding, _ in _tooltips(variance) if encoding]
     assert encoded and any(
         item.get("field") == "clock" and item.get("type") == "temporal"

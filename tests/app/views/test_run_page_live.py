@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_fixtures import charts_of, config, first_paint, scalars
+from app_fixtures import RUN_SECTION, charts_of, config, first_paint, scalars
 
 from db import queries
 
@@ -152,3 +152,51 @@ def test_a_live_page_marks_its_run_watched_and_an_ended_one_does_not(store):
         assert not app.exception and not app.error
     assert store.is_watched(live)
     assert not store.is_watched(ended)
+
+
+def test_a_live_refresh_reads_and_draws_only_the_open_tab(store, monkeypatch):
+    """Issue 14 (watching must be cheap): each chart costs a watching browser about the
+    same per refresh whatever its rows, so a live refresh builds the open tab's charts
+    only, and reads only their series; another tab is read and drawn once opened."""
+    run_id = store.create_run(config(), "live run")
+    store.set_status(run_id, "running", device="cpu")
+    _log(store, run_id, range(1, 11))
+    read = []
+    original = queries.metric_series
+
+    def spy(*args, **kwargs):
+        read.append(set(args[2] if len(args) > 2 else kwargs["names"]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "metric_series", spy)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    app.run()  # the follow-up: the whole page
+    _log(store, run_id, range(11, 16))
+    read.clear()
+    app.run()  # a live refresh
+    assert not app.exception and not app.error
+    titles = [_title(s) for s in charts_of(app)]
+    assert titles == [
+        "Loss terms",
+        "Embedding norm (training batch): mean, ± std, min–max",
+        "Norm variance (training batch)",
+        "Positive / negative cosine",
+    ]
+    assert read and all("lr" not in names and "time/step" not in names for names in read)
+    app.session_state[RUN_SECTION] = "Optimisation and speed"
+    app.run()
+    assert not app.exception and not app.error
+    titles = [_title(s) for s in charts_of(app)]
+    assert "Learning rate" in titles and "Loss terms" not in titles
+    assert _steps_of(app, "Learning rate", "lr") == list(range(1, 16))
+
+
+def _title(spec: dict) -> str:
+    text = spec.get("title", {}).get("text")
+    return " ".join(text) if isinstance(text, list) else text  # long titles wrap
+
+
+def _steps_of(app, title: str, name: str) -> list[int]:
+    spec = next(s for s in charts_of(app) if _title(s) == title)
+    rows = next(iter(spec["datasets"].values()))
+    return sorted(r["step"] for r in rows if r.get("name", name) == name)
