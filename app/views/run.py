@@ -38,13 +38,13 @@ PER_SERIES_POINTS = 1000
 #: browser's time per refresh by about a fifth, the server's by a tenth).
 LIVE_SERIES_POINTS = 75
 #: The live charts poll this often (seconds). With the run's tracker flushing every
-#: 0.5 s while watched (``data.mark_watched``), a step is drawn about a second after it
+#: 0.25 s while watched (``data.mark_watched``), a step is drawn about a second after it
 #: is logged. A lag-for-CPU trade: Streamlit re-renders every element of a fragment
-#: run, so a poll costs the browser about as much with or without new points
-#: (bench/dashboard_speed, 2 tabs, interleaved runs at load 4.4-5.4: 1.25 s gave lag
-#: p90 1.63/1.68 s, Chromium 40/42 % and server 7.9/7.1 % of a core per tab; 2 s gave
-#: 2.24/3.64 s, 32/30 % and 5.6/6.7 %).
-LIVE_CHARTS_S = 1.25
+#: run, so a poll costs the browser about as much with or without new points. With the
+#: lazy tabs (four charts open) bench/dashboard_speed on the quiet machine, 2 tabs:
+#: 1.25 s gave watched/unwatched 0.68/0.73 and lag p90 1.68/1.55 s; 1.5 s 0.80/0.76 and
+#: 1.55/1.55 s; 1.75 s 0.83/0.79/0.78 and 1.92/2.02/1.79 s; 2 s 0.79 and 2.03 s.
+LIVE_CHARTS_S = 1.5
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 LOG_OPEN = "run.log_open"  # the log expander's state (open: read and draw the tail)
