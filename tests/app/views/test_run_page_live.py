@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from app_fixtures import RUN_SECTION, charts_of, config, first_paint, scalars
 
 from db import queries
@@ -20,18 +23,25 @@ def _loss_steps(app) -> list[int]:
     return sorted(r["step"] for r in rows if r["name"] == "loss/total")
 
 
+def _spy_reads(monkeypatch, note: Callable[[tuple, dict], Any]) -> list:
+    """What ``note`` makes of each ``queries.metric_series(*args, **kwargs)`` call the
+    page makes from now on, in order."""
+    notes: list = []
+    original = queries.metric_series
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        notes.append(note(args, kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "metric_series", spy)
+    return notes
+
+
 def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypatch):
     run_id = store.create_run(config(), "live run")
     store.set_status(run_id, "running", device="cpu")
     _log(store, run_id, range(1, 21))
-    calls = []
-    original = queries.metric_series
-
-    def spy(*args, **kwargs):
-        calls.append(kwargs.get("since_step"))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(queries, "metric_series", spy)
+    calls = _spy_reads(monkeypatch, lambda args, kwargs: kwargs.get("since_step"))
     app = first_paint("views/run.py", {"run_id": run_id})
     assert not app.exception and not app.error
     assert _loss_steps(app) == list(range(1, 21))
@@ -161,14 +171,7 @@ def test_a_live_refresh_reads_and_draws_only_the_open_tab(store, monkeypatch):
     run_id = store.create_run(config(), "live run")
     store.set_status(run_id, "running", device="cpu")
     _log(store, run_id, range(1, 11))
-    read = []
-    original = queries.metric_series
-
-    def spy(*args, **kwargs):
-        read.append(set(args[2] if len(args) > 2 else kwargs["names"]))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(queries, "metric_series", spy)
+    read = _spy_reads(monkeypatch, lambda args, kwargs: set(args[2]))
     app = first_paint("views/run.py", {"run_id": run_id})
     app.run()  # the follow-up: the whole page
     _log(store, run_id, range(11, 16))
