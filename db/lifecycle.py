@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from db.heartbeat import DEFAULT_HEARTBEAT_S, Heartbeat, HeartbeatStore
 from db.records import TERMINAL
+from db.throttle import throttled
 from db.write_errors import (
     NoSpaceError,
     StoreWriteError,
@@ -73,19 +73,6 @@ def failure_message(error: BaseException) -> str:
     if isinstance(error, (TrainingDivergedError, ValueError, StoreWriteError, NoSpaceError)):
         return str(error)  # already a complete sentence naming the cause (or the field)
     return f"{type(error).__name__}: {error}"
-
-
-def throttled(check: Callable[[], bool], interval: float) -> Callable[[], bool]:
-    """``check`` evaluated at most every ``interval`` seconds; True once stays True."""
-    state = {"at": float("-inf"), "value": False}
-
-    def wrapped() -> bool:
-        now = time.monotonic()
-        if not state["value"] and now - state["at"] >= interval:
-            state["at"], state["value"] = now, bool(check())
-        return bool(state["value"])
-
-    return wrapped
 
 
 class RunLifecycle:

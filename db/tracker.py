@@ -16,7 +16,6 @@ One tracker writes a run at a time (the worker running it).
 from __future__ import annotations
 
 import logging
-import math
 import operator
 import time
 import uuid
@@ -29,7 +28,9 @@ import pyarrow as pa
 
 from db import layout
 from db.chunks import write_table_file
+from db.named_values import NamedValues, constant_strings
 from db.schema import CHECKPOINTS, CURVES, EVALS, NORMS, SCALARS, SNAPSHOTS, TABLES
+from db.throttle import throttled
 from db.write_errors import StoreWriteError, describe_write_error, is_no_space
 
 __all__ = ["StoreTracker", "StoreWriteError"]
@@ -55,70 +56,6 @@ def _check_step(step: Any) -> int:
     if step < 0:
         raise ValueError(f"step must be >= 0, got {step}")
     return step
-
-
-def _constant_strings(value: str, length: int) -> pa.Array:
-    return pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(length, dtype=np.int32)), pa.array([value], pa.string())
-    )
-
-
-class _NamedValues:
-    """Columnar buffer of (step, name, value, wall_time) rows; names are interned."""
-
-    def __init__(self) -> None:
-        self.code_of: dict[str, int] = {}
-        self.names: list[str] = []
-        self._last_keys: tuple[str, ...] = ()
-        self._last_codes: list[int] = []
-        self.clear()
-
-    def clear(self) -> None:
-        self.steps = array("q")
-        self.codes = array("i")
-        self.values = array("d")
-        self.walls = array("d")
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def add(self, values: Mapping[str, float], step: int, now: float) -> None:
-        keys = tuple(values)
-        if keys != self._last_keys:  # the same keys every step: intern them once
-            self._last_codes = [self._code(key) for key in keys]
-            self._last_keys = keys
-        count = len(keys)
-        before = len(self.values)
-        try:
-            self.values.extend(values.values())
-        except TypeError:
-            del self.values[before:]
-            bad = {k: v for k, v in values.items() if not isinstance(v, (int, float, np.number))}
-            raise ValueError(f"values must be numbers, got {bad!r}") from None
-        self.codes.extend(self._last_codes)
-        self.steps.extend([step] * count)
-        self.walls.extend([now] * count)
-
-    def _code(self, name: Any) -> int:
-        code = self.code_of.get(name)
-        if code is None:
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"metric name must be a non-empty string, got {name!r}")
-            code = self.code_of[name] = len(self.names)
-            self.names.append(name)
-        return code
-
-    def to_arrow(self, run_id: str) -> pa.Table:
-        codes = pa.array(np.frombuffer(self.codes, dtype=np.int32))
-        return pa.table(
-            {
-                "run_id": _constant_strings(run_id, len(self)),
-                "step": pa.array(np.frombuffer(self.steps, dtype=np.int64)),
-                "name": pa.DictionaryArray.from_arrays(codes, pa.array(self.names, pa.string())),
-                "value": pa.array(np.frombuffer(self.values, dtype=np.float64)),
-                "wall_time": pa.array(np.frombuffer(self.walls, dtype=np.float64)),
-            }
-        )
 
 
 class StoreTracker:
@@ -151,7 +88,9 @@ class StoreTracker:
         self.flush_interval = float(flush_interval)
         self.watched_flush_interval = min(float(watched_flush_interval), self.flush_interval)
         self._watched = False
-        self._watch_checked = -math.inf  # monotonic time of the last look at the marker
+        self._watched_now = throttled(
+            lambda: store.is_watched(run_id), WATCH_POLL_S, latch=False
+        )  # one ``stat`` at most every WATCH_POLL_S
         self.max_buffer_rows = max_buffer_rows
         self.compact_every = compact_every
         self.fsync = fsync
@@ -161,8 +100,8 @@ class StoreTracker:
         self._seq = 1 + max(
             layout.scan_table(store.table_dir(run_id, table)).max_seq for table in TABLES
         )
-        self._scalars = _NamedValues()
-        self._evals = _NamedValues()
+        self._scalars = NamedValues()
+        self._evals = NamedValues()
         self._norm_steps = array("q")
         self._norm_samples = array("q")
         self._norm_values = array("d")
@@ -309,9 +248,8 @@ class StoreTracker:
         )
 
     def _maybe_flush(self) -> None:
-        now = time.monotonic()
         if (
-            now - self._last_flush >= self._interval(now)
+            time.monotonic() - self._last_flush >= self._interval()
             or len(self._scalars) >= self.max_buffer_rows
         ):
             self.flush()
@@ -321,15 +259,13 @@ class StoreTracker:
             return self.watched_flush_interval / self.flush_interval
         return 1.0
 
-    def _interval(self, now: float) -> float:
+    def _interval(self) -> float:
         """``watched_flush_interval`` while a live page watches the run (its marker,
-        ``RunStore.mark_watched``, looked at every ``WATCH_POLL_S``: one ``stat``), else
-        ``flush_interval``: what a watcher waits for is mostly the next flush."""
+        ``RunStore.mark_watched``), else ``flush_interval``: what a watcher waits for is
+        mostly the next flush."""
         if self.watched_flush_interval >= self.flush_interval:
             return self.flush_interval
-        if now - self._watch_checked >= WATCH_POLL_S:
-            self._watch_checked = now
-            self._watched = self.store.is_watched(self.run_id)
+        self._watched = self._watched_now()
         return self.watched_flush_interval if self._watched else self.flush_interval
 
     def _pending_tables(self) -> list[tuple[str, int, Any, Any]]:
@@ -348,7 +284,7 @@ class StoreTracker:
     def _norms_table(self) -> pa.Table:
         return pa.table(
             {
-                "run_id": _constant_strings(self.run_id, len(self._norm_values)),
+                "run_id": constant_strings(self.run_id, len(self._norm_values)),
                 "step": pa.array(np.frombuffer(self._norm_steps, dtype=np.int64)),
                 "sample": pa.array(np.frombuffer(self._norm_samples, dtype=np.int64)),
                 "norm": pa.array(np.frombuffer(self._norm_values, dtype=np.float64)),
@@ -368,7 +304,7 @@ class StoreTracker:
             parts.append(
                 pa.table(
                     {
-                        "run_id": _constant_strings(self.run_id, count),
+                        "run_id": constant_strings(self.run_id, count),
                         "step": pa.array(np.full(count, step, dtype=np.int64)),
                         "point": pa.array(np.arange(count, dtype=np.int64)),
                         "label": pa.array(labels),
@@ -383,7 +319,7 @@ class StoreTracker:
         steps, paths, walls = zip(*self._checkpoints, strict=True)
         return pa.table(
             {
-                "run_id": _constant_strings(self.run_id, len(steps)),
+                "run_id": constant_strings(self.run_id, len(steps)),
                 "step": pa.array(steps, pa.int64()),
                 "path": pa.array(paths, pa.string()),
                 "wall_time": pa.array(walls, pa.float64()),
@@ -395,7 +331,7 @@ class StoreTracker:
         sizes = [x.size for x in xs]
         return pa.table(
             {
-                "run_id": _constant_strings(self.run_id, sum(sizes)),
+                "run_id": constant_strings(self.run_id, sum(sizes)),
                 "step": pa.array(np.repeat(np.array(steps, dtype=np.int64), sizes)),
                 "name": pa.array(
                     [n for n, size in zip(names, sizes, strict=True) for _ in range(size)],
