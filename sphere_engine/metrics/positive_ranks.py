@@ -55,16 +55,11 @@ import torch
 from sphere_engine.metrics.blas_threads import single_blas_thread
 from sphere_engine.metrics.neighbors import exact_rows, sort_rows
 from sphere_engine.metrics.precision_sums import harmonic_numbers, precision_sums
+from sphere_engine.metrics.sorted_rows import positions_right
 
 _BLOCK_ROWS = 256  # queries per block: sgemm at ~85 % of peak (128: ~70 %)
 _CANDIDATE_BYTES = 56  # per candidate: row, column, value, keys, counts, sort order
 _TIE_CHUNK = 256  # tied negatives compared against all positives at once
-# Up to this R, candidates are located by one search over all rows' (row, value) keys;
-# above it by one search per row. Building the keys costs ~6 passes over the p × R
-# positives, a search per row ~2.4 µs: at R = 99 (10k / 100 classes) the one search
-# saves ~0.015 s CPU of 0.13; at R = 5,999 (60k / 10 classes) the keys cost ~10 ms a
-# block (and ~70 MB of temporaries a thread) for ~0.6 ms of per-row searches.
-_ONE_SEARCH_MAX_R = 256
 
 
 @dataclass(frozen=True)
@@ -126,35 +121,14 @@ def _mask_counts(negatives: np.ndarray, theta: np.ndarray, mask: np.ndarray) -> 
     return ((words * np.uint64(0x0101010101010101)) >> np.uint64(56)).sum(axis=1).astype(np.int64)
 
 
-def _row_keys(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """int64 keys ordered as (row, value): the row in the high 32 bits, above the
-    float32 value's bits mapped to an unsigned order that matches the floats' (exact,
-    unlike a float offset per row). Values are finite; −0.0 is made +0.0 first, which
-    the floats hold equal and the bits would not."""
-    bits = (values + np.float32(0.0)).view(np.int32).astype(np.int64)
-    # Negative floats order backwards as integers: flip their 31 magnitude bits.
-    ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits) + 2**31  # into [0, 2³²)
-    return (rows.astype(np.int64) << 32) | ordered
-
-
 def _candidates_above(
     part: _Part, counts: np.ndarray, columns: np.ndarray, values: np.ndarray
 ) -> np.ndarray:
     """For each candidate negative (grouped by row, ``counts`` per row), the positives
     ranked above it."""
-    count, r = part.positives.shape
+    r = part.positives.shape[1]
     rows = np.repeat(np.arange(counts.size), counts)
-    if r <= _ONE_SEARCH_MAX_R:
-        # Rows' sorted positives in one ascending array of (row, value) keys: each
-        # candidate's "right" position in it, less its row's offset.
-        positive_keys = _row_keys(part.positives.ravel(), np.repeat(np.arange(count), r))
-        found = np.searchsorted(positive_keys, _row_keys(values, rows), "right") - rows * r
-    else:
-        found = np.empty(values.size, dtype=np.int64)
-        bounds = np.concatenate([[0], np.cumsum(counts)])
-        for row in np.flatnonzero(counts):  # few µs each, GIL released inside
-            start, stop = bounds[row], bounds[row + 1]
-            found[start:stop] = np.searchsorted(part.positives[row], values[start:stop], "right")
+    found = positions_right(part.positives, values, counts)
     above = r - found  # positives ≤ a candidate are not above it, ties aside
     tied = np.flatnonzero(found > 0)
     tied = tied[part.positives[rows[tied], found[tied] - 1] == values[tied]]
