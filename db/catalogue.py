@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from db import layout
 from db.schema import TABLES
@@ -30,15 +30,22 @@ _logged: dict[tuple[str, str], None] = {}
 _logged_lock = threading.Lock()
 
 
+def _remember(seen: dict[Any, None], key: Any) -> bool:
+    """Add ``key`` to the insertion-ordered set ``seen`` (the oldest dropped beyond
+    ``MAX_PROBLEMS``); whether it was new. The caller holds the set's lock."""
+    if key in seen:
+        return False
+    seen[key] = None
+    while len(seen) > MAX_PROBLEMS:
+        seen.pop(next(iter(seen)))
+    return True
+
+
 def _log_once(home: Path, message: str) -> None:
-    key = (str(home), message)
     with _logged_lock:
-        if key in _logged:
-            return
-        _logged[key] = None
-        while len(_logged) > MAX_PROBLEMS:
-            _logged.pop(next(iter(_logged)))
-    log.warning("run store %s: %s", home, message)
+        new = _remember(_logged, (str(home), message))
+    if new:
+        log.warning("run store %s: %s", home, message)
 
 
 class FileCatalogue:
@@ -114,12 +121,9 @@ class FileCatalogue:
     # -- problems -----------------------------------------------------------------------
     def report_problem(self, message: str) -> None:
         with self._lock:
-            if message in self._problems:
-                return
-            self._problems[message] = None
-            while len(self._problems) > MAX_PROBLEMS:
-                self._problems.pop(next(iter(self._problems)))
-        _log_once(self.home, message)
+            new = _remember(self._problems, message)
+        if new:
+            _log_once(self.home, message)
 
     def problems(self) -> list[str]:
         """What had to be skipped or ignored (corrupt/foreign files), oldest first."""

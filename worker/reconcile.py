@@ -111,15 +111,16 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
             candidates.append(record)
     if not candidates:
         return []
-    client = routing.redis_client(app.conf.broker_url)
-    # A connection of this pass only, never one from the app's pool: the worker forks a
-    # pool process after every run, and a child closes the pool it inherited, reading a
-    # BRPOP reply still pending on a pooled connection from the socket it shares with
-    # this process. It then hung until the broker connection dropped (30-90 s) and a
-    # reply it swallowed was lost. A connection outside any pool is only disconnected
-    # in the child, which redis-py does without touching the parent's socket.
-    connection = app.connection_for_write()
-    try:
+    # A broker connection of this pass only, never one from the app's pool: the worker
+    # forks a pool process after every run, and a child closes the pool it inherited,
+    # reading a BRPOP reply still pending on a pooled connection from the socket it
+    # shares with this process. It then hung until the broker connection dropped (30-90
+    # s) and a reply it swallowed was lost. A connection outside any pool is only
+    # disconnected in the child, which redis-py does without touching the parent's socket.
+    with (
+        routing.redis_client(app.conf.broker_url) as client,
+        app.connection_for_write() as connection,
+    ):
         held = broker_task_ids(client) | worker_task_ids(app, connection=connection)
         resent = []
         for record in candidates:
@@ -140,9 +141,6 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
             )
             resent.append(record.run_id)
         return resent
-    finally:
-        connection.release()
-        client.close()
 
 
 class ReconcileThread(threading.Thread):

@@ -246,19 +246,12 @@ def _charts(
     live: bool,
     limit: int | None = None,
 ) -> None:
-    """The catalogue's training-step chart groups, two per row, then the evaluations
-    (``limit``: only the first ``limit`` charts, nothing held: a first paint).
-
-    While the run trains, the charts a tab computed are kept (``st.session_state``)
-    until the run logs a new step: a refresh without one sends the same specs and rows
-    again, which costs the server a read of nothing and Vega no new dataset (the bytes
-    are the same), though Streamlit's frontend still renders every element again and
-    re-lays out each view. Charts built for one tab serve every tab that would build
-    the same (``shared_charts``)."""
+    """The catalogue's training-step chart groups in their tabs (``CHART_SECTIONS``),
+    lazily: only the open tab's charts are read, built and sent (a refresh of sixteen
+    charts cost the browser ~20 % of a core per watching tab); the first tab also has
+    the evaluations. ``limit``: only the first ``limit`` charts (a first paint)."""
     plan = training_charts.chart_plan(frozenset(names))
     sections = [s for s in CHART_SECTIONS if any(group.section == s for group, _ in plan)]
-    # Lazy tabs: only the open section's charts are read, built and sent (a refresh
-    # of sixteen charts cost the browser ~20 % of a core per watching tab).
     tabs = st.tabs(sections, key=SECTION, on_change="rerun")
     opened = next((i for i, tab in enumerate(tabs) if tab.open), 0)
     with tabs[opened]:
@@ -281,7 +274,15 @@ def _section_charts(
     live: bool,
     limit: int | None,
 ) -> None:
-    """One tab's charts (``evals`` None: a tab without the evaluation chart)."""
+    """One tab's charts, two per row, then the evaluations (``evals`` None: a tab
+    without them; ``limit``: only the first ``limit`` charts, nothing held).
+
+    While the run trains, the charts a tab computed are kept (``st.session_state``)
+    until the run logs a new step: a refresh without one sends the same specs and rows
+    again, which costs the server a read of nothing and Vega no new dataset (the bytes
+    are the same), though Streamlit's frontend still renders every element again and
+    re-lays out each view. Charts built for one tab serve every tab that would build
+    the same (``shared_charts``)."""
     wanted = sorted({key for _, keys in groups for key in keys})
     per_series = LIVE_SERIES_POINTS if live else PER_SERIES_POINTS
     budget = per_series * max(len(wanted), 1)
