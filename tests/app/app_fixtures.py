@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -140,6 +141,30 @@ def fill_store(store: RunStore) -> Filled:
 # ----------------------------------------------------------------------------- AppTest
 
 APP_MAIN = Path(__file__).resolve().parents[2] / "app" / "main.py"
+
+
+def log_scalars(
+    store: RunStore,
+    run_id: str,
+    steps: range,
+    *,
+    flush_interval: float = 0.0,
+    total: int | None = None,
+) -> None:
+    """``scalars(step, 0.1)`` logged at each of ``steps`` (and the progress of ``total``)."""
+    with store.tracker(run_id, flush_interval=flush_interval) as tracker:
+        for step in steps:
+            tracker.track_many(scalars(step, 0.1), step)
+            if total is not None:
+                tracker.track_progress(step, total)
+
+
+def running_run(store: RunStore, name: str, steps: range = range(0), **logging: Any) -> str:
+    """A run recorded ``running`` on the CPU that logged ``log_scalars(steps, **logging)``."""
+    run_id = store.create_run(config(), name)
+    store.set_status(run_id, "running", device="cpu")
+    log_scalars(store, run_id, steps, **logging)
+    return run_id
 
 
 def open_page(

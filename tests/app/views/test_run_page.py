@@ -236,21 +236,16 @@ def test_wall_clock_x_axis_reaches_every_chart(filled):
 def test_a_live_refresh_without_a_new_step_sends_the_same_charts(store):
     """A tab keeps the charts it drew until the run logs a new step: the spec and the
     rows it sends again are byte-identical (the browser then redraws nothing)."""
-    from app_fixtures import config, scalars
+    from app_fixtures import log_scalars, running_run
 
-    run_id = store.create_run(config(), "live run")
-    store.set_status(run_id, "running", device="cpu")
-    with store.tracker(run_id, flush_interval=0) as tracker:
-        for step in range(1, 11):
-            tracker.track_many(scalars(step, 0.1), step)
+    run_id = running_run(store, "live run", range(1, 11))
     app = open_page("views/run.py", {"run_id": run_id})
     assert not app.exception and not app.error
     first = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
     app.run()
     again = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
     assert again == first
-    with store.tracker(run_id, flush_interval=0) as tracker:
-        tracker.track_many(scalars(11, 0.1), 11)
+    log_scalars(store, run_id, range(11, 12))
     app.run()
     newer = [(c.proto.spec, c.proto.datasets[0].data.data) for c in app.get("vega_lite_chart")]
     assert [spec for spec, _ in newer] == [spec for spec, _ in first]  # only rows change

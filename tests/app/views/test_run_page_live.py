@@ -5,16 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app_fixtures import RUN_SECTION, charts_of, config, first_paint, scalars
+from app_fixtures import RUN_SECTION, charts_of, first_paint, log_scalars, running_run
 
 from db import queries
-
-
-def _log(store, run_id: str, steps: range) -> None:
-    with store.tracker(run_id, flush_interval=0) as tracker:
-        for step in steps:
-            tracker.track_many(scalars(step, 0.1), step)
-            tracker.track_progress(step, 100)
 
 
 def _loss_steps(app) -> list[int]:
@@ -38,9 +31,7 @@ def _spy_reads(monkeypatch, note: Callable[[tuple, dict], Any]) -> list:
 
 
 def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypatch):
-    run_id = store.create_run(config(), "live run")
-    store.set_status(run_id, "running", device="cpu")
-    _log(store, run_id, range(1, 21))
+    run_id = running_run(store, "live run", range(1, 21), total=100)
     calls = _spy_reads(monkeypatch, lambda args, kwargs: kwargs.get("since_step"))
     app = first_paint("views/run.py", {"run_id": run_id})
     assert not app.exception and not app.error
@@ -50,7 +41,7 @@ def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypat
     app.run()  # the page's follow-up (ui.follow_up): nothing new since step 20
     assert calls == [20] and _loss_steps(app) == list(range(1, 21))
     calls.clear()
-    _log(store, run_id, range(21, 26))
+    log_scalars(store, run_id, range(21, 26), total=100)
     app.run()
     assert not app.exception and not app.error
     assert _loss_steps(app) == list(range(1, 26))
@@ -66,9 +57,7 @@ def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
     from app.panels import shared_charts, training_charts
 
     shared_charts.clear()
-    run_id = store.create_run(config(), "watched twice")
-    store.set_status(run_id, "running", device="cpu")
-    _log(store, run_id, range(1, 21))
+    run_id = running_run(store, "watched twice", range(1, 21), total=100)
     built = []
     original = training_charts.group_chart
 
@@ -83,7 +72,7 @@ def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
         assert not app.exception and not app.error
     assert _loss_steps(first) == _loss_steps(second) == list(range(1, 21))
     once = len(built)
-    _log(store, run_id, range(21, 26))
+    log_scalars(store, run_id, range(21, 26), total=100)
     first.run()
     assert len(built) > once  # the first tab to see step 25 builds the charts
     rebuilt = len(built)
@@ -97,11 +86,7 @@ def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
 def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monkeypatch):
     """A run logging hundreds of steps a second: a refresh reads the new points grouped
     in buckets about as wide as the held grid, a few rows per series, not every value."""
-    run_id = store.create_run(config(), "fast run")
-    store.set_status(run_id, "running", device="cpu")
-    with store.tracker(run_id, flush_interval=3600) as tracker:  # one chunk
-        for step in range(1, 3001):
-            tracker.track_many(scalars(step, 0.1), step)
+    run_id = running_run(store, "fast run", range(1, 3001), flush_interval=3600)  # one chunk
     tails = []
     original = queries.metric_series
 
@@ -114,9 +99,7 @@ def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monk
     monkeypatch.setattr(queries, "metric_series", spy)
     app = first_paint("views/run.py", {"run_id": run_id})
     app.run()
-    with store.tracker(run_id, flush_interval=3600) as tracker:
-        for step in range(3001, 3601):
-            tracker.track_many(scalars(step, 0.1), step)
+    log_scalars(store, run_id, range(3001, 3601), flush_interval=3600)
     tails.clear()
     app.run()
     assert not app.exception and not app.error
@@ -133,11 +116,7 @@ def test_the_points_notes_of_the_charts_share_one_caption(store):
     """A live page whose charts draw fewer points than were logged says so in one
     caption under the charts, not one caption per chart (each an element that every
     refresh sent again and the browser rendered again)."""
-    run_id = store.create_run(config(), "long run")
-    store.set_status(run_id, "running", device="cpu")
-    with store.tracker(run_id, flush_interval=3600) as tracker:
-        for step in range(1, 1001):
-            tracker.track_many(scalars(step, 0.1), step)
+    run_id = running_run(store, "long run", range(1, 1001), flush_interval=3600)
     app = first_paint("views/run.py", {"run_id": run_id})
     app.run()
     assert not app.exception and not app.error
@@ -150,12 +129,8 @@ def test_the_points_notes_of_the_charts_share_one_caption(store):
 def test_a_live_page_marks_its_run_watched_and_an_ended_one_does_not(store):
     """The run's tracker flushes more often while a live page watches it (the page's
     lag is mostly the wait for the next flush); a finished run is not marked."""
-    live = store.create_run(config(), "live run")
-    store.set_status(live, "running", device="cpu")
-    _log(store, live, range(1, 6))
-    ended = store.create_run(config(), "ended run")
-    store.set_status(ended, "running", device="cpu")
-    _log(store, ended, range(1, 6))
+    live = running_run(store, "live run", range(1, 6), total=100)
+    ended = running_run(store, "ended run", range(1, 6), total=100)
     store.set_status(ended, "finished")
     for run_id in (live, ended):
         app = first_paint("views/run.py", {"run_id": run_id})
@@ -168,13 +143,11 @@ def test_a_live_refresh_reads_and_draws_only_the_open_tab(store, monkeypatch):
     """Issue 14 (watching must be cheap): each chart costs a watching browser about the
     same per refresh whatever its rows, so a live refresh builds the open tab's charts
     only, and reads only their series; another tab is read and drawn once opened."""
-    run_id = store.create_run(config(), "live run")
-    store.set_status(run_id, "running", device="cpu")
-    _log(store, run_id, range(1, 11))
+    run_id = running_run(store, "live run", range(1, 11), total=100)
     read = _spy_reads(monkeypatch, lambda args, kwargs: set(args[2]))
     app = first_paint("views/run.py", {"run_id": run_id})
     app.run()  # the follow-up: the whole page
-    _log(store, run_id, range(11, 16))
+    log_scalars(store, run_id, range(11, 16), total=100)
     read.clear()
     app.run()  # a live refresh
     assert not app.exception and not app.error
