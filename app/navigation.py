@@ -43,3 +43,12 @@ def deep_link_paths() -> list[str]:
     """The URL paths a page is opened at besides ``/`` (the default page is served at
     ``/`` only)."""
     return [page.url_path for page in PAGES if not page.default]
+
+
+def base_path() -> str:
+    """``server.baseUrlPath`` as "" or "/prefix" (no trailing slash): where the
+    server's own routes and static files live."""
+    from streamlit import config
+
+    prefix = str(config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{prefix}" if prefix else ""

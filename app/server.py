@@ -10,9 +10,11 @@ serves ``app/main.py`` with two additions Streamlit's own server lacks (issue 14
   mechanism of streamlit/streamlit#11378), so it connects to the root at once. The
   page is served at ``/`` unchanged: there the frontend already probes the root only.
 * a warm start: ``app/warmup.py`` runs when the server starts, so the first visitor
-  does not wait for imports and first reads.
+  does not wait for imports and first reads;
+* the live feed the Run page's charts poll while a run trains (``live_feed_route``).
 
-``streamlit run app/main.py`` still works, without these two.
+``streamlit run app/main.py`` still works, without these three: its Run page draws a
+training run's charts as they were when the page ran (a rerun redraws them).
 """
 
 from __future__ import annotations
@@ -30,21 +32,14 @@ if _ROOT not in sys.path:
 
 import streamlit as st  # noqa: E402
 from starlette.requests import Request  # noqa: E402
-from starlette.responses import HTMLResponse  # noqa: E402
+from starlette.responses import HTMLResponse, JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
-from app.navigation import deep_link_paths  # noqa: E402
+from app.navigation import base_path, deep_link_paths  # noqa: E402
+from app.panels import live_feed  # noqa: E402
 from app.warmup import start_warm_up  # noqa: E402
 
 _HEAD = "<head>"
-
-
-def base_path() -> str:
-    """``server.baseUrlPath`` as "" or "/prefix" (no trailing slash)."""
-    from streamlit import config
-
-    prefix = str(config.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{prefix}" if prefix else ""
 
 
 def deep_link_index(base: str) -> str:
@@ -76,10 +71,31 @@ def deep_link_routes() -> list[Route]:
     return [Route(f"{base}/{path}", index, methods=["GET", "HEAD"]) for path in deep_link_paths()]
 
 
+def live_feed_route() -> Route:
+    """``GET <base>/_spherescope/live/<token>?after=<step>``: what a watching tab's
+    live charts poll (``app.panels.live_feed``). A plain function: Starlette runs it
+    in its thread pool, off the event loop, while it reads the store."""
+    base = base_path()
+
+    def live(request: Request) -> Response:
+        after = request.query_params.get("after", "")
+        if not after.lstrip("-").isdigit():
+            return JSONResponse({"error": f"after: {after!r} is not a step number"}, 400)
+        body = live_feed.answer(request.path_params["token"], int(after))
+        if body is None:  # 410, not 404: the tab opens a new feed (a 404 is no route)
+            return JSONResponse({"error": "token: no such live feed (expired?)"}, 410)
+        return Response(body, media_type="application/json", headers=_NO_STORE)
+
+    return Route(f"{base}/{live_feed.ROUTE}/{{token}}", live, methods=["GET"])
+
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
 @asynccontextmanager
 async def warm_start(_: st.App) -> AsyncIterator[None]:
     start_warm_up()
     yield
 
 
-app = st.App("main.py", routes=deep_link_routes(), lifespan=warm_start)
+app = st.App("main.py", routes=[*deep_link_routes(), live_feed_route()], lifespan=warm_start)

@@ -8,10 +8,12 @@ session of headless Chromium:
 1. first meaningful content per page: navigation start → the page's first chart or
    table (Runs, Run, Compare, Geometry; Launch: its form), as Playwright observes it
    and as the page's own clock records it drawn (a chart: once Vega has drawn it);
-2. the watched run's training speed unwatched (nobody on the Run page; the window
-   starts once the server has finished the pages of step 1) and watched (``--tabs``
-   tabs on its live Run page), as steps/s from the store's progress;
-3. the server's CPU (Streamlit process, user + system) in both windows, per tab, and
+2. the watched run's training speed unwatched (nobody on the Run page) and watched
+   (``--tabs`` tabs on its live Run page), as steps/s from the store's progress, in
+   ``--rounds`` rounds of an unwatched then a watched window: the run's speed drifts
+   as it grows (its store compactions take longer), which a single unwatched window
+   followed by a single watched one counted against watching;
+3. the server's CPU (Streamlit process, user + system) in both kinds of window, per tab, and
    the CPU of each part in both windows (server, Chromium, worker with its training
    processes, Redis, this script with Playwright's driver, and the whole machine);
 4. the lag from a step being logged (its wall time in the store) to a tab drawing it
@@ -39,6 +41,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -161,10 +164,12 @@ def stop_stack(process: subprocess.Popen) -> None:
 #: What counts as a page's first meaningful content, and its drawn form for the
 #: in-page clock (a chart counts once Vega has drawn it: a canvas or svg inside).
 CHART = '[data-testid="stVegaLiteChart"]'
+LIVE_CHART = ".spherescope-live-chart"  # the Run page's charts (app.panels.live_charts)
 DRAWN_CHART = f"{CHART} canvas, {CHART} svg"
+DRAWN_LIVE_CHART = f"{LIVE_CHART} canvas"
 FIRST_CONTENT = {
     "runs": ('[data-testid="stDataFrame"]', '[data-testid="stDataFrame"]'),
-    "run": (CHART, DRAWN_CHART),
+    "run": (LIVE_CHART, DRAWN_LIVE_CHART),
     "compare": (CHART, DRAWN_CHART),
     "geometry": (CHART, DRAWN_CHART),
     "launch": ('[data-testid="stTabs"]', '[data-testid="stTabs"]'),  # its form's tabs
@@ -249,6 +254,46 @@ def steps_per_second(store: RunStore, run_id: str, seconds: float, during=None) 
     return (last_step - first_step) / (time.monotonic() - first_time)
 
 
+@dataclass
+class Window:
+    """One measuring window: steps and seconds of the watched run, the server's CPU
+    seconds, and the cores used per process group."""
+
+    steps: float
+    seconds: float
+    server_seconds: float
+    groups: dict[str, float]
+
+    @property
+    def speed(self) -> float:
+        return self.steps / self.seconds if self.seconds else float("nan")
+
+    @property
+    def server_cpu(self) -> float:
+        return self.server_seconds / self.seconds if self.seconds else float("nan")
+
+    @staticmethod
+    def total(windows: list[Window]) -> Window:
+        """The windows as one (groups: weighted by each window's length)."""
+        seconds = sum(w.seconds for w in windows)
+        groups: dict[str, float] = {}
+        for window in windows:
+            for name, cores in window.groups.items():
+                groups[name] = groups.get(name, 0.0) + cores * window.seconds / seconds
+        steps = sum(w.steps for w in windows)
+        return Window(steps, seconds, sum(w.server_seconds for w in windows), groups)
+
+
+def _window(
+    store: RunStore, run_id: str, server: psutil.Process, by_group, seconds: float, during=None
+) -> Window:
+    cpu_before = cpu_seconds(server)
+    by_group.start()
+    speed = steps_per_second(store, run_id, seconds, during)
+    groups = by_group.stop()
+    return Window(speed * seconds, seconds, cpu_seconds(server) - cpu_before, groups)
+
+
 def cpu_seconds(process: psutil.Process) -> float:
     times = process.cpu_times()
     return times.user + times.system
@@ -331,7 +376,8 @@ def show_groups(label: str, groups: dict[str, float]) -> str:
 
 #: The captions' text without ``innerText`` (which lays out the whole page: sampling
 #: every 0.25 s with it cost the browser, and so the machine, more than the page did).
-CAPTIONS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stCaptionContainer"]'),
+CAPTIONS_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stCaptionContainer"], .spherescope-live-caption'),
     element => element.textContent).join(" ")"""
 
 
@@ -389,7 +435,10 @@ def main() -> int:
     parser.add_argument("--training", type=int, default=4, help="runs launched to train")
     parser.add_argument("--concurrency", type=int, default=2, help="parallel runs of the worker")
     parser.add_argument("--tabs", type=int, default=2, help="tabs watching the live Run page")
-    parser.add_argument("--window", type=float, default=30.0, help="seconds per measurement")
+    parser.add_argument("--window", type=float, default=20.0, help="seconds per window")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of an unwatched then a watched window"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="loads of each page (median)")
     parser.add_argument(
         "--first-content-only", action="store_true", help="step 1 only (no watching windows)"
@@ -408,6 +457,8 @@ def main() -> int:
     base = f"http://127.0.0.1:{port}"
     stack = start_stack(home, port, args.concurrency, home.parent / "stack.log")
     trained: list[str] = []
+    unwatched: list[Window] = []
+    watching: list[Window] = []
     try:
         wait_healthy(base, stack)
         os.environ["REDIS_URL"] = (home / "stack" / "redis-url").read_text().strip()
@@ -433,18 +484,7 @@ def main() -> int:
             if args.first_content_only:
                 browser.close()
                 return _report_first_content(loads, args)  # the stack stops in finally
-            page.goto("about:blank")  # nobody watches now
-            wait_quiet(server)
-            cpu_before = cpu_seconds(server)
-            by_group.start()
-            unwatched = steps_per_second(store, watched, args.window)
-            idle_groups = by_group.stop()
-            idle_cpu = (cpu_seconds(server) - cpu_before) / args.window
             tabs = [page, *[context.new_page() for _ in range(args.tabs - 1)]]
-            for tab in tabs:
-                tab.goto(f"{base}/run?run_id={watched}")
-                tab.get_by_text(re.compile(r"up to step")).first.wait_for(timeout=60_000)
-            time.sleep(3)
             samples: list[tuple[float, int]] = []
 
             def sample() -> None:
@@ -453,11 +493,16 @@ def main() -> int:
                     if step is not None:
                         samples.append((time.time(), step))
 
-            cpu_before = cpu_seconds(server)
-            by_group.start()
-            watched_speed = steps_per_second(store, watched, args.window, during=sample)
-            watched_groups = by_group.stop()
-            watched_cpu = (cpu_seconds(server) - cpu_before) / args.window
+            for _ in range(args.rounds):  # unwatched, watched, unwatched, watched, ...
+                for tab in tabs:
+                    tab.goto("about:blank")  # nobody watches now
+                wait_quiet(server)
+                unwatched.append(_window(store, watched, server, by_group, args.window))
+                for tab in tabs:
+                    tab.goto(f"{base}/run?run_id={watched}")
+                    tab.get_by_text(re.compile(r"up to step")).first.wait_for(timeout=60_000)
+                time.sleep(3)
+                watching.append(_window(store, watched, server, by_group, args.window, sample))
             browser.close()
         time.sleep(2)  # the last flush of the watched run reaches the store
         lag = lags(store, watched, samples)
@@ -469,15 +514,23 @@ def main() -> int:
                 print(f"cancel {run_id}: {error}")
         stop_stack(stack)
     _report_first_content(loads, args)
-    per_tab = max(watched_cpu - idle_cpu, 0.0) / args.tabs
-    ratio = watched_speed / unwatched if unwatched else float("nan")
-    print(f"training speed: unwatched {unwatched:.2f} steps/s, watched {watched_speed:.2f} "
-          f"steps/s, ratio {ratio:.2f} (target ≥ {TARGETS['speed_ratio']})")  # fmt: skip
-    print(f"server CPU: {idle_cpu:.1%} of a core unwatched, {watched_cpu:.1%} watched; "
-          f"{per_tab:.1%} per tab (target ≤ {TARGETS['cpu_per_tab']:.0%})")  # fmt: skip
+    idle, busy = Window.total(unwatched), Window.total(watching)
+    per_tab = max(busy.server_cpu - idle.server_cpu, 0.0) / args.tabs
+    ratio = busy.speed / idle.speed if idle.speed else float("nan")
+    rounds = ", ".join(
+        f"{w.speed / u.speed:.2f} ({u.speed:.0f} → {w.speed:.0f} steps/s, server "
+        f"{u.server_cpu:.0%} → {w.server_cpu:.0%})"
+        for u, w in zip(unwatched, watching, strict=True)
+    )
+    print(f"training speed over {args.rounds} rounds of {args.window:.0f} s unwatched then "
+          f"{args.window:.0f} s watched: unwatched {idle.speed:.2f} steps/s, watched "
+          f"{busy.speed:.2f} steps/s, ratio {ratio:.2f} (target ≥ {TARGETS['speed_ratio']}); "
+          f"per round {rounds}")  # fmt: skip
+    print(f"server CPU: {idle.server_cpu:.1%} of a core unwatched, {busy.server_cpu:.1%} "
+          f"watched; {per_tab:.1%} per tab (target ≤ {TARGETS['cpu_per_tab']:.0%})")  # fmt: skip
     print("CPU by process group (cores; machine = every process on it, other work included):")
-    print(show_groups("unwatched", idle_groups))
-    print(show_groups("watched  ", watched_groups))
+    print(show_groups("unwatched", idle.groups))
+    print(show_groups("watched  ", busy.groups))
     median = statistics.median(lag or [0])
     print(f"lag logged → drawn over {len(lag)} samples: median {median:.2f} s, "
           f"p90 {percentile(lag, 90):.2f} s, max {max(lag or [0]):.2f} s "

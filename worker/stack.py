@@ -94,6 +94,9 @@ def app_argv(host: str, port: int) -> list[str]:
         "none",
         "--runner.postScriptGC",
         "false",
+        # app/static: the vendored Vega the Run page's live charts load (offline)
+        "--server.enableStaticServing",
+        "true",
     ]
 
 

@@ -146,17 +146,17 @@ __all__ = [
 # grouped paper table and the hyperparameter view's final values.
 from app.data.evals import eval_metric_series, grouped_eval_series
 from app.data.geometry import principal_components
-from app.data.live import live_metric_series, mark_watched
+from app.data.live import LiveSeries, mark_watched
 from app.data.paper import final_by_config, grouped_paper_table
 from app.data.reads import checkpoints, run_log_tail
 
 __all__ += [
+    "LiveSeries",
     "checkpoints",
     "eval_metric_series",
     "final_by_config",
     "grouped_eval_series",
     "grouped_paper_table",
-    "live_metric_series",
     "mark_watched",
     "principal_components",
     "run_log_tail",

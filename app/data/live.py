@@ -5,81 +5,75 @@ The first read of a (run, metric names) is the usual downsampled one; every late
 asks ``db.queries.metric_series(..., since_step=last, since_bucket=...)`` for the new
 points, grouped in DuckDB in buckets about as wide as the held grid (``tail_bucket``;
 raw while the run is short), and appends them. When the merged frame outgrows twice its budget it is
-downsampled here (``transforms.downsample`` keeps each bucket's min and max). The
-held frames live in ``st.session_state`` (one per tab), so two tabs do not share
-state, and a tab leaving the Run page drops nothing it still needs.
+downsampled here (``transforms.downsample`` keeps each bucket's min and max). A
+``LiveSeries`` belongs to one watcher (a tab's live feed), so two tabs share no state.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pandas as pd
-import streamlit as st
 
 from app import transforms
 from app.data.cache import store
 from app.data.reads import Totals, metric_series
 from db import queries
 
-STATE_KEY = "data.live_series"
 
+class LiveSeries:
+    """One run's per-step scalars (as ``metric_series``) for ``names``, read
+    incrementally: the first ``read()`` is the usual downsampled one, each later one
+    adds the points logged since. Held by one watcher (``app.panels.live_feed``)."""
 
-@dataclass
-class _Held:
-    frame: pd.DataFrame
-    totals: Totals
-    last_step: int | None  # the largest step read so far
-    max_points: int
+    def __init__(self, run_id: str, names: Sequence[str], *, max_points: int) -> None:
+        self.run_id = run_id
+        self.names = sorted(set(names))
+        self.max_points = max_points
+        self.frame = pd.DataFrame()
+        self.totals: Totals = {}
+        self.last_step: int | None = None  # the largest step read so far
+        self._read_once = False
 
+    def read(self) -> tuple[pd.DataFrame, Totals]:
+        """The series with every point logged so far (downsampled to the budget)."""
+        if not self._read_once or self.last_step is None:
+            if self._read_once and queries.last_step(store(), self.run_id) is None:
+                return self.frame, self.totals
+            self.last_step, self.frame, totals = _full_read(
+                self.run_id, self.names, self.max_points
+            )
+            self.totals, self._read_once = dict(totals), True
+            return self.frame, self.totals
+        tail = queries.metric_series(
+            store(),
+            [self.run_id],
+            self.names,
+            since_step=self.last_step,
+            since_bucket=tail_bucket(self.last_step, self.max_points, len(self.names)),
+        )
+        if not tail.empty:
+            self._append(tail)
+        return self.frame, self.totals
 
-def live_metric_series(
-    run_id: str, names: Sequence[str], *, max_points: int
-) -> tuple[pd.DataFrame, Totals]:
-    """One run's per-step scalars (as ``metric_series``), read incrementally."""
-    held_all: dict = st.session_state.setdefault(STATE_KEY, {})
-    key = (run_id, tuple(sorted(set(names))))
-    held = held_all.get(key)
-    if held is None or held.max_points != max_points:
-        last, frame, totals = _full_read(run_id, names, max_points)
-        held = _Held(frame, dict(totals), last, max_points)
-        held_all.clear()  # one live view per tab: forget other runs' and names' frames
-        held_all[key] = held
-        return held.frame, held.totals
-    if held.last_step is None:
-        if queries.last_step(store(), run_id) is None:
-            return held.frame, held.totals
-        held.last_step, held.frame, totals = _full_read(run_id, names, max_points)
-        held.totals = dict(totals)
-        return held.frame, held.totals
-    tail = queries.metric_series(
-        store(),
-        [run_id],
-        list(key[1]),
-        since_step=held.last_step,
-        since_bucket=tail_bucket(held.last_step, max_points, len(key[1])),
-    )
-    if tail.empty:
-        return held.frame, held.totals
-    for pair, count in tail.attrs.get("total_points", {}).items():
-        held.totals[pair] = held.totals.get(pair, 0) + int(count)
-    tail = tail.copy()
-    tail.attrs = {}
-    started = transforms.epoch_seconds(queries.get_run(store(), run_id).started_at)
-    tail["time"] = transforms.relative_time(tail, {run_id: started} if started else None)
-    if not started and len(held.frame):  # no start time: continue the held clock
-        first = float(held.frame["wall_time"].min())
-        tail["time"] = tail["wall_time"] - first
-    tail["clock"] = transforms.wall_clock(tail)
-    kept = held.frame[held.frame["step"] <= held.last_step]
-    merged = pd.concat([kept, tail[kept.columns]], ignore_index=True)
-    series = max(merged.groupby("name").ngroups, 1)
-    if len(merged) > 2 * max_points:
-        merged = transforms.downsample(merged, max(max_points // series, 2))
-    held.frame, held.last_step = merged, int(tail["step"].max())
-    return held.frame, held.totals
+    def _append(self, tail: pd.DataFrame) -> None:
+        for pair, count in tail.attrs.get("total_points", {}).items():
+            self.totals[pair] = self.totals.get(pair, 0) + int(count)
+        tail = tail.copy()
+        tail.attrs = {}
+        started = transforms.epoch_seconds(queries.get_run(store(), self.run_id).started_at)
+        tail["time"] = transforms.relative_time(tail, {self.run_id: started} if started else None)
+        if not started and len(self.frame):  # no start time: continue the held clock
+            first = float(self.frame["wall_time"].min())
+            tail["time"] = tail["wall_time"] - first
+        tail["clock"] = transforms.wall_clock(tail)
+        kept = self.frame[self.frame["step"] <= self.last_step]
+        merged = pd.concat([kept, tail[kept.columns]], ignore_index=True)
+        series = max(merged.groupby("name").ngroups, 1)
+        if len(merged) > 2 * self.max_points:
+            merged = transforms.downsample(merged, max(self.max_points // series, 2))
+        self.frame, self.last_step = merged, int(tail["step"].max())
 
 
 def mark_watched(run_id: str) -> None:

@@ -1,35 +1,32 @@
-"""The Run page's charts, drawn so that watching a live run is cheap.
+"""The Run page's charts, built so that watching a live run is cheap.
 
 A chart is a data-free Vega-Lite spec, built once per (kind, x axis, scale, legend,
-title) and kept for the life of the process, plus its rows as Arrow bytes under one
-dataset name (``DATASET``). A live refresh that only adds rows therefore sends a
-byte-identical spec, and Streamlit's frontend swaps the dataset inside the existing
-Vega view (``view.data(name, rows)``) instead of embedding the chart anew; with an
-Altair chart per refresh the dataset's name is a hash of its rows, so the spec changed
-every time and the browser rebuilt all ~16 views every 2 s. Altair's ``to_dict`` runs
-once per spec, not once per chart and refresh.
+title) and kept for the life of the process, plus its rows, both as JSON: the page's
+live chart element (``app.panels.live_charts``) keeps one Vega view per chart and, when
+only the rows changed, swaps the dataset ``DATASET`` inside it instead of embedding the
+chart anew. Altair's ``to_dict`` runs once per spec, not once per chart and refresh.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 import pandas as pd
-import pyarrow as pa
-import streamlit as st
 
 from app import charts, data
 from app.charts.base import limit
-from app.panels import linked_zoom
 from app.transforms import downsample, histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup, chart_groups, group_keys
 
 #: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
 DATASET = "rows"
+#: The name of each chart's scale-bound x zoom (``charts.base.zoomable``): the live
+#: chart element links the zoom of every chart through its ``<ZOOM>_<x field>`` signal.
+ZOOM = "zoom"
 #: Steps per bin in the norm-distribution heatmap, as a share of the points per series:
 #: its cells are bins × steps, the most rows of any chart, and a live refresh sends and
 #: redraws them all (the heatmap was a quarter of the browser's time on a live page).
@@ -38,69 +35,27 @@ HEATMAP_STEP_SHARE = 0.5
 
 @dataclass(frozen=True)
 class LiveChart:
-    """What one chart sends: its shared spec, its rows (Arrow IPC), and its title and
-    "N of M points" note for the page's one points caption (``points_caption``)."""
+    """One chart: its spec and its rows as JSON (records), and its title and "N of M
+    points" note for the page's one points caption."""
 
-    spec: dict[str, Any]
-    rows: bytes
+    spec: str
+    rows: str
     title: str
     note: str | None
 
 
-def show(chart: LiveChart, name: str | None = None, axis: str = "step") -> None:
-    """Draw ``chart`` (stretched to its column); its points note goes in the page's one
-    ``points_caption``.
-
-    With a ``name``, zooming or panning it sets the x range of every named chart of the
-    page (``app.panels.linked_zoom``; ``axis``: the page's x axis); else it zooms alone."""
-    spec = {**chart.spec, "datasets": {DATASET: chart.rows}}
-    if name is None:
-        st.vega_lite_chart(spec=spec, width="stretch")
-    else:
-        key = linked_zoom.chart_key(name)
-        st.vega_lite_chart(
-            spec=linked_zoom.with_x_domain(spec, linked_zoom.domain(axis)),
-            width="stretch",
-            key=key,
-            on_select=functools.partial(linked_zoom.zoomed, key, axis),
-            selection_mode=linked_zoom.ZOOM,
-        )
+def _live_chart(spec: str, frame: pd.DataFrame, title: str, note: str | None) -> LiveChart:
+    return LiveChart(spec, rows_json(frame), title, note)
 
 
-def points_caption(drawn: Sequence[LiveChart]) -> None:
-    """One caption with the "N of M points" notes of the ``drawn`` charts that show
-    fewer points than were logged. A caption under each chart was ~16 more elements
-    that a live refresh sent again and the browser rendered again (Markdown, layout)
-    every 2 s in every watching tab."""
-    notes = [f"{chart.title} {chart.note}" for chart in drawn if chart.note]
-    if notes:
-        st.caption("Points drawn of those logged: " + " · ".join(notes))
+def rows_json(frame: pd.DataFrame) -> str:
+    """``frame``'s rows as JSON records (missing values as null; pandas' writer)."""
+    return frame.to_json(orient="records", double_precision=10)
 
 
-def _live_chart(
-    spec: dict[str, Any], frame: pd.DataFrame, title: str, note: str | None
-) -> LiveChart:
-    return LiveChart(spec, arrow_bytes(frame), title, note)
-
-
-def arrow_bytes(frame: pd.DataFrame) -> bytes:
-    """``frame``'s columns as Arrow IPC (what Streamlit ships a dataset as), built from
-    the columns' arrays: a third of the cost of converting the frame through pandas'
-    Arrow compatibility layer, paid for every chart a live refresh redraws."""
-    columns = {}
-    for name in frame.columns:
-        values = frame[name].to_numpy()
-        columns[str(name)] = pa.array(values if values.dtype != object else values.tolist())
-    table = pa.table(columns)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _data_free(chart: alt.TopLevelMixin, x: str) -> dict[str, Any]:
+def _data_free(chart: alt.TopLevelMixin, x: str) -> str:
     """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``, for
-    the x axis ``x``."""
+    the x axis ``x``, as JSON."""
     spec = chart.to_dict()
     spec.pop("datasets", None)
     # The points note travels as a caption. A canvas redraws new rows for a fraction of
@@ -116,9 +71,9 @@ def _data_free(chart: alt.TopLevelMixin, x: str) -> dict[str, Any]:
             _tooltip_from_data(part)
     spec["data"] = {"name": DATASET}
     for param in spec.get("params", []):
-        if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for on_select
-            param["name"] = linked_zoom.ZOOM
-    return spec
+        if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for linking
+            param["name"] = ZOOM
+    return json.dumps(spec)
 
 
 def _tooltip_from_data(part: dict[str, Any]) -> None:
@@ -158,7 +113,7 @@ def _empty(*columns: str) -> pd.DataFrame:
 @functools.cache
 def line_spec(
     x: str, title: str, y_title: str, log_y: bool, legend_title: str, legend: bool
-) -> dict[str, Any]:
+) -> str:
     chart = charts.metric_lines(
         _empty(x, "value").assign(name=pd.Series(dtype=str)),
         x=x,
@@ -172,18 +127,18 @@ def line_spec(
 
 
 @functools.cache
-def band_spec(x: str, title: str) -> dict[str, Any]:
+def band_spec(x: str, title: str) -> str:
     return _data_free(charts.norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
 
 
 @functools.cache
-def samples_spec(x: str, title: str) -> dict[str, Any]:
+def samples_spec(x: str, title: str) -> str:
     empty = _empty(x, "norm").assign(sample=pd.Series(dtype=str))
     return _data_free(charts.sample_norm_chart(empty, x=x, title=title), x)
 
 
 @functools.cache
-def heatmap_spec(x: str, title: str, log_color: bool) -> dict[str, Any]:
+def heatmap_spec(x: str, title: str, log_color: bool) -> str:
     empty = _empty("x0", "x1", "lower", "upper", "fraction")
     return _data_free(
         charts.norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x

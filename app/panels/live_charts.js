@@ -1,0 +1,210 @@
+// The Run page's charts as one element (app/panels/live_charts.py): a Vega view per
+// chart, kept for the life of the element. New rows replace a view's dataset in place;
+// a view is embedded anew only when its spec changes. While the run trains, the
+// element asks the server's live feed (app/panels/live_feed.py) for what changed and
+// redraws only the charts whose rows changed: no Streamlit script run per refresh.
+// Zooming or panning one chart (wheel, drag; double-click resets) moves every chart's
+// x range with it.
+
+const LIBRARIES = ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"];
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const tag = document.createElement("script");
+    tag.src = src;
+    tag.onload = resolve;
+    tag.onerror = () => reject(new Error(`could not load ${src}`));
+    document.head.appendChild(tag);
+  });
+}
+
+// Vendored under app/static/vega (served by Streamlit's static serving): the page
+// loads nothing from the internet.
+function libraries(base) {
+  if (!window.__spherescopeVega) {
+    window.__spherescopeVega = LIBRARIES.reduce(
+      (loaded, name) => loaded.then(() => loadScript(`${base}/${name}`)),
+      Promise.resolve(),
+    );
+  }
+  return window.__spherescopeVega;
+}
+
+const parsed = (value) => (typeof value === "string" ? JSON.parse(value) : value);
+const sameRange = (a, b) =>
+  a === b || (Array.isArray(a) && Array.isArray(b) && a[0] === b[0] && a[1] === b[1]);
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+
+// The x field of a chart's spec (its layers share it) and the signal of its x zoom.
+function zoomSignal(spec) {
+  const parts = [spec, ...(spec.layer || [])];
+  const zoom = parts.some((part) => (part.params || []).some((p) => p.bind === "scales"));
+  const x = parts.map((part) => part.encoding && part.encoding.x).find(Boolean);
+  return zoom && x && x.field ? `zoom_${x.field}` : null;
+}
+
+class LiveGrid {
+  constructor(parent) {
+    this.root = document.createElement("div");
+    this.root.className = "spherescope-live";
+    this.grid = document.createElement("div");
+    this.grid.className = "spherescope-live-grid";
+    this.caption = document.createElement("p");
+    this.caption.className = "spherescope-live-caption";
+    this.notes = document.createElement("p");
+    this.notes.className = "spherescope-live-notes";
+    this.root.append(this.caption, this.grid, this.notes);
+    parent.appendChild(this.root);
+    this.views = new Map(); // chart id → {specText, rowsText, view, cell, zoom}
+    this.queue = Promise.resolve();
+    this.zoom = null; // the linked x range, null when not zoomed
+    this.lastStep = 0;
+    this.feed = null;
+    this.timer = null;
+  }
+
+  // A script run's data: every chart, and the feed to poll while the run trains.
+  mount(data, trigger) {
+    this.trigger = trigger;
+    this.feed = data.feed;
+    this.enqueue(data).then(() => this.poll());
+  }
+
+  enqueue(update) {
+    this.queue = this.queue
+      .then(() => libraries(this.base || (this.base = update.base)))
+      .then(() => this.apply(update))
+      .catch((error) => console.error("SphereScope live charts:", error));
+    return this.queue;
+  }
+
+  async apply(update) {
+    if (update.caption !== undefined) this.caption.textContent = update.caption;
+    if (update.notes !== undefined) this.notes.textContent = update.notes.join(" ");
+    if (update.charts) await this.draw(update.charts);
+    if (update.last_step !== undefined) this.lastStep = update.last_step;
+  }
+
+  async draw(charts) {
+    const wanted = new Set(charts.map((chart) => chart.id));
+    for (const [id, held] of this.views) {
+      if (!wanted.has(id)) this.drop(id, held);
+    }
+    for (const chart of charts) {
+      let held = this.views.get(chart.id);
+      if (held && chart.spec !== undefined && chart.spec !== held.specText) {
+        this.drop(chart.id, held);
+        held = undefined;
+      }
+      if (!held) {
+        held = await this.embed(chart);
+        await nextFrame(); // each chart is on screen before the next is embedded
+      } else if (chart.rows !== undefined && chart.rows !== held.rowsText) {
+        held.rowsText = typeof chart.rows === "string" ? chart.rows : null;
+        await held.view.data("rows", parsed(chart.rows)).runAsync();
+      }
+      this.grid.appendChild(held.cell); // keeps the charts in the feed's order
+    }
+  }
+
+  async embed(chart) {
+    const cell = document.createElement("div");
+    cell.className = "spherescope-live-chart";
+    cell.dataset.chart = chart.id;
+    if (chart.wide) cell.classList.add("spherescope-live-wide");
+    this.grid.appendChild(cell);
+    const spec = parsed(chart.spec);
+    const signal = zoomSignal(spec);
+    spec.width = "container";
+    spec.autosize = { type: "fit-x", contains: "padding" };
+    spec.datasets = { rows: parsed(chart.rows) };
+    const font = getComputedStyle(document.body).fontFamily;
+    const { view } = await window.vegaEmbed(cell, spec, {
+      actions: false,
+      renderer: "canvas",
+      mode: "vega-lite",
+      config: { font },
+    });
+    const held = {
+      specText: typeof chart.spec === "string" ? chart.spec : JSON.stringify(chart.spec),
+      rowsText: typeof chart.rows === "string" ? chart.rows : null,
+      view,
+      cell,
+      zoom: signal,
+    };
+    if (signal) {
+      if (this.zoom) await view.signal(signal, this.zoom).runAsync();
+      view.addSignalListener(signal, (_, range) => this.linkZoom(held, range));
+    }
+    this.views.set(chart.id, held);
+    return held;
+  }
+
+  // One chart zoomed, panned or reset (a null range): every other chart follows.
+  linkZoom(source, range) {
+    const value = range && range.length === 2 ? [range[0], range[1]] : null;
+    if (sameRange(value, this.zoom)) return;
+    this.zoom = value;
+    for (const held of this.views.values()) {
+      if (held === source || !held.zoom) continue;
+      if (sameRange(held.view.signal(held.zoom), value)) continue;
+      held.view.signal(held.zoom, value).runAsync();
+    }
+  }
+
+  drop(id, held) {
+    held.view.finalize();
+    held.cell.remove();
+    this.views.delete(id);
+  }
+
+  // Ask the feed for what changed, every poll_ms, while the run trains and the
+  // element is on the page; a forgotten feed or the run's end reruns the page.
+  poll() {
+    clearTimeout(this.timer);
+    const feed = this.feed;
+    if (!feed) return;
+    this.timer = setTimeout(async () => {
+      if (feed !== this.feed || !this.root.isConnected) return;
+      let answer = null;
+      try {
+        const response = await fetch(`${feed.url}?after=${this.lastStep}`, { cache: "no-store" });
+        if (response.status === 410) {
+          this.feed = null;
+          this.trigger("expired", true);
+          return;
+        }
+        const json = (response.headers.get("content-type") || "").includes("json");
+        if (!json) {
+          // No feed route: a server started without app/server.py's routes.
+          this.feed = null;
+          this.notes.textContent = "Not live: this server has no live feed (start it with spherescope up); rerun the page to refresh.";
+          return;
+        }
+        if (!response.ok) throw new Error(`live feed answered ${response.status}`);
+        answer = await response.json();
+      } catch (error) {
+        console.warn("SphereScope live charts:", error);
+      }
+      if (feed !== this.feed) return; // the page drew a newer feed meanwhile
+      if (answer) await this.enqueue(answer);
+      if (answer && !answer.active) {
+        this.feed = null;
+        this.trigger("ended", true);
+        return;
+      }
+      this.poll();
+    }, feed.poll_ms);
+  }
+}
+
+const grids = new WeakMap();
+
+export default function ({ parentElement, data, setTriggerValue }) {
+  let grid = grids.get(parentElement);
+  if (!grid) {
+    grid = new LiveGrid(parentElement);
+    grids.set(parentElement, grid);
+  }
+  grid.mount(data, setTriggerValue);
+}

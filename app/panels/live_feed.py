@@ -1,0 +1,251 @@
+"""What a watching tab's live charts poll: a feed per tab, answered over HTTP.
+
+The Run page draws one tab of charts (a ``ChartRequest``) as one element
+(``app.panels.live_charts``). While the run trains, that element asks the server for
+what changed every ``POLL_S``: ``GET <base>/_spherescope/live/<token>?after=<step>``
+(``app/server.py`` routes it to ``answer``). The feed behind the token holds the tab's
+series (``app.data.LiveSeries``: the first read downsampled, then only the points
+logged since) and what it last sent, so an answer carries the rows of the charts that
+changed and nothing when no step was logged. No script run, no element re-rendered:
+a Streamlit fragment rerun re-rendered every element of the page and re-laid out every
+Vega view, most of a watching tab's cost (bench/dashboard_speed).
+
+A token is issued only by a script run of a session that passed ``app.auth``, is
+unguessable, and names one run and chart choice: the capability to read what that
+page already shows. Feeds not polled for ``IDLE_S`` are dropped (a closed tab); a
+tab whose feed was dropped asks its page to run again, which opens a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from app import data
+from app.panels import shared_charts, training_charts
+from app.panels.training_charts import LiveChart
+from app.transforms import time_at_steps
+from sphere_engine.catalogue import METRICS, ChartGroup, Source, find, key_metrics
+
+EVAL = Source.EVALUATION
+#: Drawn by default in the evaluation chart: the catalogue's key metrics in [0, 1].
+DEFAULT_EVALS = tuple(k for k in key_metrics() if (m := find(k, EVAL)) and m.unit == "fraction")
+#: Offered in the evaluation picker before the run has evaluated.
+EVAL_KEYS = tuple(m.key for m in METRICS if EVAL in m.sources and not m.is_family)
+PER_SERIES_POINTS = 1000
+#: While the run trains, fewer points per series keep each redraw cheap (the charts
+#: are ~600 px wide, and each bucket keeps its min and max); the finished run gets the
+#: full budget.
+LIVE_SERIES_POINTS = 75
+#: How often a watching tab asks for new points (seconds). An answer without new
+#: steps costs the server a stat and the browser nothing; with the run's tracker
+#: flushing every 0.25 s while watched, a step is drawn about a second after it is
+#: logged.
+POLL_S = 1.0
+IDLE_S = 60.0
+MAX_FEEDS = 256
+ROUTE = "_spherescope/live"
+EVALUATION_ID = "evaluation"
+
+
+@dataclass(frozen=True)
+class ChartRequest:
+    """What one tab of the Run page's charts shows (hashable: it keys built charts)."""
+
+    run_id: str
+    groups: tuple[tuple[ChartGroup, tuple[str, ...]], ...]
+    log_y: bool
+    log_color: bool
+    x: str
+    smoothing: float
+    evals: tuple[str, ...] | None  # None: a tab without the evaluation chart
+    live: bool
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({key for _, keys in self.groups for key in keys})
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One tab's built charts, in order (the evaluation chart last), and its captions."""
+
+    charts: tuple[tuple[str, LiveChart], ...]
+    last_step: int
+    caption: str
+    notes: tuple[str, ...]
+
+
+def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> Drawn:
+    """The charts of ``request`` from ``series``, built once per (request, last step)
+    in this process: tabs watching the same run with the same choices share them."""
+    last_step = int(series["step"].max()) if len(series) else 0
+    key = (request, last_step)
+    built = shared_charts.get(key)
+    if built is not None:
+        return built
+    per_series = LIVE_SERIES_POINTS if request.live else PER_SERIES_POINTS
+    drawn = []
+    for group, keys in request.groups:
+        chart = training_charts.group_chart(
+            group,
+            list(keys),
+            request.run_id,
+            series,
+            totals,
+            log_y=request.log_y,
+            log_color=request.log_color,
+            x=request.x,
+            points=per_series,
+        )
+        if chart is not None:
+            drawn.append((group.id, chart))
+    notes = []
+    if request.evals is not None:
+        evaluation = _evaluation(request.run_id, request.evals, x=request.x, clock=series)
+        if evaluation is not None:
+            drawn.append((EVALUATION_ID, evaluation))
+        else:
+            notes.append("No evaluation yet (the first one runs at diagnostics.eval_every).")
+    shown = [f"{chart.title} {chart.note}" for _, chart in drawn if chart.note]
+    if shown:
+        notes.append("Points drawn of those logged: " + " · ".join(shown))
+    logged = max(totals.values(), default=0)
+    caption = f"{logged:,} points logged per metric, up to step {last_step:,}"
+    built = Drawn(tuple(drawn), last_step, caption, tuple(notes))
+    shared_charts.put(key, built)
+    return built
+
+
+def _evaluation(
+    run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame
+) -> LiveChart | None:
+    if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
+        available = data.eval_names([run_id])
+        evals = tuple(e for e in DEFAULT_EVALS if e in available)
+    if not evals:
+        return None
+    frame = data.eval_series([run_id], list(evals))
+    if frame.empty:
+        return None
+    if x != "step":
+        frame = frame.assign(**{x: time_at_steps(frame, clock, x)})
+    return training_charts.lines(
+        frame,
+        x=x,
+        title="Evaluation on the test split",
+        total=None,
+        log_y=False,
+        legend_title="metric",
+    )
+
+
+@dataclass
+class Feed:
+    """One tab's charts of one run: their series, read incrementally, and what the tab
+    was last sent (chart id → (spec, rows))."""
+
+    request: ChartRequest
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    sent: dict[str, tuple[str, str]] = field(default_factory=dict)
+    polled_at: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        per_series = LIVE_SERIES_POINTS if self.request.live else PER_SERIES_POINTS
+        self.budget = per_series * max(len(self.request.names), 1)
+        self.series = data.LiveSeries(
+            self.request.run_id, self.request.names, max_points=self.budget
+        )
+
+    def read(self) -> Drawn:
+        """The charts with every point logged so far."""
+        if self.request.smoothing == 0:  # only the points added since the last read
+            series, totals = self.series.read()
+        else:  # an EMA needs the whole series (see app.data.reads)
+            series, totals = data.metric_series(
+                [self.request.run_id],
+                self.request.names,
+                smoothing=self.request.smoothing,
+                max_points=self.budget,
+            )
+        return build(self.request, series, totals)
+
+    def current(self) -> Drawn:
+        """The charts now, all of which the page sends (a script run draws them all)."""
+        with self.lock:
+            drawn = self.read()
+            self.sent = {name: (chart.spec, chart.rows) for name, chart in drawn.charts}
+            self.polled_at = time.monotonic()
+            return drawn
+
+    def changes(self, after: int) -> str:
+        """The answer to a poll from a tab that draws up to step ``after``: JSON with
+        the run's state, the captions, the charts' order, and the spec and rows of each
+        chart that changed since it was last sent (JSON inside as is, not re-encoded)."""
+        with self.lock:
+            self.polled_at = time.monotonic()
+            data.mark_watched(self.request.run_id)  # it flushes more often while watched
+            try:
+                active = data.is_active(data.run(self.request.run_id).status)
+            except ValueError:  # deleted meanwhile: nothing more will come
+                active = False
+            drawn = self.read()
+            parts = []
+            if drawn.last_step != after or not active:
+                for name, chart in drawn.charts:
+                    spec, rows = self.sent.get(name, ("", ""))
+                    part = f'{{"id":{json.dumps(name)}'
+                    if chart.spec != spec:  # as a string, the form a script run sends
+                        part += f',"spec":{json.dumps(chart.spec)}'
+                    if chart.rows != rows:
+                        part += f',"rows":{chart.rows}'
+                    parts.append(part + "}")
+                    self.sent[name] = (chart.spec, chart.rows)
+            head = {
+                "active": active,
+                "last_step": drawn.last_step,
+                "caption": drawn.caption,
+                "notes": list(drawn.notes),
+            }
+            charts = f',"charts":[{",".join(parts)}]' if parts else ""
+            return json.dumps(head)[:-1] + charts + "}"
+
+
+_lock = threading.Lock()
+_feeds: OrderedDict[str, Feed] = OrderedDict()
+
+
+def open_feed(request: ChartRequest, token: str | None) -> Feed:
+    """The feed ``token`` names when it shows ``request``, else a new one."""
+    with _lock:
+        _drop_idle()
+        feed = _feeds.get(token) if token else None
+        if feed is None or feed.request != request:
+            feed = Feed(request)
+            _feeds[feed.token] = feed
+            while len(_feeds) > MAX_FEEDS:
+                _feeds.popitem(last=False)
+        _feeds.move_to_end(feed.token)
+        return feed
+
+
+def answer(token: str, after: int) -> str | None:
+    """A poll's answer (``Feed.changes``), or None for a token no feed has (never
+    issued, or dropped after ``IDLE_S`` without a poll)."""
+    with _lock:
+        _drop_idle()
+        feed = _feeds.get(token)
+    return None if feed is None else feed.changes(after)
+
+
+def _drop_idle() -> None:
+    now = time.monotonic()
+    for token in [t for t, feed in _feeds.items() if now - feed.polled_at > IDLE_S]:
+        del _feeds[token]
