@@ -31,6 +31,19 @@ function libraries(base) {
 }
 
 const parsed = (value) => (typeof value === "string" ? JSON.parse(value) : value);
+
+// A chart's rows arrive as columns ({field: [values]}, half the bytes of records).
+function records(columns) {
+  const fields = Object.keys(columns);
+  const count = fields.length ? columns[fields[0]].length : 0;
+  const rows = new Array(count);
+  for (let index = 0; index < count; index += 1) {
+    const row = {};
+    for (const field of fields) row[field] = columns[field][index];
+    rows[index] = row;
+  }
+  return rows;
+}
 const sameRange = (a, b) =>
   a === b || (Array.isArray(a) && Array.isArray(b) && a[0] === b[0] && a[1] === b[1]);
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
@@ -101,7 +114,7 @@ class LiveGrid {
         await nextFrame(); // each chart is on screen before the next is embedded
       } else if (chart.rows !== undefined && chart.rows !== held.rowsText) {
         held.rowsText = typeof chart.rows === "string" ? chart.rows : null;
-        await held.view.data("rows", parsed(chart.rows)).runAsync();
+        await held.view.data("rows", records(parsed(chart.rows))).runAsync();
       }
       this.grid.appendChild(held.cell); // keeps the charts in the feed's order
     }
@@ -117,7 +130,7 @@ class LiveGrid {
     const signal = zoomSignal(spec);
     spec.width = "container";
     spec.autosize = { type: "fit-x", contains: "padding" };
-    spec.datasets = { rows: parsed(chart.rows) };
+    spec.datasets = { rows: records(parsed(chart.rows)) };
     const font = getComputedStyle(document.body).fontFamily;
     const { view } = await window.vegaEmbed(cell, spec, {
       actions: false,
@@ -125,6 +138,7 @@ class LiveGrid {
       mode: "vega-lite",
       config: { font },
     });
+    cell.vegaView = view; // for the browser's console and the browser tests
     const held = {
       specText: typeof chart.spec === "string" ? chart.spec : JSON.stringify(chart.spec),
       rowsText: typeof chart.rows === "string" ? chart.rows : null,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +36,8 @@ HEATMAP_STEP_SHARE = 0.5
 
 @dataclass(frozen=True)
 class LiveChart:
-    """One chart: its spec and its rows as JSON (records), and its title and "N of M
-    points" note for the page's one points caption."""
+    """One chart: its spec and its rows as JSON (``rows_json``), and its title and
+    "N of M points" note for the page's captions."""
 
     spec: str
     rows: str
@@ -49,8 +50,15 @@ def _live_chart(spec: str, frame: pd.DataFrame, title: str, note: str | None) ->
 
 
 def rows_json(frame: pd.DataFrame) -> str:
-    """``frame``'s rows as JSON records (missing values as null; pandas' writer)."""
-    return frame.to_json(orient="records", double_precision=10)
+    """``frame``'s columns as JSON, ``{column: [values]}`` (the chart element makes
+    rows of them): exact floats (their shortest repr), missing values as null."""
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].tolist()
+        if frame[name].dtype.kind in "fO" and frame[name].isna().any():
+            values = [None if isinstance(v, float) and math.isnan(v) else v for v in values]
+        columns[str(name)] = values
+    return json.dumps(columns, allow_nan=False, separators=(",", ":"))
 
 
 def _data_free(chart: alt.TopLevelMixin, x: str) -> str:

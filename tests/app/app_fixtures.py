@@ -196,8 +196,10 @@ def texts(elements: object) -> list[str]:
 
 
 def charts_of(app: AppTest) -> list[dict]:
-    """The Vega-Lite specs of the page's Altair charts, with their rows put back under
-    ``spec["datasets"]`` (Streamlit ships them separately, as Arrow)."""
+    """The Vega-Lite specs of the page's charts, with their rows put back under
+    ``spec["datasets"]``: Streamlit's charts (rows shipped separately, as Arrow), then
+    the Run page's live chart element (``app.panels.live_charts``: spec and rows as
+    JSON in its data)."""
     import json
 
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
@@ -210,7 +212,35 @@ def charts_of(app: AppTest) -> list[dict]:
             for named in element.proto.datasets
         }
         specs.append(spec)
+    for payload in live_payloads(app):
+        for chart in payload["charts"]:
+            spec = json.loads(chart["spec"])
+            columns = json.loads(chart["rows"])
+            spec["datasets"] = {
+                "rows": [
+                    dict(zip(columns, row, strict=True))
+                    for row in zip(*columns.values(), strict=True)
+                ]
+            }
+            specs.append(spec)
     return specs
+
+
+def live_payloads(app: AppTest) -> list[dict]:
+    """The data of the page's live chart elements (``app.panels.live_charts.show``)."""
+    import json
+
+    return [
+        json.loads(element.proto.json)
+        for element in app.get("bidi_component")
+        if element.proto.component_name == "spherescope_live_charts"
+    ]
+
+
+def live_captions(app: AppTest) -> list[str]:
+    """The captions of the page's live chart elements: the points logged and the last
+    step, then its notes (the points drawn of those logged, no evaluation yet)."""
+    return [text for p in live_payloads(app) for text in [p["caption"], *p["notes"]]]
 
 
 #: ``app.views.run.SECTION`` (importing a page module runs the page).

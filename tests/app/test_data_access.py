@@ -232,10 +232,10 @@ def test_live_reads_count_points_flushed_during_the_first_read_once(store, monke
         return read_series(*args, **kwargs)
 
     monkeypatch.setattr(live, "metric_series", read_after_a_flush)
-    st.session_state.pop(live.STATE_KEY, None)
-    frame, totals = live.live_metric_series(run_id, ["norm/var"], max_points=50)
+    series = live.LiveSeries(run_id, ["norm/var"], max_points=50)
+    frame, totals = series.read()
     with store.tracker(run_id, flush_interval=0) as tracker:
         tracker.track_many(scalars(13, 0.1), 13)
-    frame, totals = live.live_metric_series(run_id, ["norm/var"], max_points=50)
+    frame, totals = series.read()
     assert totals == {(run_id, "norm/var"): 13}
     assert sorted(frame["step"]) == list(range(1, 14))

@@ -1,8 +1,12 @@
-"""The live Run page in headless Chromium against the real stack: a refresh that brings
-new points updates the charts' Vega views in place (issue 14: watching must be cheap;
-re-embedding ~16 views every 2 s cost the browser as much CPU as the server)."""
+"""The live Run page in headless Chromium against the real stack: its chart element
+polls the live feed and swaps new rows into its Vega views in place (issue 14:
+watching must be cheap), and zooming one chart zooms them all."""
 
 from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
 
 import pytest
 from app_fixtures import config, scalars
@@ -12,7 +16,7 @@ from db.store import RunStore
 
 pytestmark = pytest.mark.e2e
 
-CHARTS = '[data-testid="stVegaLiteChart"]'
+CHARTS = ".spherescope-live-chart"  # app.panels.live_charts
 OVERVIEW_CHARTS = 4  # the open tab's charts (no evaluation yet): loss, norms, variance, cosines
 #: Keep the drawn Vega views (canvas or svg elements) to look at them after a refresh.
 _KEEP_VIEWS_JS = f"""() => {{
@@ -70,9 +74,18 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         browser.close()
 
 
+#: Each chart's x domain (``cell.vegaView``: the chart element's Vega view).
+_X_DOMAINS_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'),
+  cell => cell.vegaView.scale('x').domain().map(Number))"""
+
+
+def _flat(domains: list[list[float]]) -> list[float]:
+    return [bound for domain in domains for bound in domain]
+
+
 def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path):  # noqa: F811
-    """Linked x: a wheel zoom on one chart redraws every chart on its x range (each
-    view embedded anew with that domain), and a live refresh keeps the zoom."""
+    """Linked x: a wheel zoom on one chart sets every chart's x range, new rows keep
+    it (the views are not embedded anew), and a double-click resets them all."""
     from playwright.sync_api import sync_playwright
 
     store = RunStore(tmp_path / "home")
@@ -85,25 +98,41 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
-        charts.nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
-        page.wait_for_timeout(1500)
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        full = page.evaluate(_X_DOMAINS_JS)
+        assert len(full) == OVERVIEW_CHARTS and all(high >= 100 for _, high in full), full
         kept = page.evaluate(_KEEP_VIEWS_JS)
         box = charts.nth(0).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 80)
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
         for _ in range(5):
             page.mouse.wheel(0, -200)  # zoom in
             page.wait_for_timeout(50)
-        page.mouse.move(box["x"] + 5, box["y"] - 40)  # the gesture ends
-        reset = page.get_by_role("button", name="Reset x zoom (all charts)")
-        reset.wait_for(timeout=30_000)
-        page.wait_for_timeout(1500)
-        assert page.evaluate(_VIEWS_KEPT_JS) == 0  # every view drawn anew, on the new range
-        page.evaluate(_KEEP_VIEWS_JS)
+        page.wait_for_timeout(500)
+        zoomed = page.evaluate(_X_DOMAINS_JS)
+        low, high = zoomed[0]
+        assert high - low < 0.8 * (full[0][1] - full[0][0]), zoomed  # zoomed in
+        assert all(d == pytest.approx(zoomed[0]) for d in zoomed), zoomed  # all of them
         _log(store, run_id, range(101, 121))
         page.get_by_text("up to step 120").first.wait_for(timeout=30_000)
-        page.wait_for_timeout(1500)
-        assert page.evaluate(_VIEWS_KEPT_JS) == kept  # new rows, same views: still zoomed
-        assert reset.is_visible()
-        reset.click()
-        reset.wait_for(state="detached", timeout=30_000)
+        page.wait_for_timeout(1000)
+        assert page.evaluate(_VIEWS_KEPT_JS) == kept  # new rows, same views
+        assert _flat(page.evaluate(_X_DOMAINS_JS)) == pytest.approx(_flat(zoomed))  # zoomed
+        page.mouse.dblclick(box["x"] + box["width"] / 2, box["y"] + 120)
+        page.wait_for_timeout(500)
+        reset = page.evaluate(_X_DOMAINS_JS)
+        assert all(high >= 120 for _, high in reset), reset  # every chart, the whole run
         browser.close()
+
+
+def test_the_live_feed_route_answers_with_clear_errors(stack):  # noqa: F811
+    """A poll with no such token (never issued, or dropped) is 410 Gone, which makes
+    the page open a new feed; a bad ``after`` is a 400 naming the field."""
+    for query, status, words in [
+        ("no-such-token?after=3", 410, "token: no such live feed"),
+        ("no-such-token?after=three", 400, "after: 'three' is not a step number"),
+    ]:
+        with pytest.raises(urllib.error.HTTPError) as error:
+            urllib.request.urlopen(f"{stack}/_spherescope/live/{query}", timeout=10)
+        assert error.value.code == status
+        assert words in json.loads(error.value.read())["error"]

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from app_fixtures import all_run_charts, charts_of, first_paint, held_out_variance, open_page, texts
+from app_fixtures import (
+    all_run_charts,
+    charts_of,
+    first_paint,
+    held_out_variance,
+    live_captions,
+    open_page,
+    texts,
+)
 
 
 def _title(spec: dict) -> str | None:
@@ -59,23 +67,24 @@ def test_finished_run_shows_every_diagnostic(filled):
         "Training samples per second",
     ]
     assert [m.value for m in app.metric][:1] == ["finished"]
-    assert "60 points logged per metric, up to step 60" in texts(app.caption)
+    assert "60 points logged per metric, up to step 60" in live_captions(app)
     variance = all_run_charts(app)[2]
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
     rows = next(iter(variance["datasets"].values()))
     assert len(rows) == 60 and {r["value"] for r in rows} == {0.1}
 
 
-def test_a_fresh_page_draws_its_first_row_of_charts_then_the_rest(filled):
-    """Opened afresh, the page's first script run sends the widgets and the first row
-    of charts only (the browser paints them before it loads the code of the panels
-    below); the follow-up run sends the whole page, ending its timer."""
+def test_a_fresh_page_draws_its_charts_then_the_rest(filled):
+    """Opened afresh, the page's first script run sends the widgets, the header and the
+    open tab's charts (one element) only: the browser paints them before it loads the
+    code of the panels below; the follow-up run sends the whole page, ending its timer."""
     from app.ui import FOLLOW_UP_KEY
 
     app = first_paint("views/run.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
     first_row = ["Loss terms", "Embedding norm (training batch): mean, ± std, min–max"]
-    assert [_title(spec) for spec in charts_of(app)] == first_row
+    assert [_title(spec) for spec in charts_of(app)][:2] == first_row
+    assert len(charts_of(app)) == 5  # the overview: four training charts, the evaluation
     assert not app.code and not app.expander  # log, checkpoints, config, downloads follow
     assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
     app.run()

@@ -1,19 +1,47 @@
-"""The live Run page reads incrementally: after the first read, only new points."""
+"""The live Run page: its charts poll a live feed (``app.panels.live_feed``) that reads
+incrementally (after the first read, only new points) and answers with what changed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-from app_fixtures import RUN_SECTION, charts_of, first_paint, log_scalars, running_run
+from app_fixtures import (
+    RUN_SECTION,
+    charts_of,
+    first_paint,
+    live_captions,
+    log_scalars,
+    running_run,
+)
 
+from app import data
+from app.panels import live_feed, shared_charts, training_charts
 from db import queries
+
+FEED = "run.feed"  # app.views.run.FEED (importing a page module runs the page)
 
 
 def _loss_steps(app) -> list[int]:
-    spec = next(s for s in charts_of(app) if s.get("title", {}).get("text") == "Loss terms")
-    rows = next(iter(spec["datasets"].values()))
-    return sorted(r["step"] for r in rows if r["name"] == "loss/total")
+    return _steps_of(app, "Loss terms", "loss/total")
+
+
+def _poll(app, after: int) -> dict:
+    """What the page's live chart element gets when it polls its feed."""
+    body = live_feed.answer(app.session_state[FEED], after)
+    assert body is not None, "the page's feed is gone"
+    return json.loads(body)
+
+
+def _answer_steps(answer: dict, chart_id: str, name: str) -> list[int] | None:
+    """The steps of series ``name`` in the rows an answer carries for chart ``chart_id``
+    (None: the answer says the chart is unchanged)."""
+    (chart,) = [c for c in answer["charts"] if c["id"] == chart_id]
+    if "rows" not in chart:
+        return None
+    rows = chart["rows"]
+    return sorted(s for s, n in zip(rows["step"], rows["name"], strict=True) if n == name)
 
 
 def _spy_reads(monkeypatch, note: Callable[[tuple, dict], Any]) -> list:
@@ -30,7 +58,7 @@ def _spy_reads(monkeypatch, note: Callable[[tuple, dict], Any]) -> list:
     return notes
 
 
-def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypatch):
+def test_a_poll_fetches_only_the_points_added_since_the_last(store, monkeypatch):
     run_id = running_run(store, "live run", range(1, 21), total=100)
     calls = _spy_reads(monkeypatch, lambda args, kwargs: kwargs.get("since_step"))
     app = first_paint("views/run.py", {"run_id": run_id})
@@ -38,24 +66,37 @@ def test_a_refresh_fetches_only_the_points_added_since_the_last(store, monkeypat
     assert _loss_steps(app) == list(range(1, 21))
     assert calls and all(c is None for c in calls)  # the first read: the whole series
     calls.clear()
-    app.run()  # the page's follow-up (ui.follow_up): nothing new since step 20
-    assert calls == [20] and _loss_steps(app) == list(range(1, 21))
+    answer = _poll(app, 20)  # nothing new since step 20: no charts, the state only
+    assert calls == [20] and "charts" not in answer
+    assert answer["active"] and answer["last_step"] == 20
     calls.clear()
     log_scalars(store, run_id, range(21, 26), total=100)
-    app.run()
-    assert not app.exception and not app.error
-    assert _loss_steps(app) == list(range(1, 26))
-    assert 20 in calls and None not in calls  # only what came after step 20
+    answer = _poll(app, 20)
+    assert calls == [20]  # only what came after step 20
+    assert _answer_steps(answer, "loss", "loss/total") == list(range(1, 26))
+    assert answer["caption"] == "25 points logged per metric, up to step 25"
+    assert [c["id"] for c in answer["charts"]] == ["loss", "norm_band", "norm_var", "cosines"]
+    assert all("spec" not in c for c in answer["charts"])  # the specs did not change
     calls.clear()
-    app.run()  # nothing new: a read of nothing, same chart
-    assert calls == [25] and _loss_steps(app) == list(range(1, 26))
+    assert "charts" not in _poll(app, 25) and calls == [25]  # a read of nothing
 
 
-def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
-    """Two tabs watching the same live run with the same options: the charts are built
-    once per new step (app.panels.shared_charts) and both tabs draw the same rows."""
-    from app.panels import shared_charts, training_charts
+def test_a_page_rerun_keeps_its_feed_and_a_changed_choice_opens_another(store):
+    run_id = running_run(store, "live run", range(1, 11), total=100)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    app.run()  # the follow-up: the whole page
+    token = app.session_state[FEED]
+    log_scalars(store, run_id, range(11, 16), total=100)
+    app.run()  # a widget changed elsewhere: the same charts, the same feed, all sent
+    assert app.session_state[FEED] == token and _loss_steps(app) == list(range(1, 16))
+    assert "charts" not in _poll(app, 15)  # the page sent them all: nothing is new
+    app.radio(key="run.x").set_value("time").run()
+    assert app.session_state[FEED] != token  # another x axis: another feed
 
+
+def test_two_tabs_share_the_charts_built_for_a_step(store, monkeypatch):
+    """Two tabs watching the same live run with the same choices: the charts for a
+    step are built once (app.panels.shared_charts) and both tabs get the same rows."""
     shared_charts.clear()
     run_id = running_run(store, "watched twice", range(1, 21), total=100)
     built = []
@@ -67,25 +108,21 @@ def test_a_second_tab_draws_the_charts_the_first_built(store, monkeypatch):
 
     monkeypatch.setattr(training_charts, "group_chart", spy)
     first, second = (first_paint("views/run.py", {"run_id": run_id}) for _ in range(2))
-    for app in (first, second):
-        app.run()  # each tab's follow-up: the whole page
-        assert not app.exception and not app.error
+    assert first.session_state[FEED] != second.session_state[FEED]  # a feed per tab
     assert _loss_steps(first) == _loss_steps(second) == list(range(1, 21))
-    once = len(built)
     log_scalars(store, run_id, range(21, 26), total=100)
-    first.run()
+    once = len(built)
+    answers = [_poll(first, 20)]
     assert len(built) > once  # the first tab to see step 25 builds the charts
     rebuilt = len(built)
-    second.run()
-    assert len(built) == rebuilt  # the second draws them
-    assert _loss_steps(first) == _loss_steps(second) == list(range(1, 26))
-    third = first_paint("views/run.py", {"run_id": run_id})  # opened afresh: first row only
-    assert not third.exception and len(charts_of(third)) == 2
+    answers.append(_poll(second, 20))
+    assert len(built) == rebuilt  # the second gets them
+    assert [_answer_steps(a, "loss", "loss/total") for a in answers] == [list(range(1, 26))] * 2
 
 
 def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monkeypatch):
-    """A run logging hundreds of steps a second: a refresh reads the new points grouped
-    in buckets about as wide as the held grid, a few rows per series, not every value."""
+    """A run logging hundreds of steps a second: a poll reads the new points grouped in
+    buckets about as wide as the held grid, a few rows per series, not every value."""
     run_id = running_run(store, "fast run", range(1, 3001), flush_interval=3600)  # one chunk
     tails = []
     original = queries.metric_series
@@ -98,32 +135,60 @@ def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monk
 
     monkeypatch.setattr(queries, "metric_series", spy)
     app = first_paint("views/run.py", {"run_id": run_id})
-    app.run()
     log_scalars(store, run_id, range(3001, 3601), flush_interval=3600)
     tails.clear()
-    app.run()
-    assert not app.exception and not app.error
+    answer = _poll(app, 3000)
     (bucket, tail), *_ = tails
     assert bucket == 3000 // 75  # the held grid: 75 points per series
     loss = tail[tail["name"] == "loss/total"]
     assert len(loss) == 600 // bucket + 1 and loss["step"].max() == 3600  # 3001-3039 … 3600
     assert tail.attrs["total_points"][(run_id, "loss/total")] == 600
-    assert max(_loss_steps(app)) == 3600
-    assert "3,600 points logged per metric, up to step 3,600" in [c.value for c in app.caption]
+    assert max(_answer_steps(answer, "loss", "loss/total")) == 3600
+    assert answer["caption"] == "3,600 points logged per metric, up to step 3,600"
 
 
 def test_the_points_notes_of_the_charts_share_one_caption(store):
     """A live page whose charts draw fewer points than were logged says so in one
-    caption under the charts, not one caption per chart (each an element that every
-    refresh sent again and the browser rendered again)."""
+    note under the charts, not one caption per chart."""
     run_id = running_run(store, "long run", range(1, 1001), flush_interval=3600)
     app = first_paint("views/run.py", {"run_id": run_id})
-    app.run()
     assert not app.exception and not app.error
-    notes = [c.value for c in app.caption if " points" in c.value and "logged per" not in c.value]
+    notes = [text for text in live_captions(app) if text.startswith("Points drawn")]
     assert len(notes) == 1, notes
     assert notes[0].startswith("Points drawn of those logged: Loss terms ")
     assert " of 3,000 points · " in notes[0]  # the loss chart's three terms
+
+
+def test_a_poll_reads_and_builds_only_the_open_tab(store, monkeypatch):
+    """Issue 14 (watching must be cheap): a poll builds the open tab's charts only, and
+    reads only their series; another tab is read and drawn once opened."""
+    run_id = running_run(store, "live run", range(1, 11), total=100)
+    read = _spy_reads(monkeypatch, lambda args, kwargs: set(args[2]))
+    app = first_paint("views/run.py", {"run_id": run_id})
+    app.run()  # the follow-up: the whole page
+    log_scalars(store, run_id, range(11, 16), total=100)
+    read.clear()
+    answer = _poll(app, 10)
+    assert [c["id"] for c in answer["charts"]] == ["loss", "norm_band", "norm_var", "cosines"]
+    assert read and all("lr" not in names and "time/step" not in names for names in read)
+    app.session_state[RUN_SECTION] = "Optimisation and speed"
+    app.run()
+    assert not app.exception and not app.error
+    titles = [_title(s) for s in charts_of(app)]
+    assert "Learning rate" in titles and "Loss terms" not in titles
+    assert _steps_of(app, "Learning rate", "lr") == list(range(1, 16))
+
+
+def test_a_poll_says_when_the_run_ended_and_a_forgotten_feed_is_gone(store, monkeypatch):
+    run_id = running_run(store, "live run", range(1, 6), total=100)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    store.set_status(run_id, "finished")
+    data.run.clear()  # its cached record (seconds old at most)
+    answer = _poll(app, 5)
+    assert answer["active"] is False  # the element then reruns the page, drawn finished
+    assert live_feed.answer("no-such-token", 5) is None
+    monkeypatch.setattr(live_feed, "IDLE_S", 0.0)  # not polled for longer than IDLE_S
+    assert live_feed.answer(app.session_state[FEED], 5) is None
 
 
 def test_a_live_page_marks_its_run_watched_and_an_ended_one_does_not(store):
@@ -137,34 +202,6 @@ def test_a_live_page_marks_its_run_watched_and_an_ended_one_does_not(store):
         assert not app.exception and not app.error
     assert store.is_watched(live)
     assert not store.is_watched(ended)
-
-
-def test_a_live_refresh_reads_and_draws_only_the_open_tab(store, monkeypatch):
-    """Issue 14 (watching must be cheap): each chart costs a watching browser about the
-    same per refresh whatever its rows, so a live refresh builds the open tab's charts
-    only, and reads only their series; another tab is read and drawn once opened."""
-    run_id = running_run(store, "live run", range(1, 11), total=100)
-    read = _spy_reads(monkeypatch, lambda args, kwargs: set(args[2]))
-    app = first_paint("views/run.py", {"run_id": run_id})
-    app.run()  # the follow-up: the whole page
-    log_scalars(store, run_id, range(11, 16), total=100)
-    read.clear()
-    app.run()  # a live refresh
-    assert not app.exception and not app.error
-    titles = [_title(s) for s in charts_of(app)]
-    assert titles == [
-        "Loss terms",
-        "Embedding norm (training batch): mean, ± std, min–max",
-        "Norm variance (training batch)",
-        "Positive / negative cosine",
-    ]
-    assert read and all("lr" not in names and "time/step" not in names for names in read)
-    app.session_state[RUN_SECTION] = "Optimisation and speed"
-    app.run()
-    assert not app.exception and not app.error
-    titles = [_title(s) for s in charts_of(app)]
-    assert "Learning rate" in titles and "Loss terms" not in titles
-    assert _steps_of(app, "Learning rate", "lr") == list(range(1, 16))
 
 
 def _title(spec: dict) -> str:

@@ -67,3 +67,24 @@ def test_run_page_offers_the_run_as_a_download(sdk_run: str, store: RunStore):
     assert button.proto.label == "Download tensorboard (zip)"
     names = zipfile.ZipFile(io.BytesIO(export_zip(store, sdk_run, "tensorboard"))).namelist()
     assert names and all(name.startswith(f"{sdk_run}/events.out.tfevents.") for name in names)
+
+
+def test_the_run_page_builds_a_download_only_when_it_is_clicked(sdk_run: str, monkeypatch):
+    """The archive of a live run grows with it: built at every run of the page it cost
+    seconds of CPU per page load and widget change (and its training the same)."""
+    from app.panels import downloads
+    from db import run_export
+
+    built = []
+    export = run_export.export_run_files
+    monkeypatch.setattr(
+        run_export, "export_run_files", lambda *args: built.append(args[1:]) or export(*args)
+    )
+    app = open_page("views/run.py", {"run_id": sdk_run})
+    assert not app.exception and not app.error
+    app.radio(key="run.download_format").set_value("parquet").run()
+    (button,) = app.get("download_button")
+    assert button.proto.label == "Download parquet (zip)"
+    assert built == []  # nothing exported by showing the page or changing the format
+    names = zipfile.ZipFile(io.BytesIO(downloads._archive(sdk_run, "parquet"))).namelist()
+    assert built and names  # a click builds it
