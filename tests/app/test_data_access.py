@@ -211,7 +211,6 @@ def test_live_reads_count_points_flushed_during_the_first_read_once(store, monke
     """A flush that lands between the live page's "last step" and its first full read
     put those steps in both that read and the next incremental one: the points logged
     were counted twice in the "N points logged" caption."""
-    import streamlit as st
     from app_fixtures import config, scalars
 
     from app.data import live
