@@ -79,6 +79,10 @@ class LiveGrid {
   // A script run's data: every chart, and the feed to poll while the run trains.
   mount(data, trigger) {
     this.trigger = trigger;
+    // Should the page hand over the same script run's data again (a re-render), it is
+    // older than what the feed has brought since: keep the newer.
+    if (data.revision === this.revision) return;
+    this.revision = data.revision;
     this.feed = data.feed;
     this.enqueue(data).then(() => this.poll());
   }

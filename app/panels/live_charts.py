@@ -12,6 +12,7 @@ internet.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -43,6 +44,7 @@ def show(drawn: Drawn, *, feed: Feed | None, key: str) -> None:
         "caption": drawn.caption,
         "notes": list(drawn.notes),
         "last_step": drawn.last_step,
+        "revision": time.monotonic_ns(),  # a script run's data, told apart from a re-render
     }
     # The element asks for a rerun when the run ended (the page then draws it as
     # finished) or its feed was dropped (a new one is opened): triggers rerun the app.
