@@ -96,9 +96,10 @@ class LiveGrid {
   }
 
   async apply(update) {
+    if (update.charts) await this.draw(update.charts);
+    // After the charts: "up to step N" names what they show.
     if (update.caption !== undefined) this.caption.textContent = update.caption;
     if (update.notes !== undefined) this.notes.textContent = update.notes.join(" ");
-    if (update.charts) await this.draw(update.charts);
     if (update.last_step !== undefined) this.lastStep = update.last_step;
   }
 
