@@ -213,3 +213,31 @@ def _steps_of(app, title: str, name: str) -> list[int]:
     spec = next(s for s in charts_of(app) if _title(s) == title)
     rows = next(iter(spec["datasets"].values()))
     return sorted(r["step"] for r in rows if r.get("name", name) == name)
+
+
+def test_a_closed_log_sets_no_timer_on_a_live_page(store, monkeypatch):
+    """A watching tab reruns only what it shows: the header's fragment every 5 s and,
+    while its expander is open, the log's; a closed log's timer made the browser
+    re-render the page every 5 s for nothing."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    timers: list[float] = []
+    enqueue = ScriptRunContext.enqueue
+
+    def spy(self, msg):
+        if msg.WhichOneof("type") == "auto_rerun":
+            timers.append(msg.auto_rerun.interval)
+        return enqueue(self, msg)
+
+    monkeypatch.setattr(ScriptRunContext, "enqueue", spy)
+    run_id = running_run(store, "live run", range(1, 6), total=100)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    app.run()  # the follow-up: the whole page, the log expander closed
+    timers.clear()
+    app.run()
+    assert not app.exception and not app.error
+    assert timers == [5.0]  # the header only
+    app.session_state["run.log_open"] = True
+    timers.clear()
+    app.run()
+    assert timers == [5.0, 5.0]  # and the open log
