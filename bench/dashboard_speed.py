@@ -244,17 +244,6 @@ def _first_content(page, url: str, selector: str, drawn: str) -> tuple[float, fl
         return float("nan"), float("nan")
 
 
-def steps_per_second(store: RunStore, run_id: str, seconds: float, during=None) -> float:
-    """Training speed of ``run_id`` over ``seconds`` (``during()`` called every 0.25 s)."""
-    first_step, first_time = store.get_run(run_id).progress_step or 0, time.monotonic()
-    while time.monotonic() - first_time < seconds:
-        if during is not None:
-            during()
-        time.sleep(0.25)
-    last_step = store.get_run(run_id).progress_step or 0
-    return (last_step - first_step) / (time.monotonic() - first_time)
-
-
 @dataclass
 class Window:
     """One measuring window: steps and seconds of the watched run, the server's CPU
@@ -288,11 +277,16 @@ class Window:
 def _window(
     store: RunStore, run_id: str, server: psutil.Process, by_group, seconds: float
 ) -> Window:
+    """``seconds`` of the run training as it is: its steps (the store's progress), the
+    server's CPU and the cores used per process group."""
     cpu_before = cpu_seconds(server)
     by_group.start()
-    speed = steps_per_second(store, run_id, seconds)
+    first_step, started = store.get_run(run_id).progress_step or 0, time.monotonic()
+    time.sleep(seconds)
+    steps = (store.get_run(run_id).progress_step or 0) - first_step
+    elapsed = time.monotonic() - started
     groups = by_group.stop()
-    return Window(speed * seconds, seconds, cpu_seconds(server) - cpu_before, groups)
+    return Window(steps, elapsed, cpu_seconds(server) - cpu_before, groups)
 
 
 def cpu_seconds(process: psutil.Process) -> float:

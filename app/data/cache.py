@@ -18,7 +18,7 @@ import streamlit as st
 if TYPE_CHECKING:
     from db.store import RunStore
 
-LIVE_TTL = 1.0  # seconds; live charts refresh every 2 s and must show points within 3 s
+LIVE_TTL = 1.0  # seconds; what a live page's charts poll (every second) may be this old
 LIST_TTL = 2.0
 #: What a live page re-reads but rarely changes (metric names, evaluations): every few
 #: refreshes, not every one (watching must be cheap).

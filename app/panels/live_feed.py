@@ -71,6 +71,10 @@ class ChartRequest:
     def names(self) -> list[str]:
         return sorted({key for _, keys in self.groups for key in keys})
 
+    @property
+    def points_per_series(self) -> int:
+        return LIVE_SERIES_POINTS if self.live else PER_SERIES_POINTS
+
 
 @dataclass(frozen=True)
 class Drawn:
@@ -90,7 +94,6 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
     built = shared_charts.get(key)
     if built is not None:
         return built
-    per_series = LIVE_SERIES_POINTS if request.live else PER_SERIES_POINTS
     drawn = []
     for group, keys in request.groups:
         chart = training_charts.group_chart(
@@ -102,7 +105,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
             log_y=request.log_y,
             log_color=request.log_color,
             x=request.x,
-            points=per_series,
+            points=request.points_per_series,
         )
         if chart is not None:
             drawn.append((group.id, chart))
@@ -158,8 +161,7 @@ class Feed:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        per_series = LIVE_SERIES_POINTS if self.request.live else PER_SERIES_POINTS
-        self.budget = per_series * max(len(self.request.names), 1)
+        self.budget = self.request.points_per_series * max(len(self.request.names), 1)
         self.series = data.LiveSeries(
             self.request.run_id, self.request.names, max_points=self.budget
         )

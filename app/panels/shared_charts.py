@@ -1,10 +1,10 @@
 """The live Run page's built charts, shared by every tab of this server process.
 
 Tabs watching the same run with the same chart options draw the same charts: the
-first tab to see a new step builds them (a pivot, a downsample and an Arrow
-conversion per chart: most of a live refresh's server time) and the others reuse
-them. A key names what the charts show (run, last step drawn, points logged, the
-metric names, the chart options), so a hit is exactly what the tab would have built.
+first feed to see a new step builds them (a pivot, a downsample and a JSON conversion
+per chart: most of a poll's server time) and the others reuse them. A key names what
+the charts show (``live_feed.ChartRequest``: run, chart groups, options, evaluations;
+and the last step drawn), so a hit is exactly what the feed would have built.
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def _live(
     @ui.guarded
     def header() -> None:
         record = data.run(run_id)
-        if live and (not data.is_active(record.status) or (not names and _has_metrics(run_id))):
+        ended = not data.is_active(record.status)
+        if live and (ended or (not names and data.metric_names([run_id]))):
             # The run ended, or logged its first values: draw the page anew (its
             # charts, or the finished run without polling).
             st.rerun(scope="app")
@@ -161,10 +162,6 @@ def _live(
             language="json",
         )
     downloads(run_id)
-
-
-def _has_metrics(run_id: str) -> bool:
-    return bool(data.metric_names([run_id]))
 
 
 def _checkpoints(run_id: str) -> None:
