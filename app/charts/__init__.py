@@ -262,7 +262,6 @@ def chart_points(chart: alt.TopLevelMixin) -> int:
 from app.charts.geometry import angle_heatmap as angle_heatmap  # noqa: E402
 from app.charts.geometry import norm_histogram as norm_histogram  # noqa: E402
 from app.charts.geometry import pca_scatter as pca_scatter  # noqa: E402
-from app.charts.geometry import scatter_matrix as scatter_matrix  # noqa: E402
 from app.charts.heatmap import norm_distribution_heatmap as norm_distribution_heatmap  # noqa: E402
 from app.charts.heatmap import norm_domain as norm_domain  # noqa: E402
 from app.charts.summary import hyperparameter_chart as hyperparameter_chart  # noqa: E402

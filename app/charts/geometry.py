@@ -1,4 +1,4 @@
-"""Geometry charts of one snapshot of embeddings: norm histogram, scatter matrix, PCA,
+"""Geometry charts of one snapshot of embeddings: norm histogram, PCA,
 centroid angles, and the norm distribution over training steps.
 
 Side by side, two runs must be read on the same axes and colours, or the difference a
@@ -15,15 +15,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, MAX_POINTS, finish, limit
+from app.charts.base import CHART_HEIGHT, finish, limit
 from app.charts.palette import RUN_PALETTE
 
 Domain = tuple[float, float]
 MAX_COORDS = 8
-#: Horizontal room a scatter-matrix cell needs besides its plot: axis title and spacing,
-#: plus tick labels when the cell is wide enough to carry them without collisions.
-CELL_ROOM_LABELLED, CELL_ROOM_BARE, LABELLED_CELL, MIN_CELL = 44, 20, 90, 20
-SPACING = 4
 ANGLE_DOMAIN = (0.0, 180.0)
 
 
@@ -99,108 +95,6 @@ def norm_histogram(
         )
     )
     return finish(chart.properties(height=CHART_HEIGHT), None, title)
-
-
-def matrix_cell(count: int, width: int) -> tuple[int, bool]:
-    """(cell size in px, whether cells carry tick labels) so that ``count`` columns fit
-    in ``width`` pixels: labelled cells when they fit at ≥ 90 px, bare ones otherwise
-    (values stay readable in the tooltip)."""
-    count = max(count, 1)
-    labelled = (width - count * (CELL_ROOM_LABELLED + SPACING)) // count
-    if labelled >= LABELLED_CELL:
-        return int(labelled), True
-    return max(MIN_CELL, int((width - count * (CELL_ROOM_BARE + SPACING)) // count)), False
-
-
-def scatter_matrix(
-    points: pd.DataFrame,
-    coords: Sequence[str],
-    *,
-    vertices: pd.DataFrame | None = None,
-    color: str = "label",
-    total: int | None = None,
-    width: int = 720,
-    domains: dict[str, Domain] | None = None,
-    classes: Sequence | None = None,
-    title: str = "Embedding coordinates (scatter-plot matrix)",
-) -> alt.TopLevelMixin:
-    """Pairwise scatter of ``coords`` (≤ 8 columns), coloured by class, fitted into
-    ``width`` pixels (``matrix_cell``); the diagonal is each coordinate's histogram.
-
-    Row ``i``, column ``j`` plots ``coords[j]`` (x) against ``coords[i]`` (y).
-    ``vertices`` (same coordinate columns) are the fixed head's polytope vertices,
-    drawn as black "×". ``domains`` fixes each coordinate's axis (and histogram bins)
-    and ``classes`` the colour of each class (shared side by side).
-    """
-    coords = list(coords)[:MAX_COORDS]
-    cell, labelled = matrix_cell(len(coords), width)
-    frame = points[[*coords, color]].assign(kind="embedding")
-    frame[color] = class_names(frame[color]).to_numpy()
-    has_vertices = vertices is not None and len(vertices) > 0
-    room = MAX_POINTS - (len(vertices) if has_vertices else 0)
-    frame, note = limit(frame, [], coords[0] if coords else "", total, max_points=room)
-    data = frame
-    if has_vertices:
-        data = pd.concat([frame, vertices[coords].assign(kind="vertex")], ignore_index=True)
-    axis = {
-        "labels": labelled, "ticks": labelled, "tickCount": 3, "labelFontSize": 9,
-        "labelOverlap": True, "titleFontSize": 10, "titlePadding": 2,
-    }  # fmt: skip
-    domains = domains or {}
-    color_enc = _class_color(color, classes)
-    tooltip = [f"{color}:N", *[alt.Tooltip(f"{c}:Q", format=".3g") for c in coords]]
-
-    def position(channel: type[alt.X] | type[alt.Y], field: str) -> alt.X | alt.Y:
-        return channel(
-            f"{field}:Q", scale=_scale(domains.get(field), zero=False), axis=alt.Axis(**axis)
-        )
-
-    def histogram(field: str) -> alt.Chart:
-        # the diagonal: the coordinate's distribution, not the coordinate against itself;
-        # bins over the shared domain, so both sides bin alike; ≥ 6 px a bar, no gaps
-        # (1 px bars of a small cell vanish in antialiasing)
-        extent = list(domains[field]) if field in domains else alt.Undefined
-        return (
-            alt.Chart()
-            .mark_bar(opacity=0.7, color="#7f7f7f", binSpacing=0)
-            .encode(
-                x=alt.X(
-                    f"{field}:Q",
-                    bin=alt.Bin(maxbins=max(5, min(20, cell // 6)), extent=extent),
-                    title=field,
-                    scale=_scale(domains.get(field), zero=False),
-                    axis=alt.Axis(**axis),
-                ),
-                # counts as "1.2k": no wider than the coordinates' labels
-                y=alt.Y("count():Q", title="points", axis=alt.Axis(**axis, format="~s")),
-                tooltip=[alt.Tooltip("count():Q", title="points")],
-            )
-            .transform_filter(alt.datum.kind == "embedding")
-        )
-
-    def pair(x: str, y: str) -> alt.LayerChart:
-        dots = (
-            alt.Chart()
-            .mark_circle(size=10, opacity=0.6)
-            .encode(x=position(alt.X, x), y=position(alt.Y, y), color=color_enc, tooltip=tooltip)
-            .transform_filter(alt.datum.kind == "embedding")
-        )
-        layers = [dots]
-        if has_vertices:  # "×" as the caption says: a cross turned by 45°
-            layers.append(
-                alt.Chart()
-                .mark_point(shape="cross", angle=45, size=90, color="black", filled=True)
-                .encode(x=position(alt.X, x), y=position(alt.Y, y))
-                .transform_filter(alt.datum.kind == "vertex")
-            )
-        return alt.layer(*layers)
-
-    def cell_chart(x: str, y: str) -> alt.TopLevelMixin:
-        return (histogram(x) if x == y else pair(x, y)).properties(width=cell, height=cell)
-
-    rows = [alt.hconcat(*(cell_chart(x, y) for x in coords), spacing=SPACING) for y in coords]
-    chart = alt.vconcat(*rows, data=data, spacing=SPACING).configure_view(strokeWidth=0.5)
-    return finish(chart, note, title)
 
 
 def pca_scatter(

@@ -10,10 +10,10 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.charts.geometry import MAX_COORDS, shared_domains
+from app.panels import scatter_matrix
 
-#: Pixels a scatter matrix may take: the page's width (wide layout) or half of it.
-MATRIX_WIDTH = {True: 760, False: 380}
-DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}  # wide: all 8 fit (matrix_cell)
+#: Columns the scatter matrix shows at first: all 8 fit the page's width, 4 half of it.
+DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}
 BASES = {"coordinates": "raw coordinates", "pcs": "principal components"}
 
 
@@ -125,6 +125,13 @@ def _shared(panels: list[Panel], basis: str, shown: list[str]) -> dict:
     """Axes and colours shared by the panels shown together."""
     snaps = [p.snap for p in panels if not p.snap.empty]
     points = [_points(p, basis, shown)[0] for p in panels if not p.snap.empty]
+    # the vertices stay inside the axes they are drawn on
+    points += [
+        v
+        for p in panels
+        if not p.snap.empty
+        if (v := _vertices(p, data.run(p.run_id), basis)) is not None
+    ]
     pcas = [
         data.pca(p.run_id, p.step)[0] for p in panels if p.step is not None and not p.snap.empty
     ]
@@ -176,17 +183,15 @@ def _panel(
     if first:
         return
     if len(shown) >= 1:
-        _matrix(panel, record, basis, shown, shared, wide=wide)
+        _matrix(panel, record, basis, shown, shared)
     angles, classes = data.centroid_angles(panel.run_id, panel.step)
     ui.show_chart(charts.angle_heatmap(angles, classes))
 
 
-def _matrix(
-    panel: Panel, record, basis: str, shown: list[str], shared: dict, *, wide: bool
-) -> None:
+def _matrix(panel: Panel, record, basis: str, shown: list[str], shared: dict) -> None:
     points, ratios = _points(panel, basis, shown)
     present = [c for c in shown if c in points]
-    vertices = data.head_vertices(record.config, panel.snap) if basis == "coordinates" else None
+    vertices = _vertices(panel, record, basis)
     total_dims = len(data.coordinate_columns(panel.snap))
     if basis == "coordinates":
         title = (
@@ -199,43 +204,20 @@ def _matrix(
         title = f"{len(present)} principal components ({share:.0%} of variance)"
     if vertices is not None:
         title += f" · fixed {data.fixed_head(record.config)} vertices (×, scaled to median ‖f‖)"
-    spec = _matrix_spec(
+    matrix = scatter_matrix.matrix_data(
         points,
-        tuple(present),
-        vertices,
-        title,
-        MATRIX_WIDTH[wide],
-        shared["matrix"],
-        tuple(shared["classes"]),
+        present,
+        vertices=vertices,
+        domains=shared["matrix"],
+        classes=shared["classes"],
+        title=title,
     )
-    # A compound chart is rendered at its own size, not the column's (Vega's "autosize
-    # fit" only applies to single views), and matrix_cell already made it fit.
-    ui.show_spec(spec, compound=True)
+    scatter_matrix.show(matrix, key=f"geometry.matrix.{panel.run_id}.{panel.step}.{basis}")
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _matrix_spec(
-    points: pd.DataFrame,
-    present: tuple[str, ...],
-    vertices: pd.DataFrame | None,
-    title: str,
-    width: int,
-    domains: dict,
-    classes: tuple,
-) -> dict:
-    """The scatter matrix's spec, built once per snapshot and choice: its up to 64
-    Altair views take ~2 s to build, and every widget change reruns the page."""
-    return ui.chart_spec(
-        charts.scatter_matrix(
-            points,
-            list(present),
-            vertices=vertices,
-            title=title,
-            width=width,
-            domains=domains,
-            classes=list(classes),
-        )
-    )
+def _vertices(panel: Panel, record, basis: str) -> pd.DataFrame | None:
+    """The fixed head's polytope vertices, drawn over raw coordinates only."""
+    return data.head_vertices(record.config, panel.snap) if basis == "coordinates" else None
 
 
 def _analysis_metrics(run_id: str) -> None:

@@ -237,6 +237,17 @@ def live_payloads(app: AppTest) -> list[dict]:
     ]
 
 
+def matrices_of(app: AppTest) -> list[dict]:
+    """What the page's scatter-matrix elements draw (``app.panels.scatter_matrix``)."""
+    import json
+
+    return [
+        json.loads(json.loads(element.proto.json)["matrix"])
+        for element in app.get("bidi_component")
+        if element.proto.component_name == "spherescope_scatter_matrix"
+    ]
+
+
 def live_captions(app: AppTest) -> list[str]:
     """The captions of the page's live chart elements: the points logged and the last
     step, then its notes (the points drawn of those logged, no evaluation yet)."""

@@ -82,33 +82,6 @@ def test_norm_band_chart_has_mean_std_and_min_max_layers():
     assert [(r["lower"], r["upper"]) for r in rows] == [(1.5, 2.5), (2.0, 4.0)]
 
 
-def test_scatter_matrix_limits_coordinates_and_draws_vertices():
-    rng = np.random.default_rng(0)
-    points = pd.DataFrame(rng.normal(size=(6000, 10)), columns=[f"c{i}" for i in range(10)])
-    points["label"] = np.arange(6000) % 4
-    vertices = pd.DataFrame(np.eye(4, 10), columns=[f"c{i}" for i in range(10)])
-    chart = charts.scatter_matrix(points, list(points.columns[:10]), vertices=vertices, total=6000)
-    spec = chart.to_dict()
-    rows = spec["vconcat"]
-    assert len(rows) == 8 and all(len(row["hconcat"]) == 8 for row in rows)
-    # the diagonal shows each coordinate's distribution, not the coordinate against itself
-    assert [rows[i]["hconcat"][i]["mark"]["type"] for i in range(8)] == ["bar"] * 8
-    off_diagonal = rows[1]["hconcat"][0]["layer"]
-    assert (
-        off_diagonal[0]["encoding"]["x"]["field"],
-        off_diagonal[0]["encoding"]["y"]["field"],
-    ) == (
-        "c0",
-        "c1",
-    )
-    # vertices are drawn as "×" (a cross turned by 45°), as the caption says
-    assert off_diagonal[1]["mark"]["shape"] == "cross" and off_diagonal[1]["mark"]["angle"] == 45
-    assert charts.chart_points(chart) <= charts.MAX_POINTS
-    rows = next(iter(spec["datasets"].values()))
-    assert sum(r["kind"] == "vertex" for r in rows) == 4
-    assert chart.usermeta["points_note"] == "4,996 of 6,000 points"
-
-
 def test_sample_norm_chart_caps_many_tracked_samples():
     frame = pd.DataFrame(
         {
@@ -209,52 +182,6 @@ def test_long_titles_wrap_instead_of_being_cut_off():
     assert " ".join(lines) == title
     short = charts.metric_lines(_lines(1, 5), title="Loss terms").to_dict()
     assert short["title"]["text"] == "Loss terms"
-
-
-def test_scatter_matrix_of_eight_coordinates_fits_its_width():
-    """Bug 5: the 8th column was cut off; side by side the grids overlapped."""
-    from app.charts.geometry import CELL_ROOM_BARE, SPACING
-
-    rng = np.random.default_rng(0)
-    coords = [f"c{i}" for i in range(8)]
-    points = pd.DataFrame(rng.normal(size=(50, 8)), columns=coords).assign(label=np.arange(50) % 4)
-    for width in (380, 760):
-        rows = charts.scatter_matrix(points, coords, width=width).to_dict()["vconcat"]
-        cells = [cell for row in rows for cell in row["hconcat"]]
-        cell = cells[0]["width"]
-        assert {(c["width"], c["height"]) for c in cells} == {(cell, cell)}
-        assert 8 * (cell + CELL_ROOM_BARE + SPACING) <= width
-        diagonal, off_diagonal = rows[0]["hconcat"][0], rows[1]["hconcat"][0]["layer"][0]
-        for encoding in (diagonal["encoding"], off_diagonal["encoding"]):
-            for axis in (encoding["x"]["axis"], encoding["y"]["axis"]):
-                assert axis["tickCount"] <= 3  # no colliding tick labels
-                if cell < 90:
-                    assert axis["labels"] is False
-    few = charts.scatter_matrix(points, coords[:2], width=760).to_dict()["vconcat"]
-    assert few[1]["hconcat"][0]["layer"][0]["encoding"]["x"]["axis"]["labels"] is True
-
-
-def test_scatter_matrix_shares_domains_and_class_colours():
-    """Bug 6: side by side, each run had its own axes and colours (and a pastel palette)."""
-    coords = ["c0", "c1"]
-    points = pd.DataFrame({"c0": [0.1, 0.2], "c1": [0.3, 0.4], "label": [0, 1]})
-    domains = {"c0": (-1.0, 1.0), "c1": (-2.0, 3.0)}
-    spec = charts.scatter_matrix(points, coords, domains=domains, classes=[0, 1, 2]).to_dict()
-    rows = spec["vconcat"]
-    dots = rows[1]["hconcat"][0]["layer"][0]["encoding"]
-    assert dots["x"]["scale"]["domain"] == [-1.0, 1.0]
-    assert dots["y"]["scale"]["domain"] == [-2.0, 3.0]
-    assert dots["color"]["scale"] == {"domain": ["0", "1", "2"], "range": charts.RUN_PALETTE}
-    # integer labels are looked up in the string domain as strings, or the dots get no colour
-    assert {row["label"] for row in next(iter(spec["datasets"].values()))} == {"0", "1"}
-    histogram = rows[1]["hconcat"][1]["encoding"]["x"]  # c1's histogram, binned over c1's domain
-    assert histogram["bin"]["extent"] == [-2.0, 3.0]
-    assert histogram["scale"]["domain"] == [-2.0, 3.0]
-    # without shared classes, classes still get the high-contrast palette
-    plain = charts.scatter_matrix(points, coords).to_dict()["vconcat"]
-    assert plain[0]["hconcat"][1]["layer"][0]["encoding"]["color"]["scale"]["range"] == (
-        charts.RUN_PALETTE
-    )
 
 
 def test_geometry_charts_take_shared_domains():

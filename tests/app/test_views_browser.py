@@ -12,22 +12,31 @@ from db.store import RunStore
 pytestmark = pytest.mark.e2e
 DIM = 8
 
-#: A chart's content wider than its box is cut off (bug 5): compare the Vega view's
-#: width with the width the page gives the chart.
-_OVERFLOW_JS = """
+#: Where each scatter matrix's canvas lies, and the width the page gives its element.
+_MATRIX_BOXES_JS = """
 els => els.map(el => {
-  const view = el.querySelector('canvas, svg');
-  const box = el.getBoundingClientRect();
-  const drawn = view ? view.getBoundingClientRect() : box;
+  const drawn = el.querySelector('canvas').getBoundingClientRect();
   const parent = el.parentElement.getBoundingClientRect();
-  return {left: drawn.left, right: drawn.right, limit: box.right, parent: parent.right};
+  return {left: drawn.left, right: drawn.right, parent: parent.right,
+          rows: Number(el.dataset.drawnRows)};
 })
 """
+#: The page position, canvas pixel colour and tooltip target of point ``index`` (or a
+#: vertex) in cell (row, column) of the first matrix.
+_POINT_JS = """([row, column, index, vertex]) => {
+  const matrix = document.querySelector('.spherescope-matrix').matrix;
+  const [x, y] = matrix.pixel(row, column, index, vertex);
+  const box = matrix.canvas.getBoundingClientRect();
+  const ratio = window.devicePixelRatio || 1;
+  const rgba = matrix.canvas.getContext('2d')
+    .getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data;
+  return {x: box.left + x, y: box.top + y, rgba: Array.from(rgba)};
+}"""
 
 
-def _record(store: RunStore, name: str, scale: float) -> str:
+def _record(store: RunStore, name: str, scale: float, config: dict | None = None) -> str:
     rng = np.random.default_rng(int(scale * 10))
-    run_id = store.create_run({}, name, kind="analysis", status="running")
+    run_id = store.create_run(config or {}, name, kind="analysis", status="running")
     with store.tracker(run_id, flush_interval=0) as tracker:
         tracker.track_eval({"recall@1": 0.5}, 0)
         points = (rng.normal(size=(200, DIM)) * scale).astype(np.float32)
@@ -36,7 +45,19 @@ def _record(store: RunStore, name: str, scale: float) -> str:
     return run_id
 
 
+def _matrices(page, count: int) -> list[dict]:
+    """The page's scatter matrices once ``count`` of them have drawn every row."""
+    page.wait_for_function(
+        "n => { const m = document.querySelectorAll('.spherescope-matrix');"
+        f" return m.length === n && [...m].every(e => e.dataset.drawnRows === '{DIM}'); }}",
+        arg=count,
+        timeout=60_000,
+    )
+    return page.locator(".spherescope-matrix").evaluate_all(_MATRIX_BOXES_JS)
+
+
 def test_geometry_matrices_fit_their_columns_and_do_not_overlap(stack, tmp_path):  # noqa: F811
+    """Bug 5: the 8th column was cut off; side by side the grids clipped and overlapped."""
     from playwright.sync_api import sync_playwright
 
     store = RunStore(tmp_path / "home")
@@ -47,18 +68,48 @@ def test_geometry_matrices_fit_their_columns_and_do_not_overlap(stack, tmp_path)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{stack}/geometry?run_id={first}")
         page.get_by_role("heading", name="Embedding geometry").wait_for(timeout=60_000)
-        charts = page.locator('[data-testid="stVegaLiteChart"]')
-        charts.nth(3).wait_for(timeout=60_000)
-        _settle(page)
-        single = charts.evaluate_all(_OVERFLOW_JS)
-        matrix = single[2]  # histogram, PCA, scatter matrix, angles
-        assert matrix["right"] <= matrix["parent"] + 1, matrix  # all 8 columns shown
+        (single,) = _matrices(page, 1)
+        assert single["right"] <= single["parent"] + 1, single  # all 8 columns shown
+        assert single["right"] - single["left"] > 600, single  # and the width used
         page.get_by_text("Two runs side by side").click()
         _settle(page)
-        charts.nth(7).wait_for(timeout=60_000)
-        _settle(page)
-        pair = charts.evaluate_all(_OVERFLOW_JS)
-        left, right = pair[2], pair[6]
+        left, right = _matrices(page, 2)
         assert left["right"] <= right["left"], (left, right)  # no overlap
         assert right["right"] <= right["parent"] + 1, right
+        browser.close()
+
+
+def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(stack, tmp_path):  # noqa: F811
+    """The canvas matrix draws each point in its class colour and the fixed head's
+    vertices as "×"; hovering tells the class and coordinates; a legend click brings
+    one class forward."""
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(tmp_path / "home")
+    config = {"objective": {"kind": "head", "name": "orthoplex"}}
+    run_id = _record(store, "orthoplex", 1.0, config)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{stack}/geometry?run_id={run_id}")
+        page.get_by_text("fixed orthoplex vertices").wait_for(timeout=60_000)
+        _matrices(page, 1)
+        page.locator(".spherescope-matrix canvas").scroll_into_view_if_needed()
+        dot = page.evaluate(_POINT_JS, [1, 0, 0, False])
+        assert dot["rgba"][3] > 0 and dot["rgba"][:3] != [255, 255, 255], dot  # drawn
+        page.mouse.move(dot["x"], dot["y"])
+        tooltip = page.locator(".spherescope-matrix-tooltip")
+        tooltip.wait_for(state="visible")
+        assert tooltip.inner_text().startswith("class 0"), tooltip.inner_text()  # point 0
+        vertex = page.evaluate(_POINT_JS, [2, 1, 0, True])
+        assert vertex["rgba"][:3] == [0, 0, 0] and vertex["rgba"][3] > 200, vertex  # black ×
+        page.mouse.move(vertex["x"], vertex["y"])
+        page.wait_for_function(
+            "() => document.querySelector('.spherescope-matrix-tooltip')"
+            ".textContent.startsWith('vertex')"
+        )
+        page.locator('.spherescope-matrix-class[data-class="3"]').click()
+        assert page.locator(".spherescope-matrix-class.faded").count() == 9
+        faded = page.evaluate(_POINT_JS, [1, 0, 0, False])  # class 0, now behind class 3
+        assert faded["rgba"][3] < dot["rgba"][3] or faded["rgba"][:3] != dot["rgba"][:3]
         browser.close()

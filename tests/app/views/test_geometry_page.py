@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_fixtures import charts_of, first_paint, open_page, texts
+from app_fixtures import charts_of, first_paint, matrices_of, open_page, texts
 
 
 def _title(spec: dict) -> str | None:
@@ -12,12 +12,6 @@ def _title(spec: dict) -> str | None:
 
 def _titles(app) -> list[str]:
     return [_title(spec) for spec in charts_of(app)]
-
-
-def _coordinates(matrix: dict) -> list[str]:
-    """The coordinates of a scatter matrix, read off its diagonal of histograms."""
-    rows = matrix["vconcat"]
-    return [rows[i]["hconcat"][i]["encoding"]["x"]["field"] for i in range(len(rows))]
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -31,9 +25,10 @@ def test_a_fresh_page_draws_the_histogram_and_pca_then_the_matrix(filled):
     slowest chart to build and to embed), the centroid angles and the analyses follow."""
     app = first_paint("views/geometry.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
-    assert _titles(app) == ["Norm histogram", "PCA projection"]
+    assert _titles(app) == ["Norm histogram", "PCA projection"] and not matrices_of(app)
     app.run()
-    assert len(_titles(app)) == 4 and "Recorded analyses" in [h.value for h in app.subheader]
+    assert len(_titles(app)) == 3 and len(matrices_of(app)) == 1
+    assert "Recorded analyses" in [h.value for h in app.subheader]
 
 
 def test_snapshot_charts_with_fixed_head_vertices(filled):
@@ -43,17 +38,13 @@ def test_snapshot_charts_with_fixed_head_vertices(filled):
     assert titles == [
         "Norm histogram",
         "PCA projection",
-        "All 3 coordinates · fixed simplex vertices (×, scaled to median ‖f‖)",
         "Angles between class centroids (degrees)",
     ]
-    matrix = charts_of(app)[2]
-    rows = next(iter(matrix["datasets"].values()))
-    assert sum(r["kind"] == "vertex" for r in rows) == 4
-    assert sum(r["kind"] == "embedding" for r in rows) == 40
-    # what the title's "×" promises is drawn: a cross turned by 45°; histograms on the diagonal
-    vertex_mark = matrix["vconcat"][1]["hconcat"][0]["layer"][1]["mark"]
-    assert (vertex_mark["shape"], vertex_mark["angle"]) == ("cross", 45)
-    assert [matrix["vconcat"][i]["hconcat"][i]["mark"]["type"] for i in range(3)] == ["bar"] * 3
+    (matrix,) = matrices_of(app)
+    assert matrix["title"] == "All 3 coordinates · fixed simplex vertices (×, scaled to median ‖f‖)"
+    assert matrix["coords"] == ["c0", "c1", "c2"]
+    assert [len(v) for v in matrix["vertices"].values()] == [4, 4, 4]
+    assert len(matrix["labels"]) == 40
     assert any("Step 60: 40 test embeddings, d = 3, 4 classes" in c for c in texts(app.caption))
 
 
@@ -62,7 +53,7 @@ def test_two_runs_side_by_side(filled):
     app.toggle(key="geometry.pair").set_value(True).run()
     app.selectbox(key="geometry.run1").set_value(filled.plain).run()
     assert not app.exception and not app.error
-    assert len(charts_of(app)) == 8
+    assert len(charts_of(app)) == 6 and len(matrices_of(app)) == 2
 
 
 def test_analysis_run_shows_its_metrics(filled):
@@ -75,7 +66,7 @@ def test_analysis_run_shows_its_metrics(filled):
     }
     recorded = app.dataframe[-1].value
     assert recorded["run_id"].tolist() == [filled.analysis]
-    assert len(charts_of(app)) == 4
+    assert len(charts_of(app)) == 3 and len(matrices_of(app)) == 1
 
 
 def test_run_without_snapshot_explains(filled):
@@ -93,15 +84,15 @@ def test_side_by_side_shares_axes_colours_and_one_step_slider(filled):
     specs = charts_of(app)
     hists = [s for s in specs if _title(s) == "Norm histogram"]
     pcas = [s for s in specs if _title(s) == "PCA projection"]
-    matrices = [s for s in specs if "vconcat" in s]
+    matrices = matrices_of(app)
     assert len(hists) == len(pcas) == len(matrices) == 2
     assert hists[0]["encoding"]["x"]["scale"] == hists[1]["encoding"]["x"]["scale"]
     assert pcas[0]["encoding"]["x"]["scale"] == pcas[1]["encoding"]["x"]["scale"]
     assert pcas[0]["encoding"]["color"]["scale"] == pcas[1]["encoding"]["color"]["scale"]
-    dots = [m["vconcat"][1]["hconcat"][0]["layer"][0]["encoding"] for m in matrices]
-    assert dots[0]["x"]["scale"] == dots[1]["x"]["scale"] and "domain" in dots[0]["x"]["scale"]
-    assert dots[0]["color"]["scale"] == dots[1]["color"]["scale"]
-    assert "domain" in dots[0]["color"]["scale"]
+    assert matrices[0]["domains"] == matrices[1]["domains"]
+    assert matrices[0]["histograms"] != matrices[1]["histograms"]  # two runs, one binning
+    assert matrices[0]["classes"] == matrices[1]["classes"]
+    assert matrices[0]["colors"] == matrices[1]["colors"]
     # one slider drives both sides (both runs evaluated at steps 30 and 60)
     slider = app.select_slider(key="geometry.step.both")
     slider.set_value(30).run()
@@ -112,6 +103,6 @@ def test_principal_components_in_the_scatter_matrix(filled):
     app = open_page("views/geometry.py", {"run_id": filled.sec})
     app.radio(key="geometry.basis").set_value("pcs").run()
     assert not app.exception and not app.error
-    matrix = next(s for s in charts_of(app) if "vconcat" in s)
-    assert _coordinates(matrix) == ["pc1", "pc2", "pc3"]
-    assert "principal components" in _title(matrix)
+    (matrix,) = matrices_of(app)
+    assert matrix["coords"] == ["pc1", "pc2", "pc3"]
+    assert "principal components" in matrix["title"]
