@@ -9,8 +9,11 @@
     <home>/runs/<run_id>/watched           touched by a live Run page (its mtime: when)
     <home>/runs/<run_id>/tables/<table>/c-<seq>-<token>.parquet   immutable chunks
     <home>/runs/<run_id>/tables/<table>/compact-<seq>.parquet     all chunks with seq <= <seq>
-    <home>/runs/<run_id>/tables/scalar_levels/compact-<seq>.parquet  bucket summaries of
-                                           scalars/compact-<seq>.parquet (see db.levels)
+    <home>/runs/<run_id>/tables/<table>/compact-<first>-<last>.parquet   chunks with seq in
+                                           first..last (a tier, see db.compaction)
+    <home>/runs/<run_id>/tables/scalar_levels/compact-*.parquet  bucket summaries of the
+                                           scalars file of the same name (see db.levels)
+    <home>/runs/<run_id>/compaction.lock   held (flock) by the run's one compaction at a time
     <home>/runs/<run_id>/checkpoints/      checkpoint files of the run
     <home>/trash/                          deleted runs on their way out
 
@@ -30,7 +33,8 @@ HOME_ENV = "SPHERESCOPE_HOME"
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 CHUNK_PATTERN = re.compile(r"^c-(\d{10})-([0-9a-f]{1,32})\.parquet$")
-COMPACT_PATTERN = re.compile(r"^compact-(\d{10})\.parquet$")
+#: compact-<last> (seq 0..last) or compact-<first>-<last> (seq first..last)
+COMPACT_PATTERN = re.compile(r"^compact-(?:(\d{10})-)?(\d{10})\.parquet$")
 
 META = "meta.json"
 STATUS = "status.json"
@@ -38,6 +42,7 @@ HEARTBEAT = "heartbeat.json"
 USER = "user.json"
 RUN_INFO = "run_info.json"
 CANCEL = "CANCEL"
+COMPACTION_LOCK = "compaction.lock"
 WATCHED = "watched"  # empty; its modification time says when a live page last looked
 CLAIM = "claim"  # created with O_EXCL by the one process that takes a queued run
 ENDED = "ended.json"  # a copy of the terminal status, to rebuild a damaged status.json
@@ -64,24 +69,40 @@ def chunk_name(seq: int, token: str) -> str:
     return f"c-{seq:010d}-{token}.parquet"
 
 
-def compact_name(seq: int) -> str:
-    return f"compact-{seq:010d}.parquet"
+def compact_name(last: int, first: int = 0) -> str:
+    """The compacted file of the chunks with seq ``first``..``last``."""
+    if first == 0:
+        return f"compact-{last:010d}.parquet"
+    return f"compact-{first:010d}-{last:010d}.parquet"
+
+
+def compact_range(name: str) -> tuple[int, int] | None:
+    """(first, last) seq a compacted file covers, None for any other name."""
+    match = COMPACT_PATTERN.match(name)
+    if match is None:
+        return None
+    return int(match.group(1) or 0), int(match.group(2))
 
 
 @dataclass(frozen=True)
 class TableFiles:
     """The files of one run's table that a reader should read, and what else is there."""
 
-    live: list[Path]  # the newest compacted file plus the chunks it does not cover
-    covered: list[Path]  # chunks and older compacted files superseded by the newest one
+    live: list[Path]  # compacted files no other contains, then chunks none covers; by seq
+    covered: list[Path]  # chunks and compacted files inside a live compacted file's range
     foreign: list[Path]  # names that are neither chunks, compacted files nor temp files
     max_seq: int  # highest sequence number seen (chunks and compacted files), -1 if none
 
 
 def scan_table(folder: Path) -> TableFiles:
-    """Classify the files of one table folder; a missing folder has no files."""
+    """Classify the files of one table folder; a missing folder has no files.
+
+    Compaction merges a suffix of the live files into one file whose range spans
+    theirs (``db.compaction``; one compaction per run at a time), so compacted ranges
+    are nested or disjoint: the live ones are those no other range contains, and every
+    row is in exactly one live file."""
     chunks: list[tuple[int, Path]] = []
-    compacts: list[tuple[int, Path]] = []
+    compacts: list[tuple[int, int, Path]] = []
     foreign: list[Path] = []
     try:
         entries = list(os.scandir(folder))
@@ -95,17 +116,31 @@ def scan_table(folder: Path) -> TableFiles:
         if match:
             chunks.append((int(match.group(1)), Path(entry.path)))
             continue
-        match = COMPACT_PATTERN.match(name)
-        if match:
-            compacts.append((int(match.group(1)), Path(entry.path)))
+        span = compact_range(name)
+        if span is not None:
+            compacts.append((*span, Path(entry.path)))
             continue
         foreign.append(Path(entry.path))
-    covered_seq = max((seq for seq, _ in compacts), default=-1)
-    live: list[Path] = []
+    # widest first: a range is live unless a live one already overlaps it
+    compacts.sort(key=lambda c: (c[0], -c[1]))
+    ranges: list[tuple[int, int]] = []
+    live: list[tuple[int, Path]] = []
     covered: list[Path] = []
-    for seq, path in sorted(compacts):
-        (live if seq == covered_seq else covered).append(path)
-    for seq, path in sorted(chunks):
-        (live if seq > covered_seq else covered).append(path)
-    max_seq = max([seq for seq, _ in chunks] + [covered_seq])
-    return TableFiles(live, covered, foreign, max_seq)
+    for first, last, path in compacts:
+        if ranges and first <= ranges[-1][1]:
+            covered.append(path)
+        else:
+            ranges.append((first, last))
+            live.append((first, path))
+
+    def inside(seq: int) -> bool:
+        return any(first <= seq <= last for first, last in ranges)
+
+    for seq, path in chunks:
+        if inside(seq):
+            covered.append(path)
+        else:
+            live.append((seq, path))
+    live.sort(key=lambda item: item[0])
+    max_seq = max([seq for seq, _ in chunks] + [last for _, last, _ in compacts] + [-1])
+    return TableFiles([path for _, path in live], covered, foreign, max_seq)

@@ -1,16 +1,18 @@
 """Pre-aggregated scalar buckets ("levels"): what makes long-run comparisons fast.
 
-When compaction writes ``scalars/compact-<seq>.parquet`` it first writes
-``scalar_levels/compact-<seq>.parquet``: for each level ``L`` in ``LEVELS`` and each
-(name, step // L) bucket, the count, last step and value, finite min and max, and
-latest wall time of that compacted file's values. These combine exactly (min of mins,
-max of maxes, value at the largest last step, sum of counts), so a grid bucket whose
-width is a multiple of ``L`` is computed from about ``1 / L`` of the rows.
+When compaction writes a compacted scalars file (``scalars/compact-*.parquet``) it
+first writes a file of the same name in ``scalar_levels``: for each level ``L`` in
+``LEVELS`` and each (name, step // L) bucket, the count, last step and value, finite
+min and max, and latest wall time of that compacted file's values. These combine
+exactly (min of mins, max of maxes, value at the largest last step, sum of counts), so
+a grid bucket whose width is a multiple of ``L`` is computed from about ``1 / L`` of
+the rows, and the levels of a run's several compacted files (compacted in tiers)
+combine like those of one.
 
-A levels file is used only with the compacted scalars file of the same sequence
-number: it summarises exactly that file. Chunks written after it are read raw. A run
-without a matching levels file (being compacted right now, or compacted by an older
-version: ``store.compact`` backfills it) is read raw, which gives the same result.
+A levels file is used only with the live compacted scalars file of the same name: it
+summarises exactly that file. Chunks are read raw, and so is a compacted file without
+its levels file (being compacted right now, or compacted by an older version:
+``store.compact`` backfills it), which gives the same result.
 """
 
 from __future__ import annotations
@@ -93,18 +95,21 @@ class SeriesFiles:
 
 
 def series_files(catalogue: FileCatalogue, run_ids: Sequence[str], use_levels: bool) -> SeriesFiles:
-    """Per run: its levels file and the chunks after it if the levels file matches the
-    compacted scalars file, else every live scalars file. Known-bad files are left out."""
+    """Per run: the levels file of each compacted scalars file that has one, and the
+    other live scalars files raw. Known-bad files are left out."""
     levels: list[Path] = []
     raw: list[Path] = []
     for run_id in run_ids:
-        live = catalogue.live_files(SCALARS, [run_id])
-        first = live[0] if live else None
-        if use_levels and first is not None and layout.COMPACT_PATTERN.match(first.name):
-            summary = catalogue.table_dir(run_id, SCALAR_LEVELS) / first.name
-            if not catalogue.is_bad_file(summary) and summary.is_file():
+        summaries = catalogue.table_dir(run_id, SCALAR_LEVELS)
+        for path in catalogue.live_files(SCALARS, [run_id]):
+            summary = summaries / path.name
+            if (
+                use_levels
+                and layout.compact_range(path.name) is not None
+                and not catalogue.is_bad_file(summary)
+                and summary.is_file()
+            ):
                 levels.append(summary)
-                raw.extend(live[1:])
-                continue
-        raw.extend(live)
+            else:
+                raw.append(path)
     return SeriesFiles(levels, raw)

@@ -180,11 +180,12 @@ class RunStore:
 
         return StoreTracker(self, run_id, flush_interval=flush_interval, **options)
 
-    def compact(self, run_id: str) -> dict[str, int]:
-        """Merge each table's chunks into one file; returns files merged per table."""
+    def compact(self, run_id: str, *, full: bool = True, wait: bool = True) -> dict[str, int]:
+        """Merge each table's files into one (``full``) or in tiers (a live run, see
+        ``db.compaction``); returns files merged per table."""
         from db.compaction import compact_run
 
-        return compact_run(self.files, run_id)
+        return compact_run(self.files, run_id, full=full, wait=wait)
 
     # -- files for readers, and problems (db.catalogue) ----------------------------------
     def live_files(self, table: str, run_ids: Iterable[str]) -> list[Path]:

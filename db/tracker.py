@@ -222,9 +222,13 @@ class StoreTracker:
     def _compact(self) -> None:
         """Merge this run's chunks so readers open few files however long the run is.
         Safe here: this tracker is the run's only writer. A failure loses nothing."""
+        from db.compaction import CompactionBusy
+
         self._flushes_since_compaction = 0
         try:
-            self.store.compact(self.run_id)
+            self.store.compact(self.run_id, full=False, wait=False)
+        except CompactionBusy:
+            pass  # another process compacts it now; the next cadence tries again
         except Exception as error:
             log.warning("run %s: compaction failed (will retry): %s", self.run_id, error)
             self.store.report_problem(f"run {self.run_id}: compaction failed: {error}")
