@@ -14,7 +14,7 @@ const DOT_RADIUS = 1.8; // Vega's circle of size 10
 const DOT_ALPHA = 0.6;
 const FADED_ALPHA = 0.06;
 const CROSS = 4.5; // half the "×" of a vertex
-const FRAME = "#dddddd";
+const FRAME = "rgba(128, 128, 128, 0.3)"; // reads on a light and a dark theme
 const BAR = "rgba(127, 127, 127, 0.7)";
 
 const format = (value) => {
@@ -164,7 +164,8 @@ class ScatterMatrix {
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     const style = getComputedStyle(this.plot);
     this.font = `10px ${style.fontFamily}`;
-    this.ink = style.color;
+    this.ink = style.color; // axis labels
+    this.strong = getComputedStyle(this.root).color; // the theme's text: vertices
     this.sprites = this.makeSprites(ratio);
     this.drawAxes(context);
     const drawing = ++this.drawing;
@@ -283,7 +284,7 @@ class ScatterMatrix {
       pass((kind) => kind === wanted);
     }
     if (!vertices) return;
-    context.strokeStyle = "black";
+    context.strokeStyle = this.strong;
     context.lineWidth = 1.5;
     const count = vertices[coords[0]].length;
     for (let index = 0; index < count; index += 1) {

@@ -30,7 +30,8 @@ _POINT_JS = """([row, column, index, vertex]) => {
   const ratio = window.devicePixelRatio || 1;
   const rgba = matrix.canvas.getContext('2d')
     .getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data;
-  return {x: box.left + x, y: box.top + y, rgba: Array.from(rgba)};
+  const ink = getComputedStyle(matrix.root).color.match(/[0-9]+/g).slice(0, 3).map(Number);
+  return {x: box.left + x, y: box.top + y, rgba: Array.from(rgba), ink};
 }"""
 
 
@@ -81,8 +82,8 @@ def test_geometry_matrices_fit_their_columns_and_do_not_overlap(stack, tmp_path)
 
 def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(stack, tmp_path):  # noqa: F811
     """The canvas matrix draws each point in its class colour and the fixed head's
-    vertices as "×"; hovering tells the class and coordinates; a legend click brings
-    one class forward."""
+    vertices as "×" in the theme's text colour; hovering tells the class and
+    coordinates; a legend click brings one class forward."""
     from playwright.sync_api import sync_playwright
 
     store = RunStore(tmp_path / "home")
@@ -102,7 +103,8 @@ def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(stack, tm
         tooltip.wait_for(state="visible")
         assert tooltip.inner_text().startswith("class 0"), tooltip.inner_text()  # point 0
         vertex = page.evaluate(_POINT_JS, [2, 1, 0, True])
-        assert vertex["rgba"][:3] == [0, 0, 0] and vertex["rgba"][3] > 200, vertex  # black ×
+        # a "×" in the theme's text colour
+        assert vertex["rgba"][:3] == vertex["ink"] and vertex["rgba"][3] > 200, vertex
         page.mouse.move(vertex["x"], vertex["y"])
         page.wait_for_function(
             "() => document.querySelector('.spherescope-matrix-tooltip')"
