@@ -3,6 +3,8 @@
 // a view is embedded anew only when its spec changes. While the run trains, the
 // element asks the server's live feed (app/panels/live_feed.py) for what changed and
 // redraws only the charts whose rows changed: no Streamlit script run per refresh.
+// A chart scrolled out of view keeps its newest rows aside and draws them when it comes
+// back into view, and a hidden tab (another browser tab in front) does not poll.
 // Zooming or panning one chart (wheel, drag; double-click resets) moves every chart's
 // x range with it.
 
@@ -46,6 +48,14 @@ function records(columns) {
 }
 const sameRange = (a, b) =>
   a === b || (Array.isArray(a) && Array.isArray(b) && a[0] === b[0] && a[1] === b[1]);
+// The nearest ancestor that scrolls its content (null: the document's viewport).
+function scrollingAncestor(node) {
+  for (let element = node.parentElement; element; element = element.parentElement) {
+    const overflow = getComputedStyle(element).overflowY;
+    if (overflow === "auto" || overflow === "scroll") return element;
+  }
+  return null;
+}
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
 // The x field of a chart's spec (its layers share it) and the signal of its x zoom.
@@ -68,7 +78,15 @@ class LiveGrid {
     this.notes.className = "spherescope-live-notes";
     this.root.append(this.caption, this.grid, this.notes);
     parent.appendChild(this.root);
-    this.views = new Map(); // chart id → {specText, rowsText, view, cell, zoom}
+    this.views = new Map(); // chart id → {specText, rowsText, view, cell, zoom, pending}
+    // Drawing rows nobody sees costs the browser (and the training beside it) as much
+    // as drawing them on screen: charts near the viewport only (200 px ahead).
+    this.onScreen = new Set(); // cells in or near the viewport
+    this.visibility = null; // an IntersectionObserver, made with the first chart
+    this.seen = new WeakSet(); // cells the observer has reported on at least once
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden && this.feed && !this.fetching) this.poll(0); // catch up now
+    });
     this.queue = Promise.resolve();
     this.zoom = null; // the linked x range, null when not zoomed
     this.lastStep = 0;
@@ -118,11 +136,44 @@ class LiveGrid {
         held = await this.embed(chart);
         await nextFrame(); // each chart is on screen before the next is embedded
       } else if (chart.rows !== undefined && chart.rows !== held.rowsText) {
-        held.rowsText = typeof chart.rows === "string" ? chart.rows : null;
-        await held.view.data("rows", records(parsed(chart.rows))).runAsync();
+        if (this.offScreen(held)) held.pending = chart.rows; // drawn when scrolled to
+        else await this.setRows(held, chart.rows);
       }
       this.grid.appendChild(held.cell); // keeps the charts in the feed's order
     }
+  }
+
+  // Watch a chart's cell come into and go out of view (200 px ahead of the page's
+  // scrolling container: Streamlit's main section scrolls, not the document).
+  observe(cell) {
+    if (!this.visibility) {
+      this.visibility = new IntersectionObserver(
+        (entries) => {
+          for (const entry of entries) {
+            this.seen.add(entry.target);
+            if (entry.isIntersecting) this.onScreen.add(entry.target);
+            else this.onScreen.delete(entry.target);
+            const held = entry.target.held;
+            if (entry.isIntersecting && held && held.pending !== undefined) {
+              this.queue = this.queue.then(() => this.setRows(held, held.pending));
+            }
+          }
+        },
+        { root: scrollingAncestor(this.root), rootMargin: "200px 0px" },
+      );
+    }
+    this.visibility.observe(cell);
+  }
+
+  offScreen(held) {
+    return this.seen.has(held.cell) && !this.onScreen.has(held.cell);
+  }
+
+  async setRows(held, rows) {
+    held.pending = undefined;
+    if (rows === held.rowsText) return;
+    held.rowsText = typeof rows === "string" ? rows : null;
+    await held.view.data("rows", records(parsed(rows))).runAsync();
   }
 
   async embed(chart) {
@@ -156,6 +207,8 @@ class LiveGrid {
       view.addSignalListener(signal, (_, range) => this.linkZoom(held, range));
     }
     this.views.set(chart.id, held);
+    cell.held = held;
+    this.observe(cell);
     return held;
   }
 
@@ -172,6 +225,8 @@ class LiveGrid {
   }
 
   drop(id, held) {
+    if (this.visibility) this.visibility.unobserve(held.cell);
+    this.onScreen.delete(held.cell);
     held.view.finalize();
     held.cell.remove();
     this.views.delete(id);
@@ -179,41 +234,51 @@ class LiveGrid {
 
   // Ask the feed for what changed, every poll_ms, while the run trains and the
   // element is on the page; a forgotten feed or the run's end reruns the page.
-  poll() {
+  poll(delay) {
     clearTimeout(this.timer);
     const feed = this.feed;
     if (!feed) return;
     this.timer = setTimeout(async () => {
       if (feed !== this.feed || !this.root.isConnected) return;
-      let answer = null;
+      if (document.hidden) return; // resumed by the visibilitychange listener
+      this.fetching = true; // until the answer is drawn: one poll at a time
       try {
-        const response = await fetch(`${feed.url}?after=${this.lastStep}`, { cache: "no-store" });
-        if (response.status === 410) {
-          this.feed = null;
-          this.trigger("expired", true);
-          return;
-        }
-        const json = (response.headers.get("content-type") || "").includes("json");
-        if (!json) {
-          // No feed route: a server started without app/server.py's routes.
-          this.feed = null;
-          this.notes.textContent = "Not live: this server has no live feed (start it with spherescope up); rerun the page to refresh.";
-          return;
-        }
-        if (!response.ok) throw new Error(`live feed answered ${response.status}`);
-        answer = await response.json();
-      } catch (error) {
-        console.warn("SphereScope live charts:", error);
+        await this.ask(feed);
+      } finally {
+        this.fetching = false;
       }
-      if (feed !== this.feed) return; // the page drew a newer feed meanwhile
-      if (answer) await this.enqueue(answer);
-      if (answer && !answer.active) {
+      if (this.feed === feed) this.poll();
+    }, delay === undefined ? feed.poll_ms : delay);
+  }
+
+  // One poll: draw what changed; the run's end or a forgotten feed ends the polling.
+  async ask(feed) {
+    let answer = null;
+    try {
+      const response = await fetch(`${feed.url}?after=${this.lastStep}`, { cache: "no-store" });
+      if (response.status === 410) {
         this.feed = null;
-        this.trigger("ended", true);
+        this.trigger("expired", true);
         return;
       }
-      this.poll();
-    }, feed.poll_ms);
+      const json = (response.headers.get("content-type") || "").includes("json");
+      if (!json) {
+        // No feed route: a server started without app/server.py's routes.
+        this.feed = null;
+        this.notes.textContent = "Not live: this server has no live feed (start it with spherescope up); rerun the page to refresh.";
+        return;
+      }
+      if (!response.ok) throw new Error(`live feed answered ${response.status}`);
+      answer = await response.json();
+    } catch (error) {
+      console.warn("SphereScope live charts:", error);
+    }
+    if (feed !== this.feed || !answer) return; // a newer feed meanwhile, or no answer
+    await this.enqueue(answer);
+    if (!answer.active) {
+      this.feed = null;
+      this.trigger("ended", true);
+    }
   }
 }
 

@@ -101,7 +101,8 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
     _log(store, run_id, range(1, 101))
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        # tall enough for all four charts: a chart out of view draws new rows later
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
@@ -129,6 +130,51 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
         page.wait_for_timeout(500)
         reset = page.evaluate(_X_DOMAINS_JS)
         assert all(high >= 120 for _, high in reset), reset  # every chart, the whole run
+        browser.close()
+
+
+#: Each chart's last drawn step (``cell.vegaView``'s rows).
+_LAST_DRAWN_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'),
+  cell => Math.max(...cell.vegaView.data('rows').map(row => row.step)))"""
+_HIDE_JS = """hidden => {
+  Object.defineProperty(document, 'hidden', {configurable: true, get: () => hidden});
+  document.dispatchEvent(new Event('visibilitychange'));
+}"""
+
+
+def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(stack, tmp_path):  # noqa: F811
+    """Watching must be cheap: a chart scrolled out of view keeps its new rows aside
+    and draws them when it comes into view; a hidden tab stops polling and catches up
+    when it is back in front."""
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(tmp_path / "home")
+    run_id = store.create_run(config(), "long page")
+    store.set_status(run_id, "running", device="cpu")
+    _log(store, run_id, range(1, 21))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 600})  # 2nd row 400 px below
+        page.goto(f"{stack}/run?run_id={run_id}")
+        page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
+        charts = page.locator(CHARTS)
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        assert page.evaluate(_LAST_DRAWN_JS) == [20] * OVERVIEW_CHARTS
+        _log(store, run_id, range(21, 41))
+        page.get_by_text("up to step 40").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        drawn = page.evaluate(_LAST_DRAWN_JS)
+        assert drawn[0] == 40 and drawn[-1] == 20, drawn  # on screen, out of view
+        charts.nth(OVERVIEW_CHARTS - 1).scroll_into_view_if_needed()
+        page.wait_for_function(f"() => ({_LAST_DRAWN_JS})().at(-1) === 40", timeout=5_000)
+        # another browser tab in front: no polls, then a catch-up at once
+        page.evaluate(_HIDE_JS, True)
+        _log(store, run_id, range(41, 61))
+        page.wait_for_timeout(3000)
+        assert "up to step 40" in page.locator(".spherescope-live-caption").inner_text()
+        page.evaluate(_HIDE_JS, False)
+        page.get_by_text("up to step 60").first.wait_for(timeout=3_000)
         browser.close()
 
 
