@@ -6,7 +6,9 @@ call; ``watched_flush_interval`` while a live page watches the run, see
 ``RunStore.mark_watched``), on ``flush()``, or when the buffer grows past
 ``max_buffer_rows``. Each flush also writes the heartbeat with the last progress. Every
 ``compact_every`` flushes (a watched run's count as fractions: the same cadence in time)
-the tracker compacts its run, which bounds the number of files a reader opens. A failed
+the tracker compacts its run in tiers, which bounds the number of files a reader opens,
+on a thread of its own: the training step that triggers it does not wait for it (a
+GPU would idle meanwhile), and a compaction still running is not started twice. A failed
 write keeps the buffered rows (the next flush retries them), notes the error in the
 run's status file and raises ``StoreWriteError``: nothing is dropped silently.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import threading
 import time
 import uuid
 from array import array
@@ -110,6 +113,7 @@ class StoreTracker:
         self._curves: list[tuple[int, str, np.ndarray, np.ndarray]] = []
         self._progress: tuple[int | None, int | None] = (None, None)
         self._last_flush = time.monotonic()
+        self._compaction: threading.Thread | None = None
 
     # -- Tracker protocol -----------------------------------------------------------
     def track_run_info(self, info: Mapping[str, Any]) -> None:
@@ -220,11 +224,20 @@ class StoreTracker:
             self._compact()
 
     def _compact(self) -> None:
-        """Merge this run's chunks so readers open few files however long the run is.
-        Safe here: this tracker is the run's only writer. A failure loses nothing."""
+        """Merge this run's chunks so readers open few files however long the run is,
+        on a thread: the store's readers and this tracker's later chunks are safe
+        meanwhile (``db.compaction``). A failure loses nothing."""
+        self._flushes_since_compaction = 0
+        if self._compaction is not None and self._compaction.is_alive():
+            return  # the last one still runs; the next cadence tries again
+        self._compaction = threading.Thread(
+            target=self._compact_now, name=f"compact-{self.run_id}", daemon=True
+        )
+        self._compaction.start()
+
+    def _compact_now(self) -> None:
         from db.compaction import CompactionBusy
 
-        self._flushes_since_compaction = 0
         try:
             self.store.compact(self.run_id, full=False, wait=False)
         except CompactionBusy:
@@ -233,12 +246,22 @@ class StoreTracker:
             log.warning("run %s: compaction failed (will retry): %s", self.run_id, error)
             self.store.report_problem(f"run {self.run_id}: compaction failed: {error}")
 
+    def wait_for_compaction(self, timeout: float | None = None) -> bool:
+        """Wait for a compaction in progress; False if it still runs after ``timeout``."""
+        if self._compaction is not None:
+            self._compaction.join(timeout)
+            return not self._compaction.is_alive()
+        return True
+
     # -- context manager: flush on exit, also on errors ------------------------------
     def __enter__(self) -> StoreTracker:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            self.wait_for_compaction()  # nothing half-done left behind by a process exit
 
     # -- internals -------------------------------------------------------------------
     def buffered_rows(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -158,9 +159,32 @@ def test_tracker_compacts_its_run_every_n_flushes(store, config):
     tracker = store.tracker(run_id, flush_interval=0, compact_every=4)
     for step in range(10):
         tracker.track(float(step), "a", step)
+        assert tracker.wait_for_compaction(timeout=30)  # each on its thread, in turn
     files = scan_table(store.table_dir(run_id, "scalars"))
     # flushes 1-4 and 5-8 were compacted; flushes 9 and 10 are still chunks
     assert [p.name.split("-")[0] for p in files.live] == ["compact", "c", "c"]
     assert queries.metric_series(store, run_id, "a")["value"].tolist() == list(
         map(float, range(10))
     )
+
+
+def test_a_compaction_runs_beside_the_training_step_not_in_it(store, config, monkeypatch):
+    """The flush that triggers a compaction returns at once (the step would wait for a
+    whole tier merge otherwise); a compaction still running is not started twice."""
+    run_id = store.create_run(config)
+    release = threading.Event()
+    calls: list[tuple[str, dict]] = []
+
+    def slow_compact(run, **options):
+        calls.append((threading.current_thread().name, options))
+        release.wait(30)
+
+    monkeypatch.setattr(store, "compact", slow_compact)
+    tracker = store.tracker(run_id, flush_interval=0, compact_every=1)
+    tracker.track(1.0, "a", 1)  # flush 1: starts a compaction, which blocks
+    tracker.track(2.0, "a", 2)  # flush 2: the first still runs
+    assert not tracker.wait_for_compaction(timeout=0.2)  # still blocked, step done
+    release.set()
+    assert tracker.wait_for_compaction(timeout=30)
+    assert calls == [(f"compact-{run_id}", {"full": False, "wait": False})]
+    assert queries.metric_series(store, run_id, "a")["value"].tolist() == [1.0, 2.0]

@@ -162,6 +162,7 @@ def test_a_busy_run_is_skipped_by_its_tracker_and_waited_for_otherwise(store, co
         with pytest.raises(CompactionBusy):
             store.compact(run_id, full=False, wait=False)
         _flush_steps(tracker, 0)  # compact_every=1: tries, finds it busy, goes on
+        assert tracker.wait_for_compaction(timeout=30)
         assert [p.name for p in scan_table(store.table_dir(run_id, SCALARS)).live] == [
             p.name for p in store.table_dir(run_id, SCALARS).glob("c-*.parquet")
         ]

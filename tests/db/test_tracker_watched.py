@@ -67,5 +67,6 @@ def test_watched_flushes_do_not_compact_more_often(tmp_path, clock, monkeypatch)
     for step in range(1, 5):  # four watched flushes, 0.5 s apart: 2 s of flushing
         clock[0] += 0.5
         tracker.track_many({"a": float(step)}, step)
+        assert tracker.wait_for_compaction(timeout=30)
     assert tracker.flushes == 4
     assert len(compactions) == 1  # as two unwatched flushes (1 s apart) would
