@@ -272,8 +272,12 @@ def test_launch_watch_cancel_compare_geometry(stack):
             page.goto(f"{base}/run?run_id={first}")
             page.get_by_role("heading", name="Run", exact=True).wait_for()
             seen = _watch(page, {"finished", "failed", "cancelled", "lost"}, RUN_S)
-            page.screenshot(path=str(ARTIFACTS / "run.png"), full_page=True)
             assert seen[-1][0] == "finished", seen
+            # the header (every 5 s) may tell the end before the charts' next poll (1 s)
+            # brings the last points: the page then shows them all, without a reload
+            page.get_by_text(f"{FIRST_STEPS:,} points logged per metric").wait_for(timeout=10_000)
+            seen.append(("finished", _logged_points(page)))
+            page.screenshot(path=str(ARTIFACTS / "run.png"), full_page=True)
             counts = [points for _, points in seen if points]
             assert len(set(counts)) >= 2, f"the live chart never gained points: {seen}"
             assert counts == sorted(counts)
