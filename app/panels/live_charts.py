@@ -13,20 +13,12 @@ internet.
 from __future__ import annotations
 
 import time
-from pathlib import Path
-
-import streamlit as st
 
 from app.navigation import base_path
+from app.panels.elements import element
 from app.panels.live_feed import EVALUATION_ID, POLL_S, ROUTE, Drawn, Feed
 
-_HERE = Path(__file__).parent
-_component = st.components.v2.component(
-    "spherescope_live_charts",
-    js=(_HERE / "live_charts.js").read_text(),
-    css=(_HERE / "live_charts.css").read_text(),
-    isolate_styles=False,
-)
+_component = element("spherescope_live_charts", "live_charts")
 
 
 def show(drawn: Drawn, *, feed: Feed | None, key: str) -> None:

@@ -14,26 +14,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from app.charts.base import MAX_POINTS, limit
 from app.charts.geometry import MAX_COORDS, Domain, class_names, shared_domains
 from app.charts.palette import RUN_PALETTE
+from app.panels.elements import element
 
 #: Histogram bars on the diagonal: enough to show a shape in a small cell.
 BINS = 20
 
-_HERE = Path(__file__).parent
-_component = st.components.v2.component(
-    "spherescope_scatter_matrix",
-    js=(_HERE / "scatter_matrix.js").read_text(),
-    css=(_HERE / "scatter_matrix.css").read_text(),
-    isolate_styles=False,
-)
+_component = element("spherescope_scatter_matrix", "scatter_matrix")
 
 
 def matrix_data(

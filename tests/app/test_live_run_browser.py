@@ -39,13 +39,20 @@ def _log(store: RunStore, run_id: str, steps: range) -> None:
     store.heartbeat(run_id, steps[-1], 1000)  # not lost while the test watches
 
 
+def _running_run(tmp_path, name: str, steps: int) -> tuple[RunStore, str]:
+    """A running run in a store under ``tmp_path`` (where the stack reads) that has
+    logged steps 1..``steps``."""
+    store = RunStore(tmp_path / "home")
+    run_id = store.create_run(config(), name)
+    store.set_status(run_id, "running", device="cpu")
+    _log(store, run_id, range(1, steps + 1))
+    return store, run_id
+
+
 def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(tmp_path / "home")
-    run_id = store.create_run(config(), "watched run")
-    store.set_status(run_id, "running", device="cpu")
-    _log(store, run_id, range(1, 21))
+    store, run_id = _running_run(tmp_path, "watched run", steps=20)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -95,10 +102,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
     it (the views are not embedded anew), and a double-click resets them all."""
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(tmp_path / "home")
-    run_id = store.create_run(config(), "zoomed run")
-    store.set_status(run_id, "running", device="cpu")
-    _log(store, run_id, range(1, 101))
+    store, run_id = _running_run(tmp_path, "zoomed run", steps=100)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # tall enough for all four charts: a chart out of view draws new rows later
@@ -148,10 +152,7 @@ def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(stack, tmp_path):  #
     when it is back in front."""
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(tmp_path / "home")
-    run_id = store.create_run(config(), "long page")
-    store.set_status(run_id, "running", device="cpu")
-    _log(store, run_id, range(1, 21))
+    store, run_id = _running_run(tmp_path, "long page", steps=20)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 600})  # 2nd row 400 px below

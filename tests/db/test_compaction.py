@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pandas as pd
+from concurrent_reads import reading_series
 
 from db import queries
 from db.layout import compact_name, scan_table
@@ -79,28 +78,11 @@ def test_chunks_covered_by_a_compacted_file_are_never_read_twice(store, config):
 
 def test_readers_during_compaction_never_fail_or_double_count(store, config):
     runs = [_chunked_run(store, config, flushes=8, steps_per_flush=50) for _ in range(3)]
-    errors: list[BaseException] = []
-    counts: set[int] = set()
-    done = threading.Event()
-
-    def read_loop():
-        while not done.is_set():
-            try:
-                frame = queries.metric_series(store, runs, ["a"], max_points=100_000)
-                counts.add(len(frame))
-            except BaseException as error:
-                errors.append(error)
-
-    reader = threading.Thread(target=read_loop)
-    reader.start()
-    try:
+    with reading_series(store, runs, "a") as reads:
         for run_id in runs:
             store.compact(run_id)
-    finally:
-        done.set()
-        reader.join()
-    assert errors == []
-    assert counts == {3 * 400}
+    assert reads.errors == []
+    assert reads.counts == {3 * 400}
 
 
 def test_end_run_sets_the_status_and_compacts(store, config):

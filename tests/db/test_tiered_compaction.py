@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from concurrent_reads import reading_series
 
 from db import layout, queries
 from db.compaction import CompactionBusy
@@ -103,28 +104,12 @@ def test_readers_during_tiered_compactions_never_fail_or_double_count(store, con
     for flush in range(8):
         _flush_steps(tracker, flush)
         store.compact(run_id, full=False)
-    errors: list[BaseException] = []
-    counts: set[int] = set()
-    done = threading.Event()
-
-    def read_loop():
-        while not done.is_set():
-            try:
-                counts.add(len(queries.metric_series(store, run_id, ["a"], max_points=100_000)))
-            except BaseException as error:
-                errors.append(error)
-
-    reader = threading.Thread(target=read_loop)
-    reader.start()
-    try:
+    with reading_series(store, run_id, "a") as reads:
         for flush in range(8, 16):
             _flush_steps(tracker, flush)
             store.compact(run_id, full=False)
-    finally:
-        done.set()
-        reader.join()
-    assert errors == []
-    assert counts <= {flush * STEPS_PER_FLUSH for flush in range(8, 17)}
+    assert reads.errors == []
+    assert reads.counts <= {flush * STEPS_PER_FLUSH for flush in range(8, 17)}
 
 
 def test_scan_reads_nested_ranges_once_and_keeps_disjoint_ones(tmp_path):
