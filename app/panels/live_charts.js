@@ -155,7 +155,10 @@ class LiveGrid {
             else this.onScreen.delete(entry.target);
             const held = entry.target.held;
             if (entry.isIntersecting && held && held.pending !== undefined) {
-              this.queue = this.queue.then(() => this.setRows(held, held.pending));
+              const current = () => this.views.get(held.cell.dataset.chart) === held;
+              this.queue = this.queue
+                .then(() => (current() ? this.setRows(held, held.pending) : null))
+                .catch((error) => console.error("SphereScope live charts:", error));
             }
           }
         },
