@@ -218,7 +218,7 @@ class StoreTracker:
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
         self.flushes += 1
         if pending_tables:  # a watched run's more frequent flushes count as fractions:
-            # compaction rewrites the run, so it keeps its unwatched cadence in time
+            # compaction rewrites files, so it keeps its unwatched cadence in time
             self._flushes_since_compaction += self._flush_weight()
         if self.compact_every and self._flushes_since_compaction >= self.compact_every:
             self._compact()

@@ -1,6 +1,6 @@
 """A run that a live page watches flushes more often (db.tracker watched_flush_interval):
 what the page waits for between a step being logged and drawing it is mostly the next
-flush. Compaction, which rewrites the run, keeps its unwatched cadence in time."""
+flush. Compaction, which rewrites files, keeps its unwatched cadence in time."""
 
 from __future__ import annotations
 
