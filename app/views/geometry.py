@@ -19,6 +19,7 @@ BASES = {"coordinates": "raw coordinates", "pcs": "principal components"}
 
 @dataclass
 class Panel:
+    slot: int  # 0, or 1 on the right side by side (both may show the same run)
     run_id: str
     step: int | None
     snap: pd.DataFrame
@@ -62,8 +63,8 @@ def main() -> None:
         "Scatter matrix of", list(BASES), key="geometry.basis", format_func=BASES.get
     )
     panels = [
-        Panel(r, s, data.snapshot(r, s) if s is not None else pd.DataFrame())
-        for r, s in zip(run_ids, steps, strict=True)
+        Panel(slot, r, s, data.snapshot(r, s) if s is not None else pd.DataFrame())
+        for slot, (r, s) in enumerate(zip(run_ids, steps, strict=True))
     ]
     # -- charts ----------------------------------------------------------------------
     dims = max((len(data.coordinate_columns(p.snap)) for p in panels), default=0)
@@ -212,7 +213,7 @@ def _matrix(panel: Panel, record, basis: str, shown: list[str], shared: dict) ->
         classes=shared["classes"],
         title=title,
     )
-    scatter_matrix.show(matrix, key=f"geometry.matrix.{panel.run_id}.{panel.step}.{basis}")
+    scatter_matrix.show(matrix, key=f"geometry.matrix.{panel.slot}")
 
 
 def _vertices(panel: Panel, record, basis: str) -> pd.DataFrame | None:

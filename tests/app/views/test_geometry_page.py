@@ -56,6 +56,16 @@ def test_two_runs_side_by_side(filled):
     assert len(charts_of(app)) == 6 and len(matrices_of(app)) == 2
 
 
+def test_the_same_run_on_both_sides(filled):
+    """Side by side, both selectboxes may name one run: two matrices, no key clash."""
+    app = open_page("views/geometry.py", {"run_id": filled.sec})
+    app.toggle(key="geometry.pair").set_value(True).run()
+    app.selectbox(key="geometry.run1").set_value(filled.sec).run()
+    assert not app.exception and not app.error
+    left, right = matrices_of(app)
+    assert left == right
+
+
 def test_analysis_run_shows_its_metrics(filled):
     app = open_page("views/geometry.py", {"run_id": filled.analysis})
     assert not app.exception and not app.error
