@@ -78,15 +78,18 @@ class LiveGrid {
     this.notes.className = "spherescope-live-notes";
     this.root.append(this.caption, this.grid, this.notes);
     parent.appendChild(this.root);
-    this.views = new Map(); // chart id → {specText, rowsText, view, cell, zoom, pending}
+    // chart id → {specText, rowsText, view, cell, zoom, onScreen, pending}; onScreen is
+    // undefined until the observer first reports on the chart (drawn meanwhile)
+    this.views = new Map();
     // Drawing rows nobody sees costs the browser (and the training beside it) as much
     // as drawing them on screen: charts near the viewport only (200 px ahead).
-    this.onScreen = new Set(); // cells in or near the viewport
     this.visibility = null; // an IntersectionObserver, made with the first chart
-    this.seen = new WeakSet(); // cells the observer has reported on at least once
-    document.addEventListener("visibilitychange", () => {
-      if (!document.hidden && this.feed && !this.fetching) this.poll(0); // catch up now
-    });
+    // Back in front: catch up now (removed by dispose(): the document would otherwise
+    // keep a grid the page no longer shows alive, with its views).
+    this.onVisibility = () => {
+      if (!document.hidden && this.feed && !this.fetching) this.poll(0);
+    };
+    document.addEventListener("visibilitychange", this.onVisibility);
     this.queue = Promise.resolve();
     this.zoom = null; // the linked x range, null when not zoomed
     this.lastStep = 0;
@@ -136,7 +139,7 @@ class LiveGrid {
         held = await this.embed(chart);
         await nextFrame(); // each chart is on screen before the next is embedded
       } else if (chart.rows !== undefined && chart.rows !== held.rowsText) {
-        if (this.offScreen(held)) held.pending = chart.rows; // drawn when scrolled to
+        if (held.onScreen === false) held.pending = chart.rows; // drawn when scrolled to
         else await this.setRows(held, chart.rows);
       }
       this.grid.appendChild(held.cell); // keeps the charts in the feed's order
@@ -150,11 +153,9 @@ class LiveGrid {
       this.visibility = new IntersectionObserver(
         (entries) => {
           for (const entry of entries) {
-            this.seen.add(entry.target);
-            if (entry.isIntersecting) this.onScreen.add(entry.target);
-            else this.onScreen.delete(entry.target);
             const held = entry.target.held;
-            if (entry.isIntersecting && held && held.pending !== undefined) {
+            held.onScreen = entry.isIntersecting;
+            if (held.onScreen && held.pending !== undefined) {
               const current = () => this.views.get(held.cell.dataset.chart) === held;
               this.queue = this.queue
                 .then(() => (current() ? this.setRows(held, held.pending) : null))
@@ -166,10 +167,6 @@ class LiveGrid {
       );
     }
     this.visibility.observe(cell);
-  }
-
-  offScreen(held) {
-    return this.seen.has(held.cell) && !this.onScreen.has(held.cell);
   }
 
   async setRows(held, rows) {
@@ -227,9 +224,16 @@ class LiveGrid {
     }
   }
 
+  // Let go of a grid the page no longer shows: its listener, timer and observer.
+  dispose() {
+    document.removeEventListener("visibilitychange", this.onVisibility);
+    clearTimeout(this.timer);
+    this.feed = null;
+    if (this.visibility) this.visibility.disconnect();
+  }
+
   drop(id, held) {
     if (this.visibility) this.visibility.unobserve(held.cell);
-    this.onScreen.delete(held.cell);
     held.view.finalize();
     held.cell.remove();
     this.views.delete(id);
@@ -286,12 +290,20 @@ class LiveGrid {
 }
 
 const grids = new WeakMap();
+const living = new Set(); // the grids made on this page, until they leave it
 
 export default function ({ parentElement, data, setTriggerValue }) {
   let grid = grids.get(parentElement);
   if (!grid) {
+    for (const old of living) {
+      if (!old.root.isConnected) {
+        old.dispose();
+        living.delete(old);
+      }
+    }
     grid = new LiveGrid(parentElement);
     grids.set(parentElement, grid);
+    living.add(grid);
   }
   grid.mount(data, setTriggerValue);
 }
