@@ -55,8 +55,9 @@ def matrix_data(
     if classes is None:
         classes = sorted(pd.unique(drawn["label"])) if len(drawn) else []
     legend = class_names(list(classes)).tolist()
-    axes = {**shared_domains([drawn, vertices] if has_vertices else [drawn], coords)}
-    axes.update({c: d for c, d in (domains or {}).items() if c in coords})
+    spanned = shared_domains([drawn, vertices] if has_vertices else [drawn], coords)
+    fixed = domains or {}
+    axes = {c: fixed[c] if c in fixed else spanned.get(c, (-1.0, 1.0)) for c in coords}
     return {
         "title": title,
         "coords": coords,
@@ -64,8 +65,8 @@ def matrix_data(
         "labels": labels.tolist(),
         "classes": legend,
         "colors": [RUN_PALETTE[i % len(RUN_PALETTE)] for i in range(len(legend))],
-        "domains": {c: list(axes.get(c, (-1.0, 1.0))) for c in coords},
-        "histograms": {c: _histogram(drawn[c], axes.get(c, (-1.0, 1.0))) for c in coords},
+        "domains": {c: list(axes[c]) for c in coords},
+        "histograms": {c: _histogram(drawn[c], axes[c]) for c in coords},
         "vertices": {c: _finite(vertices[c]) for c in coords} if has_vertices else None,
         "note": note,
     }

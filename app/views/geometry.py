@@ -23,6 +23,7 @@ class Panel:
     run_id: str
     step: int | None
     snap: pd.DataFrame
+    vertices: pd.DataFrame | None  # a fixed head's, over raw coordinates only
 
 
 def main() -> None:
@@ -63,8 +64,7 @@ def main() -> None:
         "Scatter matrix of", list(BASES), key="geometry.basis", format_func=BASES.get
     )
     panels = [
-        Panel(slot, r, s, data.snapshot(r, s) if s is not None else pd.DataFrame())
-        for slot, (r, s) in enumerate(zip(run_ids, steps, strict=True))
+        _panel_of(slot, r, s, basis) for slot, (r, s) in enumerate(zip(run_ids, steps, strict=True))
     ]
     # -- charts ----------------------------------------------------------------------
     dims = max((len(data.coordinate_columns(p.snap)) for p in panels), default=0)
@@ -89,6 +89,12 @@ def main() -> None:
         ui.follow_up()
         return
     _analyses(frame)
+
+
+def _panel_of(slot: int, run_id: str, step: int | None, basis: str) -> Panel:
+    snap = data.snapshot(run_id, step) if step is not None else pd.DataFrame()
+    vertices = data.head_vertices(data.run(run_id).config, snap) if basis == "coordinates" else None
+    return Panel(slot, run_id, step, snap, vertices)
 
 
 def _pick_steps(run_ids: list[str], columns: list) -> list[int | None]:
@@ -126,13 +132,7 @@ def _shared(panels: list[Panel], basis: str, shown: list[str]) -> dict:
     """Axes and colours shared by the panels shown together."""
     snaps = [p.snap for p in panels if not p.snap.empty]
     points = [_points(p, basis, shown)[0] for p in panels if not p.snap.empty]
-    # the vertices stay inside the axes they are drawn on
-    points += [
-        v
-        for p in panels
-        if not p.snap.empty
-        if (v := _vertices(p, data.run(p.run_id), basis)) is not None
-    ]
+    points += [p.vertices for p in panels if p.vertices is not None]  # inside the axes
     pcas = [
         data.pca(p.run_id, p.step)[0] for p in panels if p.step is not None and not p.snap.empty
     ]
@@ -192,7 +192,7 @@ def _panel(
 def _matrix(panel: Panel, record, basis: str, shown: list[str], shared: dict) -> None:
     points, ratios = _points(panel, basis, shown)
     present = [c for c in shown if c in points]
-    vertices = _vertices(panel, record, basis)
+    vertices = panel.vertices
     total_dims = len(data.coordinate_columns(panel.snap))
     if basis == "coordinates":
         title = (
@@ -214,11 +214,6 @@ def _matrix(panel: Panel, record, basis: str, shown: list[str], shared: dict) ->
         title=title,
     )
     scatter_matrix.show(matrix, key=f"geometry.matrix.{panel.slot}")
-
-
-def _vertices(panel: Panel, record, basis: str) -> pd.DataFrame | None:
-    """The fixed head's polytope vertices, drawn over raw coordinates only."""
-    return data.head_vertices(record.config, panel.snap) if basis == "coordinates" else None
 
 
 def _analysis_metrics(run_id: str) -> None:
