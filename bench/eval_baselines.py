@@ -215,7 +215,7 @@ def robustness_seconds(images: int, data_root: str = "") -> dict[str, float]:
 
     With ``data_root`` (the folder holding ``MNIST/raw``), the first ``images`` of the
     real MNIST test split, attacked in pixel space through the model's normalisation
-    exactly as a training run's evaluation does (``evaluation_extras.PixelModel``).
+    exactly as a training run's evaluation does (``sphere_engine.evaluation.extras.PixelModel``).
     """
     import time
 
@@ -230,7 +230,7 @@ def robustness_seconds(images: int, data_root: str = "") -> dict[str, float]:
     head = torch.nn.Linear(2, 10).to(device)
     if data_root:
         from sphere_engine.data import create_dataset
-        from sphere_engine.evaluation_extras import PixelModel
+        from sphere_engine.evaluation.extras import PixelModel
 
         splits = create_dataset("mnist", root=data_root, split="standard")
         assert splits.pixel_range is not None

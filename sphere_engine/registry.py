@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sphere_engine.option_checks import OptionError
+from sphere_engine.config.option_checks import OptionError
 
 T = TypeVar("T")
 

@@ -18,13 +18,17 @@ import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
-from sphere_engine.diagnostics import DirectionTracker, StepStatistics, batch_statistics
+from sphere_engine.diagnostics.batch_statistics import (
+    DirectionTracker,
+    StepStatistics,
+    batch_statistics,
+)
+from sphere_engine.diagnostics.pending_statistics import PendingStatistics
+from sphere_engine.diagnostics.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
-from sphere_engine.pending_statistics import PendingStatistics
-from sphere_engine.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.tracking import Tracker
 
 

@@ -19,7 +19,7 @@ from spherescope._delivery import Delivery
 from spherescope._writer import SafeWriter
 
 if TYPE_CHECKING:
-    from sphere_engine.pending_statistics import WaitingStep
+    from sphere_engine.diagnostics.pending_statistics import WaitingStep
 
 # What the user's thread collects before handing it to the writer thread in one batch
 # (the finished diagnostics come every ~32 logged steps anyway): this many scalar calls,
@@ -47,7 +47,7 @@ class Run:
         tracked: Any,
         strict: bool,
     ) -> None:
-        from sphere_engine.external_step import ExternalStep
+        from sphere_engine.diagnostics.external_step import ExternalStep
 
         self._steps = ExternalStep(log_every=log_every, tracked=tracked)  # checks first
         self.store = store
@@ -108,7 +108,7 @@ class Run:
         """Evaluate held-out embeddings as a training run's evaluation does (retrieval,
         clustering, angular separation, vertex alignment given ``vertices``) and keep a
         snapshot for the Geometry page. Returns the metrics."""
-        from sphere_engine.external_eval import evaluate_external
+        from sphere_engine.evaluation.external import evaluate_external
 
         self._deliver(finish=True)  # the diagnostics before the evaluation
         self._note_step(step)
@@ -191,7 +191,7 @@ class Run:
 
     def _write_steps(self, waiting: list[WaitingStep]) -> None:
         """Finish logged steps (K at once, NumPy) and write their values."""
-        from sphere_engine.pending_statistics import finish_waiting
+        from sphere_engine.diagnostics.pending_statistics import finish_waiting
 
         tracker = self._writer.tracker
         for record in finish_waiting(waiting):

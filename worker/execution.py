@@ -15,7 +15,7 @@ from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.validation import validate
+from sphere_engine.config.validation import validate
 from worker.failures import failure_message
 from worker.train_in_run import train_in_run
 

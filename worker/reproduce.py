@@ -17,9 +17,9 @@ from typing import Any
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig, apply_overrides
+from sphere_engine.config.validation import validate
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.experiments import EXPERIMENT_TAG, VARIANT_TAG, Experiment, get_experiment
-from sphere_engine.validation import validate
 from worker.local_run import record_train_run, train_recorded
 
 

@@ -17,7 +17,7 @@ import redis
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.validation import validate
+from sphere_engine.config.validation import validate
 from worker import routing
 from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir

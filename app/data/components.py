@@ -51,7 +51,7 @@ def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Validate as ``worker.launch`` does: schema, then registries and data (raises
     ValueError naming the field)."""
     from sphere_engine.config import RunConfig
-    from sphere_engine.validation import validate
+    from sphere_engine.config.validation import validate
 
     run_config = RunConfig.from_dict(dict(config))
     validate(run_config)

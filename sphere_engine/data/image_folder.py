@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
 from sphere_engine.data.dataset_splits import DatasetSplits, PixelRange
@@ -13,7 +14,6 @@ from sphere_engine.data.image_augment import ImageAugment
 from sphere_engine.data.image_folder_data import IMAGENET_MEAN, IMAGENET_STD, ImageFolderData
 from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.splitting import class_disjoint_counts, split_indices
-from sphere_engine.option_checks import check_option
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
 from sphere_engine.data.dataset_splits import DatasetSplits
@@ -12,7 +13,6 @@ from sphere_engine.data.memory_splits import split_pool
 from sphere_engine.data.registry import DATASETS
 from sphere_engine.data.splitting import split_class_counts
 from sphere_engine.data.vector_augment import VectorAugment
-from sphere_engine.option_checks import check_option
 
 
 @DATASETS.register("synthetic")

@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import torch
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.heads.cosine_classifier_head import CosineClassifierHead
 from sphere_engine.heads.margins import additive_cosine_margin, replace_target, target_cosine
 from sphere_engine.heads.registry import HEADS
-from sphere_engine.option_checks import check_option
 
 
 @HEADS.register("cosface")

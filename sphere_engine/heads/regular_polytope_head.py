@@ -8,10 +8,10 @@ from typing import ClassVar, Literal
 import torch
 import torch.nn.functional as F
 
+from sphere_engine.config.option_checks import OptionError, check_option
 from sphere_engine.heads.classifier_head import ClassifierHead
 from sphere_engine.heads.margins import additive_angular_margin, replace_target, target_cosine
 from sphere_engine.heads.polytopes import polytope_angle, polytope_dim, polytope_vertices
-from sphere_engine.option_checks import OptionError, check_option
 from sphere_engine.registry import ComponentTraits
 
 

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import torch
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.heads.cosine_classifier_head import CosineClassifierHead
 from sphere_engine.heads.margins import (
     multiplicative_angular_margin,
@@ -13,7 +14,6 @@ from sphere_engine.heads.margins import (
     target_cosine,
 )
 from sphere_engine.heads.registry import HEADS
-from sphere_engine.option_checks import check_option
 
 
 @HEADS.register("sphereface")

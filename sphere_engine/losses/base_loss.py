@@ -12,7 +12,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from sphere_engine.option_checks import check_option
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.registry import ComponentTraits
 
 

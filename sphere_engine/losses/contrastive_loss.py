@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 import torch
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.losses.base_loss import BaseLoss
 from sphere_engine.losses.pair_utils import cosine_matrix, mean_over_active, pair_masks
 from sphere_engine.losses.registry import LOSSES
-from sphere_engine.option_checks import check_option
 
 
 @LOSSES.register("contrastive")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.losses.base_loss import BaseLoss
-from sphere_engine.option_checks import check_option
 
 
 class CosineMarginLoss(BaseLoss):

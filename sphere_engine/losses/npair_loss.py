@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.losses.base_loss import BaseLoss
 from sphere_engine.losses.pair_utils import cosine_matrix, zero_like_graph
 from sphere_engine.losses.registry import LOSSES
-from sphere_engine.option_checks import check_option
 
 
 @LOSSES.register("npair")

@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 import torch
 
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.losses.base_loss import BaseLoss
 from sphere_engine.losses.contrastive_softmax import supervised_contrastive
 from sphere_engine.losses.registry import LOSSES
-from sphere_engine.option_checks import check_option
 from sphere_engine.registry import ComponentTraits
 
 

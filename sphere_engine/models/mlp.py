@@ -7,9 +7,9 @@ from typing import ClassVar, Literal
 
 from torch import Tensor, nn
 
+from sphere_engine.config.option_checks import OptionError, check_choice
 from sphere_engine.models.embedding_layer import EmbeddingLayer
 from sphere_engine.models.registry import MODELS
-from sphere_engine.option_checks import OptionError, check_choice
 from sphere_engine.registry import ComponentTraits
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {

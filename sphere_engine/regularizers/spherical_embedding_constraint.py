@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import torch
 
-from sphere_engine.option_checks import check_option
+from sphere_engine.config.option_checks import check_option
 from sphere_engine.regularizers.base_regularizer import BaseRegularizer
 from sphere_engine.regularizers.norm_deviation import radii, squared_deviation
 from sphere_engine.regularizers.registry import REGULARIZERS

@@ -8,7 +8,7 @@ import pytest
 
 from app.presets import PRESETS
 from sphere_engine.config import RunConfig
-from sphere_engine.validation import validate
+from sphere_engine.config.validation import validate
 
 
 @pytest.mark.parametrize("key", sorted(PRESETS))

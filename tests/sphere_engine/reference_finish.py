@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from sphere_engine.catalogue import norm_histogram as hist
-from sphere_engine.diagnostics_host import (
+from sphere_engine.diagnostics.host import (
     _QUANTILES,
     _STILL_DEGREES,
     DIRECTION_NAMES,

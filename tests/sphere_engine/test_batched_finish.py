@@ -18,7 +18,7 @@ from sphere_engine.diagnostics import (
     batch_statistics,
     reduces_on_host,
 )
-from sphere_engine.pending_statistics import PendingStatistics, finish_steps
+from sphere_engine.diagnostics.pending_statistics import PendingStatistics, finish_steps
 
 
 def _reference(raw: np.ndarray, count: int, gradient: bool) -> dict[str, float]:

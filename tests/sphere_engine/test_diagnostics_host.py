@@ -8,7 +8,7 @@ import warnings
 import torch
 
 from sphere_engine.diagnostics import StepStatistics, batch_statistics
-from sphere_engine.tracked_samples import tracked_embedder
+from sphere_engine.diagnostics.tracked_samples import tracked_embedder
 
 
 def test_a_diverged_batch_gives_gaps_without_warnings() -> None:

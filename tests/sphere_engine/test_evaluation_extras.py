@@ -8,7 +8,7 @@ import torch
 
 from sphere_engine.config import RunConfig
 from sphere_engine.data import create_dataset
-from sphere_engine.evaluation_extras import PixelModel, query_mask
+from sphere_engine.evaluation.extras import PixelModel, query_mask
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
 

@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
+from sphere_engine.config.option_checks import OptionError, check_choice, check_option
 from sphere_engine.data import DATASETS
 from sphere_engine.heads import HEADS
 from sphere_engine.losses import LOSSES
 from sphere_engine.models import MODELS
-from sphere_engine.option_checks import OptionError, check_choice, check_option
 from sphere_engine.registry import ComponentTraits, Registry
 from sphere_engine.regularizers import REGULARIZERS
 

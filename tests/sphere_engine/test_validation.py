@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from sphere_engine.config import RunConfig
-from sphere_engine.validation import name_choices, registry_for, validate
+from sphere_engine.config.validation import name_choices, registry_for, validate
 
 
 def small(**sections: dict) -> dict:

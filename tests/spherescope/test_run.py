@@ -208,7 +208,7 @@ def test_store_writes_and_the_batched_finish_run_off_the_training_thread(
     land inside the user's step: they run on the SDK's writer thread."""
     import threading
 
-    import sphere_engine.pending_statistics as pending_statistics
+    import sphere_engine.diagnostics.pending_statistics as pending_statistics
     from db.tracker import StoreTracker
 
     threads: dict[str, list[str]] = {"flush": [], "finish": []}
@@ -247,7 +247,7 @@ def test_a_failing_writer_task_is_recorded_and_training_goes_on(
 ) -> None:
     """Not a store error (those are retried) but a bug on the writer thread: the user's
     training must not die of it, and the run must say what happened."""
-    import sphere_engine.pending_statistics as pending_statistics
+    import sphere_engine.diagnostics.pending_statistics as pending_statistics
 
     def broken_finish(steps):  # type: ignore[no-untyped-def]
         raise ArithmeticError("finish exploded")

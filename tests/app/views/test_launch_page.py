@@ -225,7 +225,7 @@ def test_error_names_its_tab_and_shows_inside_it(home):
 def test_missing_data_root_is_shown_next_to_the_field(home, tmp_path):
     """Bug 14: the form validates like the launcher, so a missing data.root is reported
     inline on the Data tab before launch."""
-    from sphere_engine.validation import validate
+    from sphere_engine.config.validation import validate
 
     missing = str(tmp_path / "no-such-folder")
     try:
@@ -233,7 +233,9 @@ def test_missing_data_root_is_shown_next_to_the_field(home, tmp_path):
     except ValueError:
         pass
     else:
-        pytest.skip("sphere_engine.validation.validate does not check data.root on this branch")
+        pytest.skip(
+            "sphere_engine.config.validation.validate does not check data.root on this branch"
+        )
     app = open_page("views/launch.py")
     app.selectbox(key="lf0.data.name").set_value("mnist").run()
     app.text_input(key="lf0.data.root").set_value(missing).run()

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from sphere_engine.config_fields import option
+from sphere_engine.config.fields import option
 
 if TYPE_CHECKING:
     from sphere_engine.config import RunConfig

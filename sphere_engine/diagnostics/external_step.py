@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sphere_engine.diagnostics import (
+from sphere_engine.diagnostics.batch_statistics import (
     DirectionTracker,
     StepStatistics,
     batch_statistics,
@@ -28,7 +28,7 @@ from sphere_engine.diagnostics import (
     gradient_statistics,
     reduces_on_host,
 )
-from sphere_engine.pending_statistics import PendingStatistics, WaitingStep
+from sphere_engine.diagnostics.pending_statistics import PendingStatistics, WaitingStep
 
 __all__ = ["ExternalStep"]
 

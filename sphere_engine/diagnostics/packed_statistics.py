@@ -2,13 +2,13 @@
 
 Each group of statistics (``PackedStatistics``) is its raw values (1-D tensors) plus a
 ``finish`` function that computes the logged values from them on the host with NumPy in
-float64 (``sphere_engine.diagnostics_host``). ``StepStatistics.transfer`` concatenates
+float64 (``sphere_engine.diagnostics.host``). ``StepStatistics.transfer`` concatenates
 every group and moves it to the CPU once per logged step (one device sync, not one per
 statistic); the finish runs later, K steps of one layout at once
-(``sphere_engine.pending_statistics``). ``reduces_on_host`` says whether a batch's
+(``sphere_engine.diagnostics.pending_statistics``). ``reduces_on_host`` says whether a batch's
 per-sample reductions run on its device (O(N) numbers travel) or in the host finish (the
 raw N × d values travel: small CPU batches). The groups themselves are built in
-``sphere_engine.diagnostics`` and ``sphere_engine.direction_tracker``.
+``sphere_engine.diagnostics`` and ``sphere_engine.diagnostics.direction_tracker``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 import torch
 
-from sphere_engine.diagnostics_host import named_rows
-from sphere_engine.pending_statistics import HostStep, finish_steps
+from sphere_engine.diagnostics.host import named_rows
+from sphere_engine.diagnostics.pending_statistics import HostStep, finish_steps
 
 # A CPU batch of at most this many values (N × d) is not reduced by torch at all: its
 # raw embeddings (and gradients) go to the host whole, and the batched finish reduces K

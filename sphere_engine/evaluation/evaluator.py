@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
-from sphere_engine.evaluation_extras import (
+from sphere_engine.evaluation.extras import (
     linear_probe_enabled,
     probe_indices,
     query_mask,

@@ -44,7 +44,7 @@ def linear_probe_enabled(config: RunConfig) -> bool:
         return choice == "on"
     if config.data.split != "standard":
         return False
-    from sphere_engine.validation import registry_for
+    from sphere_engine.config.validation import registry_for
 
     objective = config.objective
     return registry_for("objective", objective.kind).traits(objective.name).requires_views

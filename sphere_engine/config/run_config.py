@@ -7,11 +7,11 @@ in the dashboard's launch form) and, where it has one, its allowed range or choi
 else: unknown keys, wrong types, out-of-range values and incompatible settings fail
 with a ``ValueError`` that names the field, the bad value and what is allowed. It is
 cheap and pure: it never imports torch or the component registries, never reads
-``data.root`` and never changes its input. ``sphere_engine.validation.validate`` adds
+``data.root`` and never changes its input. ``sphere_engine.config.validation.validate`` adds
 the checks that ask the registries and the dataset; every launch runs both.
 
 Fields that hold a registry name carry ``registry=<kind>`` in their metadata instead
-of a hard-coded list of names; ``sphere_engine.validation.name_choices`` lists them.
+of a hard-coded list of names; ``sphere_engine.config.validation.name_choices`` lists them.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sphere_engine.config_evaluation import (
+from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
     check_evaluation_combinations,
 )
-from sphere_engine.config_fields import check_range, coerce_value, option
+from sphere_engine.config.fields import check_range, coerce_value, option
 
 
 def _section_from_dict(cls: type, data: Any, section: str) -> Any:

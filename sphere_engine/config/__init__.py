@@ -1,0 +1,41 @@
+"""The run configuration: the typed ``RunConfig`` (torch-free), its field helpers and option
+checks, and ``validation`` (the checks that need the registries and the dataset)."""
+
+from sphere_engine.config.evaluation import EvaluationConfig, RobustnessConfig
+from sphere_engine.config.fields import coerce_value
+from sphere_engine.config.run_config import (
+    SECTIONS,
+    DataConfig,
+    DiagnosticsConfig,
+    ModelConfig,
+    ObjectiveConfig,
+    OptimizerConfig,
+    RegularizerConfig,
+    RunConfig,
+    ScheduleConfig,
+    TrainingConfig,
+    apply_overrides,
+    field_help,
+    parse_override,
+    set_path,
+)
+
+__all__ = [
+    "SECTIONS",
+    "DataConfig",
+    "DiagnosticsConfig",
+    "EvaluationConfig",
+    "ModelConfig",
+    "ObjectiveConfig",
+    "OptimizerConfig",
+    "RegularizerConfig",
+    "RobustnessConfig",
+    "RunConfig",
+    "ScheduleConfig",
+    "TrainingConfig",
+    "apply_overrides",
+    "coerce_value",
+    "field_help",
+    "parse_override",
+    "set_path",
+]
