@@ -32,8 +32,8 @@ import pyarrow as pa
 
 from db import layout
 from db.atomic import TEMP_PREFIX
-from db.catalogue import FileCatalogue
 from db.chunks import write_table_file
+from db.file_catalogue import FileCatalogue
 from db.levels import build_levels
 from db.reader import read_files
 from db.schema import SCALAR_LEVELS, SCALARS, SORT_KEYS, TABLES

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from db.catalogue import FileSource, catalogue_of
+from db.file_catalogue import FileSource, catalogue_of
 from db.records import RunRecord
 from db.run_index import get_run, list_runs
 from db.run_status import set_status

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from sphere_engine.config import RunConfig, TrainingConfig
+from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.optim import apply_lr
 from sphere_engine.tracking import Tracker
@@ -50,10 +50,14 @@ class TrainingResult:
 
 
 def run_training(
-    config: RunConfig, tracker: Tracker, should_stop: Callable[[], bool] | None = None
+    config: RunConfig,
+    tracker: Tracker,
+    should_stop: Callable[[], bool] | None = None,
+    checkpoint_dir: str | None = None,
 ) -> TrainingResult:
-    """Train ``config`` and report every statistic through ``tracker``."""
-    setup = prepare_training(config)
+    """Train ``config`` and report every statistic through ``tracker``; checkpoints go
+    to ``training.checkpoint_dir``, else to ``checkpoint_dir``, else nowhere."""
+    setup = prepare_training(config, checkpoint_dir)
     tracker.track_run_info(setup.run_info())
     return train_loop(setup, tracker, should_stop)
 
@@ -113,7 +117,7 @@ def train_loop(
                 final_metrics = evaluate(setup, tracker, step, final=step == training.steps)
 
             # ---- periodic checkpoint
-            if checkpoint_due(training, step):
+            if checkpoint_due(setup, step):
                 reporter.report()
                 checkpoint_path = write_checkpoint(setup, tracker, step)
 
@@ -121,7 +125,7 @@ def train_loop(
         if cancelled and step and step % diagnostics.eval_every:
             final_metrics = evaluate(setup, tracker, step, final=True)
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
-        if training.checkpoint_dir and step and not last_saved:
+        if setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
     finally:
         try:
@@ -147,16 +151,16 @@ def evaluate(setup: TrainingSetup, tracker: Tracker, step: int, *, final: bool) 
     return metrics
 
 
-def checkpoint_due(training: TrainingConfig, step: int) -> bool:
+def checkpoint_due(setup: TrainingSetup, step: int) -> bool:
     """Whether ``step`` is one of the periodic checkpoints."""
-    every = training.checkpoint_every
-    return bool(training.checkpoint_dir and every and step % every == 0)
+    every = setup.config.training.checkpoint_every
+    return bool(setup.checkpoint_dir and every and step % every == 0)
 
 
 def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:
     """Save the run's state at ``step`` and tell the tracker where it is."""
     path = save_checkpoint(
-        setup.config.training.checkpoint_dir,
+        setup.checkpoint_dir,
         step,
         setup.config,
         setup.model,

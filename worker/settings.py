@@ -16,11 +16,6 @@ from pathlib import Path
 
 from db.layout import resolve_home
 
-# The dashboard asks for this secret when it listens beyond loopback (app/auth.py);
-# `spherescope up --host <not loopback>` refuses to start without it.
-TOKEN_ENV = "SPHERESCOPE_TOKEN"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
-
 REDIS_URL_MISSING = "REDIS_URL is not set: start the stack with `spherescope up` or set REDIS_URL"
 
 CPU_QUEUE = "cpu"
@@ -37,12 +32,6 @@ def _float_env(name: str, default: float) -> float:
         return float(raw) if raw else default
     except ValueError:
         raise ValueError(f"{name}: {raw!r} is not a number") from None
-
-
-def is_loopback(address: str | None) -> bool:
-    """Whether a server bound to ``address`` is reachable from this machine only
-    (unset or empty means every interface)."""
-    return bool(address) and (address in LOOPBACK_HOSTS or address.startswith("127."))
 
 
 class BrokerNotConfigured(ValueError):

@@ -10,7 +10,6 @@ from db.store import RunStore
 from worker.celery_app import app
 from worker.execution import execute_run
 from worker.failures import record_failure
-from worker.reconcile import start_reconciling  # noqa: F401  (connects its worker_ready hook)
 
 
 class RunTask(Task):

@@ -29,10 +29,8 @@ from app.data.components import (
     default_config,
     registries,
     sweep_error,
-    validate_config,
 )
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
-from app.data.lifecycle import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.paper import paper_best, paper_table
 from app.data.reads import (
     Totals,
@@ -53,6 +51,7 @@ from app.data.reads import (
     snapshot,
     snapshot_steps,
 )
+from app.data.status_texts import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.tables import (
     ACTIVE_STATUSES,
     KEY_COLUMNS,
@@ -138,7 +137,6 @@ __all__ = [
     "sweeps",
     "tags",
     "to_wide",
-    "validate_config",
     "waiting_note",
 ]
 

@@ -16,6 +16,7 @@ from sphere_engine.experiments import (
     sec_optimizers,
     sec_simclr,
 )
+from sphere_engine.experiments.plan import EXPERIMENT_TAG, VARIANT_TAG, PlannedRun, plan
 from sphere_engine.experiments.spec import (
     TRAIN_MEAN_FRACTION,
     TRAIN_MEAN_PREFIX,
@@ -29,10 +30,6 @@ from sphere_engine.experiments.spec import (
 
 _MODULES = (sec_ablation, sec_losses, sec_bn_wn, sec_optimizers, sec_simclr, reponet, isotropic)
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in _MODULES}
-
-#: Tags that mark a run as part of an experiment and name its variant.
-EXPERIMENT_TAG = "repro:"
-VARIANT_TAG = "variant:"
 
 
 def get_experiment(name: str) -> Experiment:
@@ -53,6 +50,8 @@ __all__ = [
     "Comparison",
     "Experiment",
     "Metric",
+    "PlannedRun",
     "Variant",
     "get_experiment",
+    "plan",
 ]

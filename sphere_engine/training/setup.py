@@ -53,6 +53,7 @@ class TrainingSetup:
     batches: Iterator[tuple[torch.Tensor, torch.Tensor, Any]]
     tracked: TrackedSamples
     evaluator: Evaluator
+    checkpoint_dir: str  # "" when the run writes no checkpoints
 
     def run_info(self) -> dict[str, Any]:
         """What the run reports once, before its first step."""
@@ -68,8 +69,11 @@ class TrainingSetup:
         }
 
 
-def prepare_training(config: RunConfig) -> TrainingSetup:
-    """Seed, then build the data, model, objective, optimiser and trackers of ``config``."""
+def prepare_training(config: RunConfig, checkpoint_dir: str | None = None) -> TrainingSetup:
+    """Seed, then build the data, model, objective, optimiser and trackers of ``config``.
+
+    ``checkpoint_dir``: where checkpoints go when ``training.checkpoint_dir`` is empty
+    (a recorded run's own directory); the config itself is never changed."""
     from sphere_engine.data import create_dataset, iter_batches
     from sphere_engine.models import create_model
 
@@ -122,4 +126,5 @@ def prepare_training(config: RunConfig) -> TrainingSetup:
         batches=batches,
         tracked=tracked,
         evaluator=Evaluator(splits, config, device),
+        checkpoint_dir=training.checkpoint_dir or checkpoint_dir or "",
     )
