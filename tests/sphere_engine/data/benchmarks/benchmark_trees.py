@@ -62,12 +62,13 @@ def sop_tree(root: Path, train: int = 6, test: int = 4, per_class: int = 2) -> P
     return root
 
 
-def inshop_tree(root: Path) -> Path:
-    """3 train items × 2, 2 test items with 1 query and 2 gallery images each."""
+def inshop_tree(root: Path, train_items: int = 3) -> Path:
+    """``train_items`` train items × 2 images, 2 test items with 1 query and 2 gallery
+    images each."""
     rows = []
-    for item, part, count in ((1, "train", 2), (2, "train", 2), (3, "train", 2)):
-        rows += [(item, part)] * count
-    for item in (4, 5):
+    for item in range(1, train_items + 1):
+        rows += [(item, "train")] * 2
+    for item in (train_items + 1, train_items + 2):
         rows += [(item, "query"), (item, "gallery"), (item, "gallery")]
     lines = [str(len(rows)), "image_name item_id evaluation_status"]
     for index, (item, part) in enumerate(rows):
