@@ -85,9 +85,10 @@ class DataConfig:
         label="Samples per class (K)",
     )
     num_workers: int = option(
-        0,
-        "DataLoader worker processes (0 = load in the main process)",
-        min=0,
+        -1,
+        "DataLoader worker processes (0 = load in the main process; -1 = automatic: half "
+        "the cores, at most 8, for datasets decoded from files)",
+        min=-1,
         max=64,
         label="Loader workers",
     )

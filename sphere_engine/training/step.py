@@ -35,16 +35,21 @@ def train_step(
 ) -> StepOutcome:
     """Train on one batch. A step whose loss is not finite is not applied."""
     keep_embedding_grad = logged and setup.config.diagnostics.gradient_stats
+    precision = setup.precision
+    if setup.channels_last:
+        inputs = inputs.contiguous(memory_format=torch.channels_last)
 
-    # ---- forward
-    embeddings = setup.model(inputs)
+    # ---- forward (the backbone under training.amp; loss and diagnostics in float32)
+    with precision.autocast():
+        embeddings = setup.model(inputs)
+    embeddings = embeddings.float()
     if keep_embedding_grad:
         embeddings.retain_grad()
     loss = setup.objective(embeddings, labels)
 
     # ---- backward
     setup.optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    precision.backward(loss)
 
     # ---- diagnostics (no autograd; one host transfer for all of them)
     if logged:
@@ -56,7 +61,7 @@ def train_step(
 
     # ---- optimiser step
     if not outcome.diverged:
-        setup.optimizer.step()
+        precision.step(setup.optimizer)
     return outcome
 
 
@@ -78,7 +83,8 @@ def measure_step(
             **objective.regularizer_diagnostics(),
         }
     )
-    stats.add(batch_statistics(embeddings, labels, embeddings.grad if with_gradients else None))
+    grad = setup.precision.unscaled(embeddings.grad) if with_gradients else None
+    stats.add(batch_statistics(embeddings, labels, grad))
     if len(tracked.ids):
         stats.add(tracked.directions.update(tracked.embed(tracked.inputs)))
         stats.sample_norms = tracked.directions.norms
