@@ -9,8 +9,9 @@ collective with the dead rank. A SIGTERM to rank 0 (torchrun and ``mp.spawn`` st
 every rank when one fails) is raised as ``RankFailed`` in its main thread, naming the
 rank that failed when it is known, so ``with`` blocks record it.
 
-An elastic restart (``torchrun --max_restarts``: same ``TORCHELASTIC_RUN_ID``, a higher
-``TORCHELASTIC_RESTART_COUNT``) continues the run the first attempt started.
+A job restarted under the same ``TORCHELASTIC_RUN_ID`` (``torchrun --max_restarts``, or
+a requeued job with the same ``--rdzv_id``) continues the run an earlier attempt
+started, unless that run finished.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ log = logging.getLogger(__name__)
 
 RECORD_KEY = "spherescope_distributed"  # in the run's config: how the job logged
 ELASTIC_ID_ENV = "TORCHELASTIC_RUN_ID"
-ELASTIC_RESTART_ENV = "TORCHELASTIC_RESTART_COUNT"
 SILENCE_BEATS = 5  # a rank silent this many heartbeat intervals (and >= 10 s) stopped
 
 
@@ -49,25 +49,25 @@ def job_record(ctx: DistributedContext, scope: str) -> dict[str, Any]:
         "launcher": ctx.source,
         "backend": ctx.backend,
     }
-    if os.environ.get(ELASTIC_ID_ENV):
+    if os.environ.get(ELASTIC_ID_ENV, "none") != "none":
         record["elastic_run_id"] = os.environ[ELASTIC_ID_ENV]
     return record
 
 
 def elastic_run(store: RunStore) -> RunRecord | None:
-    """The run an earlier attempt of this elastic job started, on a restart; else None."""
-    elastic_id = os.environ.get(ELASTIC_ID_ENV)
-    if not elastic_id or int(os.environ.get(ELASTIC_RESTART_ENV, "0") or 0) < 1:
+    """The unfinished run an earlier attempt of this elastic job started; else None."""
+    elastic_id = os.environ.get(ELASTIC_ID_ENV, "")
+    if elastic_id in ("", "none"):  # torchrun without a rendezvous id: every job is "none"
         return None
     for record in store.list_runs(kind="external"):  # newest first
         if (record.config.get(RECORD_KEY) or {}).get("elastic_run_id") == elastic_id:
-            return record
+            return record if record.status != "finished" else None
     return None
 
 
 def resume(store: RunStore, record: RunRecord) -> None:
     """Make an ended run of this elastic job startable again (its lifecycle claims it)."""
-    if record.status in ("failed", "cancelled", "finished", "lost"):
+    if record.status in ("failed", "cancelled", "lost"):
         store.set_status(record.run_id, "queued", "resumed by an elastic restart")
 
 

@@ -2,7 +2,8 @@
 
 ``python ddp_job.py OUT MODE``; MODE ``log`` logs the problem of ``ddp_problem``,
 ``rank0`` the same with ``scope="rank0"``, ``die`` kills rank 1 mid-run, ``raise``
-makes rank 1 raise. Each rank writes ``OUT/rank<r>.json``.
+makes rank 1 raise, ``elastic`` makes rank 1 raise in the first attempt only (the test
+starts the job again with the same rendezvous id). Each rank writes ``OUT/rank<r>.json``.
 """
 
 import json
@@ -21,6 +22,9 @@ result: dict = {"rank": rank}
 with spherescope.init(name=f"ddp-{mode}", scope="rank0" if mode == "rank0" else "global") as run:
     result["run_id"] = run.id
     result["world_size"] = run.world_size
+    result["resumed_step"] = run.resumed_step
+    if mode == "elastic" and os.environ["ATTEMPT"] == "0":
+        mode = "raise"
     for step in range(1, STEPS + 1):
         embeddings, labels = rank_batch(rank, step)
         run.log_embeddings(embeddings, labels, step=step)

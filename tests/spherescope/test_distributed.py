@@ -25,14 +25,21 @@ pytestmark = pytest.mark.slow
 JOB = Path(__file__).with_name("ddp_job.py")
 
 
-def _job(tmp_path: Path, mode: str) -> tuple[object, Path, list[dict]]:
-    home, out = tmp_path / f"store-{mode}", tmp_path / f"out-{mode}"
+def _job(
+    tmp_path: Path, mode: str, attempt: int = 0, rdzv_id: str | None = None
+) -> tuple[object, Path, list[dict]]:
+    home, out = tmp_path / f"store-{mode}", tmp_path / f"out-{mode}-{attempt}"
     out.mkdir()
     done = torchrun(
         JOB,
         str(out),
         mode,
-        env={"SPHERESCOPE_HOME": str(home), "SPHERESCOPE_HEARTBEAT_S": "0.2"},
+        env={
+            "SPHERESCOPE_HOME": str(home),
+            "SPHERESCOPE_HEARTBEAT_S": "0.2",
+            "ATTEMPT": str(attempt),
+        },
+        rdzv_id=rdzv_id,
     )
     results = [json.loads(p.read_text()) for p in sorted(out.glob("rank*.json"))]
     return done, home, results
@@ -77,7 +84,6 @@ def test_a_torchrun_job_is_one_run_with_the_statistics_of_the_global_batch(
     assert [r["run_id"] for r in results] == [record.run_id] * 2
     assert record.config["spherescope_distributed"] == {
         "world_size": 2, "scope": "global", "launcher": "torchrun", "backend": "gloo",
-        "elastic_run_id": record.config["spherescope_distributed"]["elastic_run_id"],
     }  # fmt: skip
     series = _series(store, record.run_id)
     # rank r's norms are 1 + 2r: the global batch's, not either rank's
@@ -131,3 +137,20 @@ def test_a_rank_that_fails_or_is_killed_ends_the_run_failed_naming_it(
     assert record.status == "failed", (record.status, record.status_message, done.stderr[-3000:])
     assert expected in record.status_message
     assert record.progress_step == 2
+
+
+def test_a_restart_of_the_same_elastic_job_continues_its_run(tmp_path: Path) -> None:
+    failed, home, _ = _job(tmp_path, "elastic", attempt=0, rdzv_id="job-28")
+    assert failed.returncode != 0
+    [first] = RunStore(home).list_runs()
+    assert first.status == "failed"
+    done, _, results = _job(tmp_path, "elastic", attempt=1, rdzv_id="job-28")
+    assert done.returncode == 0, done.stderr[-4000:]
+    store = RunStore(home)
+    [record] = store.list_runs()  # the restart did not start a second run
+    assert record.run_id == first.run_id
+    assert record.config["spherescope_distributed"]["elastic_run_id"] == "job-28"
+    assert record.status == "finished", record.status_message
+    assert [r["run_id"] for r in results] == [record.run_id] * 2
+    assert [r["resumed_step"] for r in results] == [2, 2]  # where the first attempt stopped
+    assert [s for s, _ in _series(store, record.run_id)["norm/mean"]][-1] == STEPS
