@@ -40,6 +40,7 @@ def init(
     tracked: Any = None,
     strict: bool = False,
     scope: str = "global",
+    launcher: str | None = None,
 ) -> Run:
     """Start a run in the store and return it (use it as a context manager).
 
@@ -54,7 +55,9 @@ def init(
       makes every statistic one of the global batch (gathered on the logged steps;
       every rank calls ``init``, ``log_embeddings`` and ``evaluate``); ``"rank0"``
       records rank 0's own batch, without communication. Either way the job is one
-      run, created by rank 0, the only rank that touches the store.
+      run, created by rank 0, the only rank that touches the store;
+    - ``launcher``: how the job was launched, recorded with the run (the framework
+      callbacks name their strategy; default: as detected).
     """
     from db.store import RunStore
     from sphere_engine.distributed import detect
@@ -76,4 +79,5 @@ def init(
         strict=bool(strict),
         context=context,
         scope=scope,
+        launcher=launcher,
     )

@@ -41,12 +41,12 @@ class RankFailed(RuntimeError):
     """Another rank of the job failed or stopped (raised on rank 0)."""
 
 
-def job_record(ctx: DistributedContext, scope: str) -> dict[str, Any]:
+def job_record(ctx: DistributedContext, scope: str, launcher: str | None) -> dict[str, Any]:
     """What the run's config records about the job (shown and compared with it)."""
     record: dict[str, Any] = {
         "world_size": ctx.world_size,
         "scope": scope,
-        "launcher": ctx.source,
+        "launcher": launcher or ctx.source,
         "backend": ctx.backend,
     }
     if os.environ.get(ELASTIC_ID_ENV, "none") != "none":

@@ -74,6 +74,7 @@ class Run:
         strict: bool,
         context: DistributedContext | None = None,
         scope: str = "global",
+        launcher: str | None = None,
     ) -> None:
         from sphere_engine.diagnostics.external_step import ExternalStep
 
@@ -96,7 +97,7 @@ class Run:
         self._outbox_since = 0.0
         self._lifecycle: RunLifecycle | None = None
         if self.context.is_distributed:
-            config = {**config, RECORD_KEY: job_record(self.context, scope)}
+            config = {**config, RECORD_KEY: job_record(self.context, scope, launcher)}
         self._run_id = self._start_on_rank0(config, name, tags)
         if self._lifecycle is not None:
             self._writer = SafeWriter(self._lifecycle, strict=strict)
@@ -182,6 +183,7 @@ class Run:
         snapshot_size: int = 2000,
         sample_ids: Any = None,
         dataset_size: int | None = None,
+        shard_block: int = 1,
     ) -> dict[str, float]:
         """Evaluate held-out embeddings as a training run's evaluation does (retrieval,
         clustering, angular separation, vertex alignment given ``vertices``) and keep a
@@ -191,7 +193,9 @@ class Run:
         gathered and evaluated once, on rank 0, and every rank gets the metrics. The
         duplicates ``DistributedSampler`` pads shards with are dropped by ``sample_ids``
         (each id kept once, ordered by id), else by ``dataset_size`` (the data set's
-        length); shards may be uneven."""
+        length; ``shard_block``: samples dealt to a rank at a time, 1 for
+        ``DistributedSampler``, the per-device batch size for Accelerate's batch
+        sharding); shards may be uneven."""
         from sphere_engine.evaluation.external import evaluate_external
 
         self._note_step(step)
@@ -202,6 +206,7 @@ class Run:
                 self.context,
                 sample_ids=None if sample_ids is None else _tensor(sample_ids, "sample_ids"),
                 dataset_size=dataset_size,
+                block=shard_block,
             )
             embeddings, labels = union.embeddings, union.labels
         elif self._lifecycle is None:  # scope="rank0": rank 0 evaluates its own shard
