@@ -15,7 +15,7 @@ import pytest
 from db import queries
 from db.store import RunStore
 from sphere_engine.evaluation.external import evaluate_external
-from tests.sphere_engine.distributed.processes import ROOT, free_port
+from tests.sphere_engine.distributed.processes import ROOT, free_port, torchrun
 
 pytestmark = pytest.mark.slow
 
@@ -69,3 +69,20 @@ def test_lightning_ddp_with_two_processes_is_one_run_of_the_global_batch(tmp_pat
     assert (job["world_size"], job["launcher"], job["scope"]) == (2, "lightning ddp", "global")
     validation = data(7, 1)
     _global_norms_and_evaluation(store, record.run_id, *validation.tensors)
+
+
+def test_hf_trainer_under_torchrun_is_one_run_of_the_global_batch(tmp_path: Path) -> None:
+    from tests.spherescope.hf_job import data
+
+    home = tmp_path / "store"
+    done = torchrun(
+        HERE / "hf_job.py",
+        str(tmp_path / "out"),
+        env={"SPHERESCOPE_HOME": str(home)},
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    store, record = _one_run(home)
+    job = record.config["spherescope_distributed"]
+    assert (job["world_size"], job["launcher"]) == (2, "hf trainer (torchrun)")
+    _global_norms_and_evaluation(store, record.run_id, *data(7, 1))
