@@ -29,6 +29,7 @@ from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
+from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.tracking import Tracker
 
 
@@ -103,9 +104,15 @@ def _divergence_message(
 
 
 def run_training(
-    config: RunConfig, tracker: Tracker, should_stop: Callable[[], bool] | None = None
+    config: RunConfig,
+    tracker: Tracker,
+    should_stop: Callable[[], bool] | None = None,
+    *,
+    parallel: DataParallel = SINGLE_PROCESS,
 ) -> TrainingResult:
-    """Train ``config`` and report every statistic through ``tracker``."""
+    """Train ``config`` and report every statistic through ``tracker``; ``parallel``:
+    this process's share of a data-parallel job (statistics over the global batch,
+    evaluation and checkpoints on rank 0; see ``sphere_engine.parallel``)."""
     from sphere_engine.data import create_dataset, iter_batches
     from sphere_engine.models import create_model
 
@@ -133,6 +140,7 @@ def run_training(
     ).to(device)
     objective = build_objective(config, splits.num_classes_train).to(device)
     optimizer = build_optimizer(config.optimizer, model, objective.parameters())
+    trained = parallel.wrap(model, device)  # `model` itself stays for evaluation and saving
     lr_at = lr_multiplier(config.schedule, training.steps)
     batches = iter_batches(
         splits.train,
@@ -141,6 +149,7 @@ def run_training(
         seed=training.seed,
         num_workers=data.num_workers,
         device=device,
+        shard=parallel.shard if parallel.enabled else None,
     )
     tracked_ids = choose_tracked_samples(
         splits.train.labels, diagnostics.tracked_samples, training.seed
@@ -180,8 +189,8 @@ def run_training(
     model.train()
     try:
         while step < training.steps:
-            # ---- cooperative cancel: checked every iteration
-            if should_stop is not None and should_stop():
+            # ---- cooperative cancel: checked every iteration (all ranks stop together)
+            if parallel.agree_to_stop(should_stop is not None and should_stop(), device):
                 cancelled = True
                 break
             step += 1
@@ -193,12 +202,12 @@ def run_training(
             # ---- data (NT-Xent: two augmented views, labels = instance ids)
             inputs, labels, _ = next(batches)
             if needs_views:
-                instance = torch.arange(len(labels), device=device)
+                instance = torch.arange(len(labels), device=device) + parallel.rank * len(labels)
                 inputs = torch.cat([splits.augment(inputs), splits.augment(inputs)])
                 labels = torch.cat([instance, instance])
 
             # ---- forward
-            embeddings = model(inputs)
+            embeddings = trained(inputs)
             logged = step % diagnostics.log_every == 0 or step == training.steps
             if logged and diagnostics.gradient_stats:
                 embeddings.retain_grad()
@@ -212,18 +221,24 @@ def run_training(
             if logged:
                 stats = StepStatistics()
                 stats.add(  # the named 0-dim tensors: one group, one stack
-                    {
-                        "loss/total": loss,
-                        **{f"loss/{k}": v for k, v in objective.last_terms.items()},
-                        **objective.regularizer_diagnostics(),
-                    }
+                    parallel.mean(
+                        {
+                            "loss/total": loss,
+                            **{f"loss/{k}": v for k, v in objective.last_terms.items()},
+                            **objective.regularizer_diagnostics(),
+                        }
+                    )
                 )
                 stats.add(
                     batch_statistics(
-                        embeddings, labels, embeddings.grad if diagnostics.gradient_stats else None
+                        *parallel.global_batch(
+                            embeddings,
+                            labels,
+                            embeddings.grad if diagnostics.gradient_stats else None,
+                        )
                     )
                 )
-                if len(tracked_ids):
+                if len(tracked_ids) and parallel.is_main:
                     stats.add(directions.update(embed_tracked(tracked_inputs)))
                     stats.sample_norms = directions.norms
                 host = stats.transfer()  # the step's one sync point; finished later
@@ -249,7 +264,7 @@ def run_training(
                 timing = {
                     "lr": lr,
                     "time/step": elapsed,
-                    "time/samples_per_s": len(labels) / max(elapsed, 1e-9),
+                    "time/samples_per_s": len(labels) * parallel.world_size / max(elapsed, 1e-9),
                 }
                 pending.add(step, host, timing, tracked_list)
             # K steps waiting, the oldest waited ~0.5 s, or the last step: reported before
@@ -258,8 +273,8 @@ def run_training(
                 report_pending()
             tracker.track_progress(step, training.steps)
 
-            # ---- periodic evaluation on the test split (and at the end)
-            if step % diagnostics.eval_every == 0 or step == training.steps:
+            # ---- periodic evaluation on the test split (and at the end), on rank 0
+            if parallel.is_main and (step % diagnostics.eval_every == 0 or step == training.steps):
                 report_pending()
                 final_metrics = evaluator.evaluate(
                     model, objective, tracker, step, final=step == training.steps
@@ -268,7 +283,8 @@ def run_training(
 
             # ---- periodic checkpoint
             if (
-                training.checkpoint_dir
+                parallel.is_main
+                and training.checkpoint_dir
                 and training.checkpoint_every
                 and step % training.checkpoint_every == 0
             ):
@@ -279,10 +295,11 @@ def run_training(
                 tracker.track_checkpoint(checkpoint_path, step)
 
         # ---- end (finished or cancelled): final evaluation if it was not just done
-        if cancelled and step and step % diagnostics.eval_every:
+        if parallel.is_main and cancelled and step and step % diagnostics.eval_every:
             final_metrics = evaluator.evaluate(model, objective, tracker, step, final=True)
         if (
-            training.checkpoint_dir
+            parallel.is_main
+            and training.checkpoint_dir
             and step
             and not checkpoint_path_is_current(checkpoint_path, step)
         ):
