@@ -216,6 +216,7 @@ def run_training(
             # ---- backward
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            parallel.average_gradients(objective.parameters())
 
             # ---- diagnostics (no autograd; one host transfer for all of them)
             if logged:

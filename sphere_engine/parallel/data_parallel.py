@@ -5,7 +5,9 @@ identity, so a one-process run does no communication at all. Under a job of N
 processes (``torch.distributed`` initialised, gloo on CPU, NCCL on GPU):
 
 - each process trains on an equal contiguous slice of the configured global batch
-  (``shard``), and the model is wrapped in ``DistributedDataParallel`` (``wrap``);
+  (``shard``), the model is wrapped in ``DistributedDataParallel`` (``wrap``) and the
+  objective's own parameters (a classifier head) have their gradients averaged the
+  same way (``average_gradients``);
 - on logged steps the embeddings, labels and embedding gradients are gathered
   (``global_batch``), so every per-step statistic is the global batch's; the named
   scalars (losses, regulariser terms) are averaged over processes (``mean``);
@@ -16,7 +18,7 @@ processes (``torch.distributed`` initialised, gloo on CPU, NCCL on GPU):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -60,10 +62,31 @@ class DataParallel:
             return model
         from torch.nn.parallel import DistributedDataParallel
 
-        if device.type != "cuda":
+        if device.type != "cuda":  # SyncBatchNorm is GPU-only: CPU ranks normalise their slice
             return DistributedDataParallel(model)
+        # batch norm over the global batch, as one process computes it (the layers are
+        # replaced inside ``model``, which stays the module evaluated and saved)
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
         index = device.index if device.index is not None else torch.cuda.current_device()
         return DistributedDataParallel(model, device_ids=[index])
+
+    def average_gradients(self, parameters: Iterable[torch.nn.Parameter]) -> None:
+        """Average the gradients of parameters outside the DDP-wrapped model (a
+        classifier head's weights) over the ranks, as DDP does for the model's."""
+        if not self.enabled:
+            return
+        import torch.distributed as dist
+
+        grads = [p.grad for p in parameters if p.grad is not None]
+        if not grads:
+            return
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat)
+        flat /= self.world_size
+        offset = 0
+        for grad in grads:
+            grad.copy_(flat[offset : offset + grad.numel()].view_as(grad))
+            offset += grad.numel()
 
     def gather(self, tensor: Tensor) -> Tensor:
         """The ranks' equal-sized ``tensor`` concatenated along dim 0, in rank order."""
