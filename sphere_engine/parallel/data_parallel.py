@@ -9,8 +9,9 @@ processes (``torch.distributed`` initialised, gloo on CPU, NCCL on GPU):
   objective's own parameters (a classifier head) have their gradients averaged the
   same way (``average_gradients``);
 - on logged steps the embeddings, labels and embedding gradients are gathered
-  (``global_batch``), so every per-step statistic is the global batch's; the named
-  scalars (losses, regulariser terms) are averaged over processes (``mean``);
+  (``global_batch``, with the SDK's collectives of ``sphere_engine.distributed``), so
+  every per-step statistic is the global batch's; the named scalars (losses,
+  regulariser terms) are averaged over processes (``mean``);
 - rank 0 reads the cancel flag and ``agree_to_stop`` tells all processes at the same
   step; rank 0 alone evaluates (on the whole test split, as one process does), writes
   checkpoints and reports to its tracker.
@@ -24,6 +25,8 @@ from typing import TypeVar
 
 import torch
 from torch import Tensor
+
+from sphere_engine.distributed import DistributedContext, gather_batch, gather_rows
 
 T = TypeVar("T")
 
@@ -88,26 +91,30 @@ class DataParallel:
             grad.copy_(flat[offset : offset + grad.numel()].view_as(grad))
             offset += grad.numel()
 
-    def gather(self, tensor: Tensor) -> Tensor:
-        """The ranks' equal-sized ``tensor`` concatenated along dim 0, in rank order."""
-        if not self.enabled:
-            return tensor
+    @property
+    def context(self) -> DistributedContext:
+        """The job as ``sphere_engine.distributed``'s collectives (shared with the SDK)
+        see it: the default process group."""
         import torch.distributed as dist
 
-        parts = [torch.empty_like(tensor) for _ in range(self.world_size)]
-        dist.all_gather(parts, tensor.detach().contiguous())
-        return torch.cat(parts)
+        return DistributedContext(
+            self.rank, self.world_size, source="devices", group=dist.group.WORLD
+        )
 
     def global_batch(
         self, embeddings: Tensor, labels: Tensor, gradients: Tensor | None
     ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """The global batch's embeddings, labels and embedding gradients. The job
-        minimises the mean of the ranks' losses (DDP averages the parameter gradients),
-        so the gradient of its objective for an embedding is its rank's gradient / N."""
+        """The global batch's embeddings, labels and embedding gradients, in rank order.
+        The job minimises the mean of the ranks' losses (DDP averages the parameter
+        gradients), so the gradient of its objective for an embedding is its rank's / N."""
         if not self.enabled:
             return embeddings, labels, gradients
-        gathered = self.gather(gradients) / self.world_size if gradients is not None else None
-        return self.gather(embeddings), self.gather(labels), gathered
+        context = self.context
+        batch = gather_batch(embeddings, labels, context)
+        if gradients is not None:
+            gradients = gather_rows(gradients.detach().float(), context, batch.sizes)
+            gradients /= self.world_size
+        return batch.embeddings, batch.labels, gradients
 
     def mean(self, named: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """Each named 0-dim tensor averaged over the ranks (one all-reduce for all)."""
