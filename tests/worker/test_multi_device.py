@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import psutil
@@ -18,6 +19,7 @@ from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.tracking import InMemoryTracker
 from worker import cancel, launch
+from worker.shutdown import STOP_REASON, stop_workers_gracefully
 
 LONG = 1_000_000  # steps: a run that only ends when it is stopped
 ENDED = {"finished", "failed", "lost", "cancelled"}
@@ -134,3 +136,20 @@ def test_a_killed_agent_takes_its_ranks_with_it(store, worker) -> None:
     record = wait_status(store, run_id, ENDED, 60)
     assert record.status == "lost", record.status_message
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.slow
+def test_the_stacks_shutdown_stops_every_rank_and_the_run_ends_cancelled(store, worker) -> None:
+    run_id = launch(config(steps=LONG, **TWO_DEVICES))
+    ranks = started_ranks(store, run_id)
+    assert worker.process is not None
+    as_child = SimpleNamespace(pid=worker.process.pid, poll=worker.process.poll)
+
+    cancelled = stop_workers_gracefully(store, [as_child], lambda: False, grace_s=60)
+
+    assert cancelled == [run_id]
+    record = wait_status(store, run_id, ENDED, 30)
+    assert record.status == "cancelled", record.status_message
+    assert record.status_message.startswith(f"{STOP_REASON} at step ")
+    all_gone(ranks)
+    worker.process.wait(30)  # the worker's warm shutdown ended with its run
