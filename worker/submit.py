@@ -18,7 +18,7 @@ import redis
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validate
-from worker import routing
+from worker import devices, routing
 from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir
 from worker.settings import BrokerNotConfigured
@@ -38,6 +38,18 @@ def validate_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
     validated = RunConfig.from_dict(dict(config))
     validate(validated)
     return validated
+
+
+def check_devices(config: RunConfig) -> None:
+    """``ValueError`` when ``training.devices`` is more than any live worker has
+    (``worker.devices``); a broker that cannot be asked is left to the enqueue to report."""
+    if config.training.devices == 1:
+        return
+    try:
+        live = devices.live_worker_devices(routing.redis_client(broker_url()))
+    except (redis.RedisError, OSError):
+        return
+    devices.check_devices_available(config.training.devices, live)
 
 
 def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:
@@ -63,6 +75,7 @@ def launch(
     store = store or RunStore()
     check_checkpoint_dir(validated, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
+    check_devices(validated)
     run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags), sweep_id=sweep_id)
     _enqueue(store, run_id, validated)
     return run_id
@@ -116,6 +129,8 @@ def launch_sweep(
     for config, _ in validated:
         check_checkpoint_dir(config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
+    for config, _ in validated:
+        check_devices(config)
     sweep_id = f"sweep-{uuid.uuid4().hex[:10]}"
     prefix = name or sweep_id
     run_ids = []

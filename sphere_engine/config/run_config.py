@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sphere_engine.config.devices import check_device_split
 from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
@@ -206,6 +207,14 @@ class TrainingConfig:
     device: Literal["auto", "cpu", "cuda"] = option(
         "auto", "auto uses CUDA when present", label="Device"
     )
+    devices: int = option(
+        1,
+        "Data-parallel processes (one per GPU; on CPU, gloo processes) that share each "
+        "batch: every process trains on its slice of the configured global batch",
+        min=1,
+        max=1024,
+        label="Devices",
+    )
     checkpoint_every: int = option(
         0,
         "Save a checkpoint every N steps (0 = only at the end)",
@@ -367,6 +376,7 @@ class RunConfig:
                 f"training.steps ({self.training.steps})"
             )
         check_evaluation_combinations(self)
+        check_device_split(self)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
