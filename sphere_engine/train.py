@@ -29,6 +29,7 @@ from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import apply_lr, build_optimizer, lr_multiplier
+from sphere_engine.resume import restore_checkpoint
 from sphere_engine.tracking import Tracker
 
 
@@ -103,9 +104,13 @@ def _divergence_message(
 
 
 def run_training(
-    config: RunConfig, tracker: Tracker, should_stop: Callable[[], bool] | None = None
+    config: RunConfig,
+    tracker: Tracker,
+    should_stop: Callable[[], bool] | None = None,
+    resume_from: str | Path | None = None,
 ) -> TrainingResult:
-    """Train ``config`` and report every statistic through ``tracker``."""
+    """Train ``config`` and report every statistic through ``tracker``; ``resume_from``:
+    a checkpoint to continue from (its step, model and optimiser; ``sphere_engine.resume``)."""
     from sphere_engine.data import create_dataset, iter_batches
     from sphere_engine.models import create_model
 
@@ -133,6 +138,7 @@ def run_training(
     ).to(device)
     objective = build_objective(config, splits.num_classes_train).to(device)
     optimizer = build_optimizer(config.optimizer, model, objective.parameters())
+    step = restore_checkpoint(resume_from, model, objective, optimizer) if resume_from else 0
     lr_at = lr_multiplier(config.schedule, training.steps)
     batches = iter_batches(
         splits.train,
@@ -165,7 +171,7 @@ def run_training(
         }
     )
 
-    step, cancelled, checkpoint_path = 0, False, None
+    cancelled, checkpoint_path = False, str(resume_from) if resume_from else None
     # logged steps wait here for their host finish, done K steps at once (the finished
     # values only reach the store at the tracker's flush anyway)
     pending = PendingStatistics()
