@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from sphere_engine.resume import latest_checkpoint
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import load_checkpoint, run_training
+from sphere_engine.training.resume import latest_checkpoint
 from tests.sphere_engine.test_train import digits_config
 
 

@@ -123,7 +123,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         return outcome
 
     def _prepare_resume(self, store: RunStore, status: str, extra: dict[str, Any]) -> str | None:
-        from sphere_engine.resume import latest_checkpoint
+        from sphere_engine.training.resume import latest_checkpoint
 
         checkpoint = latest_checkpoint(self._checkpoint_dir(store))
         step = checkpoint and int(checkpoint.stem.split("_")[1])
