@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 
-class SlurmError(RuntimeError):
+class SlurmError(ValueError):
     """SLURM is missing, refused a request or failed; the message is one line."""
 
 

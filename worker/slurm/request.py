@@ -48,6 +48,16 @@ class SlurmRequest:
             raise ValueError(f"slurm request: unknown field(s) {', '.join(unknown)}")
         return cls(**data)
 
+    def check_one_process(self) -> None:
+        """Several GPUs or nodes make a distributed run, which a SLURM job cannot start
+        yet (the multi-device launcher is not part of this build): refused, naming why."""
+        if self.gpus > 1 or self.nodes > 1:
+            field, value = ("gpus", self.gpus) if self.gpus > 1 else ("nodes", self.nodes)
+            raise ValueError(
+                f"slurm {field}: {value} asked; a SLURM run uses one node and at most one "
+                "GPU until multi-device runs can be launched"
+            )
+
     def resolved(self, partition: str, max_time_min: int | None) -> SlurmRequest:
         """This request with its partition and time limit filled in."""
         time_min = self.time_min or min(max_time_min or DEFAULT_TIME_MIN, DEFAULT_TIME_MIN)
