@@ -7,13 +7,16 @@ from typing import Any
 
 import streamlit as st
 
+from app.data.cache import home
 from app.data.executor import is_slurm, limits_text, requeue_text, scheduler_note
+from app.data.slurm_states import refresh_slurm_states
 
 
 def show(record: Any) -> None:
     """Nothing for a run that is not a SLURM job."""
     if not is_slurm(record):
         return
+    refresh_slurm_states(str(home()))  # what is shown next time is SLURM's latest word
     executor = record.executor
     st.caption(
         f"Runs on SLURM: job {executor.get('job_id') or '?'} · partition "
