@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 ALIVE = frozenset(
     {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "REQUEUE_HOLD",
      "REQUEUE_FED", "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT",
-     "RESV_DEL_HOLD", "SPECIAL_EXIT", "PREEMPTED"}
+     "RESV_DEL_HOLD", "SPECIAL_EXIT"}
 )  # fmt: skip
 #: job end states → (the run's status, message) when the job did not record its own end
 ENDED = {
@@ -31,6 +31,7 @@ ENDED = {
     "DEADLINE": ("failed", "SLURM job {job} reached its deadline"),
     "OUT_OF_MEMORY": ("failed", "SLURM job {job} ran out of memory"),
     "FAILED": ("failed", "SLURM job {job} failed ({reason})"),
+    "PREEMPTED": ("lost", "SLURM preempted job {job} without requeueing it ({reason})"),
     "COMPLETED": ("lost", "SLURM job {job} completed without ending the run"),
 }
 

@@ -92,19 +92,30 @@ def test_bad_requests_are_refused_in_one_line_with_nothing_queued(
     assert store.run_ids() == before
 
 
-def test_a_submitted_run_is_queued_with_its_job_then_finishes(
+def test_runs_side_by_side_one_finishes_one_fails_at_its_time_limit(
     slurm: SlurmCluster, store: RunStore, tmp_path: Path, capsys
 ) -> None:
-    run_id = submit(capsys, config_file(tmp_path, steps=15), "--time", "5", "--name", "tiny")
-    record = store.get_run(run_id)
+    # both jobs run at once (one core each): the suite waits for the 1-minute limit once
+    (tmp_path / "finishes").mkdir()
+    (tmp_path / "limited").mkdir()
+    finishes = submit(capsys, config_file(tmp_path / "finishes", steps=15), "--time", "5")
+    limited_config = config_file(tmp_path / "limited", steps=1_000_000, checkpoint_every=25)
+    limited = submit(capsys, limited_config, "--time", "1")
+
+    record = store.get_run(finishes)
     assert record.status in {"queued", "running"}  # queued at once; may have started already
-    job = record.executor["job_id"]
-    assert record.executor["executor"] == "slurm" and job.isdigit()
+    assert record.executor["executor"] == "slurm" and record.executor["job_id"].isdigit()
     assert record.executor["partition"] == "debug"
     assert record.executor["limits"]["time_min"] == 5
-    record = wait_status(store, run_id, {"finished", "failed", "lost"}, 180)
+    record = wait_status(store, finishes, {"finished", "failed", "cancelled", "lost"}, 180)
     assert (record.status, record.status_message) == ("finished", "")
     assert record.progress_step == 15
+
+    record = wait_status(store, limited, {"finished", "failed", "cancelled", "lost"}, 150)
+    assert record.status == "failed"
+    step = int(record.status_message.rsplit(" ", 1)[-1])
+    assert record.status_message == f"SLURM time limit (1 min) reached at step {step}"
+    assert step > 0 and checkpoint_steps(store, limited)[-1] == step
 
 
 def test_a_pending_job_shows_slurms_reason_and_is_cancelled_from_the_dashboard(
@@ -131,18 +142,6 @@ def test_a_pending_job_shows_slurms_reason_and_is_cancelled_from_the_dashboard(
     assert (record.status, record.status_message) == ("cancelled", "cancelled before it started")
     state = slurm_command(slurm, "squeue", "-h", "-t", "all", "-j", job, "-o", "%T").strip()
     assert state == "CANCELLED"
-
-
-def test_a_run_at_its_time_limit_saves_a_checkpoint_and_fails_saying_so(
-    slurm: SlurmCluster, store: RunStore, tmp_path: Path, capsys
-) -> None:
-    config = config_file(tmp_path, steps=1_000_000, checkpoint_every=25)
-    run_id = submit(capsys, config, "--time", "1")
-    record = wait_status(store, run_id, {"finished", "failed", "cancelled", "lost"}, 150)
-    assert record.status == "failed"
-    step = int(record.status_message.rsplit(" ", 1)[-1])
-    assert record.status_message == f"SLURM time limit (1 min) reached at step {step}"
-    assert step > 0 and checkpoint_steps(store, run_id)[-1] == step
 
 
 def test_a_requeued_job_resumes_the_same_run_then_is_cancelled_from_the_cli(
