@@ -94,7 +94,7 @@ class DataConfig:
     image_size: int = option(
         0,
         "Side of the square images fed to the model (0 = the backbone's default: 227 "
-        "bninception, 224 other ImageNet backbones); for datasets read from image files",
+        "for BN-Inception, 224 for other ImageNet backbones); for datasets read from image files",
         min=0,
         max=4096,
         label="Image size (px)",
