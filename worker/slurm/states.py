@@ -59,13 +59,14 @@ def job_states(job_ids: list[str]) -> dict[str, JobState]:
     listed = ",".join(job_ids)
     try:
         states = _parse(run_slurm("squeue", "-h", "-t", "all", "-j", listed, "-o", "%i|%T|%r"))
-    except SlurmError as error:  # one unknown id makes squeue fail: ask for each
-        if "Invalid job id" not in str(error) or len(job_ids) == 1:
-            states = {}
-        else:
-            states = {}
+    except SlurmError as error:  # an id squeue forgot makes it fail: ask for each one
+        if "Invalid job id" not in str(error):
+            raise  # SLURM unreachable: nothing is known, nothing may be closed
+        states = {}
+        if len(job_ids) > 1:
             for job in job_ids:
                 states.update(job_states([job]))
+            return states
     missing = [job for job in job_ids if job not in states]
     if missing:
         states.update(accounting_states(missing))

@@ -175,3 +175,22 @@ def test_a_requeued_job_resumes_the_same_run_then_is_cancelled_from_the_cli(
     last = checkpoint_steps(store, run_id)[-1]
     assert record.status_message == f"cancelled at step {last}"
     assert last > stopped_at
+
+
+def test_the_reaper_asks_slurm_and_never_closes_runs_when_slurm_is_unreachable(
+    slurm: SlurmCluster, store: RunStore, tmp_path: Path, monkeypatch
+) -> None:
+    from db.executor import write_executor
+
+    queued = store.create_run({}, "forgotten job")
+    running = store.create_run({}, "silent job", status="running")
+    for run_id, job in ((queued, "999999"), (running, "999998")):
+        write_executor(store.files, run_id, {"executor": "slurm", "job_id": job})
+    with monkeypatch.context() as patch:
+        patch.setenv("PATH", str(tmp_path))  # squeue missing: nothing known, nothing closed
+        assert reap_lost(store, max_age_s=0.0) == []
+    assert [store.get_run(r).status for r in (queued, running)] == ["queued", "running"]
+
+    assert reap_lost(store, max_age_s=0.0) == [running]  # unknown job: the heartbeat rule
+    record = store.get_run(queued)
+    assert (record.status, record.status_message) == ("lost", "SLURM no longer knows job 999999")
