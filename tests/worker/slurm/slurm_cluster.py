@@ -187,7 +187,17 @@ class SlurmCluster:
         raise RuntimeError(f"{what} did not start\n{logs}")
 
     def stop(self) -> None:
-        """Stop the daemons by pid (slurmd first), TERM then KILL."""
+        """Cancel the jobs left (a failed test's), then stop the daemons by pid (slurmd
+        first), TERM then KILL."""
+        if self.processes and all(p.poll() is None for p in self.processes):
+            jobs = self._run("squeue", "-h", "-o", "%i").stdout.split()
+            if jobs:
+                self._run("scancel", *jobs)
+                deadline = time.monotonic() + 40  # KillWait, then the job's processes end
+                while self._run("squeue", "-h", "-o", "%i").stdout.split():
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.5)
         for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()
