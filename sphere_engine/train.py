@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -30,6 +31,7 @@ from sphere_engine.training import (
     save_checkpoint,
     train_step,
 )
+from sphere_engine.training.resume import resume
 
 __all__ = [
     "TrainingDivergedError",
@@ -56,25 +58,31 @@ def run_training(
     should_stop: Callable[[], bool] | None = None,
     *,
     parallel: DataParallel = SINGLE_PROCESS,
+    resume_from: str | Path | None = None,
 ) -> TrainingResult:
     """Train ``config`` and report every statistic through ``tracker``; ``parallel``:
     this process's share of a data-parallel job (statistics over the global batch,
-    evaluation and checkpoints on rank 0; see ``sphere_engine.parallel``)."""
+    evaluation and checkpoints on rank 0; see ``sphere_engine.parallel``); ``resume_from``:
+    a checkpoint to continue from (its states and step)."""
     setup = prepare_training(config, parallel)
+    start_step = resume(setup, resume_from) if resume_from else 0
     tracker.track_run_info(setup.run_info())
-    return train_loop(setup, tracker, should_stop)
+    return train_loop(setup, tracker, should_stop, start_step)
 
 
 def train_loop(
-    setup: TrainingSetup, tracker: Tracker, should_stop: Callable[[], bool] | None = None
+    setup: TrainingSetup,
+    tracker: Tracker,
+    should_stop: Callable[[], bool] | None = None,
+    start_step: int = 0,
 ) -> TrainingResult:
-    """Step until ``training.steps`` or ``should_stop()``; evaluate and checkpoint on the
-    way and at the end."""
+    """Step from ``start_step`` until ``training.steps`` or ``should_stop()``; evaluate
+    and checkpoint on the way and at the end."""
     training, diagnostics = setup.config.training, setup.config.diagnostics
     parallel, is_main = setup.parallel, setup.parallel.is_main
     needs_views = setup.objective.requires_views
     reporter = StepReporter(tracker)
-    step, cancelled, checkpoint_path = 0, False, None
+    step, cancelled, checkpoint_path = start_step, False, None
     final_metrics: dict[str, float] = {}
     setup.model.train()
     try:

@@ -15,6 +15,7 @@ from typing import Any
 
 import redis
 
+from db.executor import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validate
@@ -146,6 +147,7 @@ def launch_sweep(
 def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """Ask a run to stop; return its status afterwards.
 
+    A SLURM run is cancelled by ``worker.slurm.cancel`` (cancel flag, then scancel).
     A running run stops cooperatively within seconds (status ``cancelled`` set by its
     worker, metrics and last checkpoint kept). A queued run is marked
     ``cancelled`` at once; when its message reaches a worker, the status check there
@@ -153,6 +155,10 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """
     store = store or RunStore()
     record = store.get_run(run_id)
+    if record.executor.get("executor") == SLURM:
+        from worker.slurm.cancel import cancel_slurm
+
+        return cancel_slurm(record, store)
     if record.is_terminal:
         return record.status
     store.request_cancel(run_id)
