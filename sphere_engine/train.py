@@ -216,6 +216,7 @@ def run_training(
                         "loss/total": loss,
                         **{f"loss/{k}": v for k, v in objective.last_terms.items()},
                         **objective.regularizer_diagnostics(),
+                        **objective.mining_diagnostics(),
                     }
                 )
                 stats.add(
