@@ -234,6 +234,8 @@ def run_training(
 
             if not math.isfinite(loss_value):
                 report_pending()  # every step before this one had a finite loss
+                # the non-finite loss is logged at its step: the run's findings show where
+                tracker.track(loss_value, "loss/total", step)
                 last = pending.last
                 raise TrainingDivergedError(
                     _divergence_message(
