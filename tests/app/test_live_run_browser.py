@@ -134,7 +134,32 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
         page.wait_for_timeout(500)
         reset = page.evaluate(_X_DOMAINS_JS)
         assert all(high >= 120 for _, high in reset), reset  # every chart, the whole run
+        # Zoomed, then another x axis: a range in steps means nothing in seconds, so the
+        # charts of the new axis show the whole run (they went blank: issue 27 item 1).
+        for _ in range(5):
+            page.mouse.wheel(0, -200)
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(500)
+        page.get_by_text("relative time").click()
+        page.wait_for_function(_ALL_SHOW_TIME_JS, timeout=30_000)
+        page.wait_for_timeout(500)
+        assert page.evaluate(_DOMAINS_COVER_ROWS_JS) == [True] * OVERVIEW_CHARTS
         browser.close()
+
+
+#: Every chart draws seconds on x (its rows have the ``time`` field).
+_ALL_SHOW_TIME_JS = f"""() => {{
+  const cells = Array.from(document.querySelectorAll('{CHARTS}'));
+  return cells.length >= {OVERVIEW_CHARTS} && cells.every(cell => cell.vegaView
+    && cell.vegaView.data('rows').length && 'time' in cell.vegaView.data('rows')[0]);
+}}"""
+#: Whether each chart's x domain covers its rows' times (not blank, not zoomed away).
+_DOMAINS_COVER_ROWS_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'),
+  cell => {{
+    const times = cell.vegaView.data('rows').map(row => row.time);
+    const [low, high] = cell.vegaView.scale('x').domain().map(Number);
+    return low <= Math.min(...times) && high >= Math.max(...times);
+  }})"""
 
 
 #: Each chart's last drawn step (``cell.vegaView``'s rows).
