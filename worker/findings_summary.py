@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from db.findings import stored_findings
@@ -29,3 +30,18 @@ def format_findings(found: list[Detection]) -> str:
 
 def findings_json(found: list[Detection]) -> list[dict[str, Any]]:
     return [finding.to_dict() for finding in found]
+
+
+def findings_markdown(store: RunStore, runs: Iterable[tuple[str, str]]) -> str:
+    """The report's findings of ``runs`` ((run id, label) pairs): one bullet per finding
+    with its figures and what to try, or a line saying that none fired."""
+    lines = []
+    for run_id, label in runs:
+        for finding in stored_run_findings(store, run_id):
+            lines.append(
+                f"- `{label}` — **{finding.title}** ({finding.severity.value}): "
+                f"{finding.message}. Try: {finding.action}"
+            )
+    if not lines:
+        return "Findings: none on these runs (`sphere_engine.findings`)."
+    return "\n".join(["Findings on these runs:", "", *lines])

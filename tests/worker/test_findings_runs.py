@@ -94,3 +94,23 @@ def test_a_healthy_sec_run_has_no_finding_and_says_so(tmp_path, store, capsys) -
     assert "findings: none" in capsys.readouterr().out
     run_id = queries.list_runs(store)["run_id"][0]
     assert stored_findings(queries.get_run(store, run_id).run_info) == []
+
+
+def test_the_report_lists_each_runs_findings(store) -> None:
+    from db.lifecycle import RunLifecycle
+    from worker.findings_summary import findings_markdown
+
+    run_ids = []
+    for name, growth in (("exploding", 10.0), ("steady", 1.0)):
+        run_id = store.create_run({}, name, kind="train")
+        with RunLifecycle(store, run_id, heartbeat_s=60) as run:
+            for step in range(1, 21):
+                run.tracker.track_many({"loss/total": 0.1, "norm/mean": growth**step}, step)
+        run_ids.append(run_id)
+    text = findings_markdown(
+        store, zip(run_ids, ["exploding seed 0", "steady seed 0"], strict=True)
+    )
+    assert text.startswith("Findings on these runs:")
+    assert "- `exploding seed 0` — **Training diverged** (critical): mean norm grew" in text
+    assert "steady" not in text
+    assert findings_markdown(store, [(run_ids[1], "steady")]).startswith("Findings: none")
