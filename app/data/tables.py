@@ -11,6 +11,7 @@ import pandas as pd
 
 from app import transforms
 from app.data.executor import runs_on, scheduler_note
+from app.data.findings import table_badges
 from app.data.lifecycle import waiting_note
 from app.data.reads import metric_series, points_total, runs
 from app.data.run_metrics import key_values
@@ -106,7 +107,8 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     """The Runs page's table: one row per run with progress, elapsed time and the
     catalogue's key metrics (columns ``KEY_COLUMNS``, qualified by their source)."""
     columns = [
-        "name", "status", "progress", "elapsed", "device", "runs on", *KEY_COLUMNS, "kind", "tags",
+        "name", "status", "findings", "progress", "elapsed", "device", "runs on", *KEY_COLUMNS,
+        "kind", "tags",
         "sweep_id", "created", "message", "run_id",
     ]  # fmt: skip
     if frame.empty:
@@ -148,6 +150,10 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     values = key_values(frame, KEY_COLUMNS)
     for column in KEY_COLUMNS:
         table[column] = pd.to_numeric(values[column].to_numpy(), errors="coerce")
+    live = {
+        r for r, status in zip(frame["run_id"], frame["status"], strict=True) if is_active(status)
+    }
+    table["findings"] = table_badges(frame, live)
     return table[columns]
 
 

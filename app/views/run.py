@@ -12,6 +12,7 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.panels import evaluations, live_charts, live_feed, slurm_job, training_charts
+from app.panels import findings as findings_panel
 from app.panels.downloads import downloads
 from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
 from sphere_engine.catalogue import CHART_SECTIONS, label
@@ -143,6 +144,7 @@ def _live(
                 log_lines()
 
     header()
+    ui.guarded(findings_panel.show)(run_id, live=live)
     if names:
         ui.guarded(_charts)(run_id, names, options=options, evals=evals, live=live)
     else:

@@ -83,6 +83,7 @@ def measure_step(
                 "loss/total": loss,
                 **{f"loss/{k}": v for k, v in objective.last_terms.items()},
                 **objective.regularizer_diagnostics(),
+                **objective.mining_diagnostics(),
             }
         )
     )
