@@ -91,6 +91,14 @@ class DataConfig:
         max=64,
         label="Loader workers",
     )
+    image_size: int = option(
+        0,
+        "Side of the square images fed to the model (0 = the backbone's default: 227 "
+        "bninception, 224 other ImageNet backbones); for datasets read from image files",
+        min=0,
+        max=4096,
+        label="Image size (px)",
+    )
 
 
 @dataclass
@@ -113,6 +121,18 @@ class ModelConfig:
     )
     options: dict[str, Any] = option(
         {}, "Options of the chosen backbone (see its option list)", label="Backbone options"
+    )
+    pretrained: bool | str = option(
+        False,
+        "Initial weights: a .pth/.pt/.safetensors file (torchvision or timm state dict, "
+        "classifier dropped), true for the local torch-hub / timm cache (never downloaded), "
+        "or false for random init",
+        label="Pretrained weights",
+    )
+    frozen_bn: bool | None = option(
+        None,
+        "Keep the backbone's BatchNorm statistics fixed (default: on with pretrained weights)",
+        label="Frozen BatchNorm statistics",
     )
 
 
@@ -194,6 +214,16 @@ class TrainingConfig:
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
     )
+    amp: Literal["off", "bf16", "fp16"] = option(
+        "off",
+        "Mixed precision of the forward pass: bf16, or fp16 with a gradient scaler (CUDA "
+        "only); the diagnostics stay float32",
+        label="Mixed precision",
+    )
+    channels_last: bool = option(
+        False, "channels_last memory format for image backbones", label="channels_last"
+    )
+    compile: bool = option(False, "torch.compile the backbone", label="torch.compile")
 
 
 @dataclass
