@@ -54,6 +54,7 @@ class Run:
         self.strict = strict
         self.ended = False
         self.step: int | None = None  # the latest step seen, sent with the heartbeat
+        self._device_noted = False
         self._lifecycle = self._start(config, name, tags)
         self._writer = SafeWriter(self._lifecycle, strict=strict)
         # store writes run on a writer thread (strict: inline, so a failure raises at
@@ -94,6 +95,11 @@ class Run:
         self._deliver()
         self._note_step(step)
         self._steps.observe(embeddings, labels, step, sample_ids)
+        if not self._device_noted and hasattr(embeddings, "device"):
+            # what the dashboard shows as the run's device (the SDK never picks one)
+            self._device_noted = True
+            info = {"device": str(embeddings.device)}
+            self._post(lambda: self._writer.call(self._writer.tracker.track_run_info, info))
 
     def evaluate(
         self,

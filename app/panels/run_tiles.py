@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 import pandas as pd
@@ -24,7 +25,16 @@ QUALITY = (
 )
 #: Asked for by their qualified column keys (``norm/var`` is logged both ways).
 METRIC_NAMES = [column for column, _ in (*LOSS, *VARIANCE, *QUALITY)]
-SIGNIFICANT = 4
+SIGNIFICANT = 3
+#: Tiles as one HTML block that wraps on a narrow page: st.metric's large digits were
+#: cut off ("600 o…") seven to a row.
+_TILE = (
+    '<div class="spherescope-tile" style="min-width:7.5rem;flex:1 1 0">'
+    '<div style="font-size:0.85rem;opacity:0.7">{label}</div>'
+    '<div style="font-size:1.5rem;font-weight:600;white-space:nowrap">{value}</div></div>'
+)
+
+_ROW = "display:flex;flex-wrap:wrap;gap:1rem"
 
 
 def number(value: float | None) -> str:
@@ -74,13 +84,18 @@ def tiles(record: Any) -> None:
     finals = data.final_metrics([record.run_id], METRIC_NAMES)
     row = finals.iloc[0] if len(finals) else None
     where = progress(record)
-    cells = st.columns(7)
-    cells[0].metric("Status", record.status)
-    cells[1].metric("Step", where.text.removeprefix("step "))
-    cells[2].metric("Rate", f"{number(where.rate)} steps/s" if where.rate else "–")
-    cells[3].metric("ETA", ui.format_seconds(where.eta) if where.eta else "–")
-    for cell, choices in zip(cells[4:], (LOSS, VARIANCE, QUALITY), strict=True):
-        cell.metric(*_first_logged(row, choices))
+    shown = [
+        ("Status", record.status),
+        ("Step", where.text.removeprefix("step ")),
+        ("Rate", f"{number(where.rate)} steps/s" if where.rate else "–"),
+        ("ETA", ui.format_seconds(where.eta) if where.eta else "–"),
+        *(_first_logged(row, choices) for choices in (LOSS, VARIANCE, QUALITY)),
+    ]
+    cells = "".join(_TILE.format(label=escape(k), value=escape(v)) for k, v in shown)
+    st.markdown(
+        f'<div class="spherescope-tiles" style="{_ROW}">{cells}</div>',
+        unsafe_allow_html=True,
+    )
     if record.progress_total:
         st.progress(data.run_progress(record.status, where.step, where.total), text=where.text)
     device = record.device or record.run_info.get("device") or "–"

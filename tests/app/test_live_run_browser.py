@@ -93,9 +93,9 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
 def _check_top_of_page_and_link(page, store: RunStore, run_id: str) -> None:
     """Issue 27: the key numbers and Cancel at the top (item 3), custom SDK metrics
     drawn (item 3), no author chrome (item 9), the view in the URL (item 5)."""
-    tiles = page.locator('[data-testid="stMetric"]')
+    tiles = page.locator(".spherescope-tile")
     page.wait_for_function(
-        "() => Array.from(document.querySelectorAll('[data-testid=stMetric]'))"
+        "() => Array.from(document.querySelectorAll('.spherescope-tile'))"
         ".some(tile => tile.innerText.includes('50 of 1,000'))",
         timeout=30_000,
     )
