@@ -84,7 +84,10 @@ def validate(config: RunConfig) -> None:
             "with K ≥ 2)",
         )
 
-    data_options = typed_options(datasets, data.name, data.options)
+    from sphere_engine.config.image_size import resolved_data_options
+    from sphere_engine.models.build import check_backbone
+
+    data_options = typed_options(datasets, data.name, resolved_data_options(config))
     try:
         info = dataset_info(
             data.name, root=data.root, split=data.split, download=data.download, **data_options
@@ -110,6 +113,13 @@ def validate(config: RunConfig) -> None:
             )
 
     typed_options(models, model.name, model.options)
+    try:
+        check_backbone(model, info.input_shape)
+    except ValueError as error:  # its messages name model.* or data.* fields, or neither
+        named = str(error).partition(".")[0]
+        raise config_error_of(
+            named if named in ("model", "data") else "model.name", error
+        ) from None
 
     if objectives.traits(objective.name).is_fixed:  # a polytope head: d must hold it
         needed = polytope_dim(objectives.get(objective.name).kind, num_classes)

@@ -15,9 +15,15 @@ from typing import Any
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
+from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics.information import information_scores
 from sphere_engine.metrics.inputs import check_labels, check_pair, l2_normalize, to_numpy
-from sphere_engine.metrics.kmeans import kmeans_labels
+from sphere_engine.metrics.kmeans import (
+    EXACT_MAX_POINTS,
+    kmeans_labels,
+    sampled_kmeans_labels,
+    sampled_training_points,
+)
 
 AGGLOMERATIVE_MAX_POINTS = 10_000
 LINKAGES = ("ward", "average", "complete", "single")
@@ -53,7 +59,8 @@ def clustering_metrics(
     seed: int = 0,
     backend: str = "auto",
 ) -> dict[str, float]:
-    """``nmi``, ``ami``, ``f1`` of seeded k-means (k = number of classes) on all N × d points."""
+    """``nmi``, ``ami``, ``f1`` of seeded k-means (k = number of classes) of N × d points
+    (sampled training above ``EXACT_MAX_POINTS``: see ``clustering_scores``)."""
     points, true = check_pair(embeddings, labels)
     if normalize:
         points = l2_normalize(points)
@@ -63,8 +70,19 @@ def clustering_metrics(
 def clustering_scores(
     points: np.ndarray, labels: np.ndarray, *, seed: int = 0, backend: str = "auto"
 ) -> dict[str, float]:
-    """``clustering_metrics`` on already-checked (and normalised) arrays."""
+    """``clustering_metrics`` on already-checked (and normalised) arrays.
+
+    Up to ``EXACT_MAX_POINTS`` points (or without faiss): seeded k-means++ and Lloyd to
+    convergence on all points; above: faiss k-means trained on a seeded sample, every
+    point assigned (``kmeans.py``), adding ``clustering/train_points`` (how many it
+    trained on). NMI, AMI and F1 are always over all N points.
+    """
     num_classes = np.unique(labels).size
+    count = points.shape[0]
+    if count > EXACT_MAX_POINTS and backends.resolve_backend(backend) == "faiss":
+        clusters = sampled_kmeans_labels(points, num_classes, seed=seed)
+        trained = float(sampled_training_points(count, num_classes))
+        return information_scores(labels, clusters) | {"clustering/train_points": trained}
     clusters = kmeans_labels(points, num_classes, seed=seed, backend=backend)
     return information_scores(labels, clusters)
 

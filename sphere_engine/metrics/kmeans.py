@@ -7,6 +7,13 @@ Both backends start from the same greedy k-means++ centres (the algorithm of
 rounding and empty-cluster handling, identical between backends. faiss subsamples
 256 points per centroid by default; here ``max_points_per_centroid`` is set so that
 every point is used.
+
+Above ``EXACT_MAX_POINTS`` points (benchmark-scale sets) that exact clustering costs
+several times a whole exact kNN, so k-means there is faiss's own: ``SAMPLED_ITERATIONS``
+Lloyd iterations from seeded random centres, trained on a seeded sample of at most
+``SAMPLE_PER_CENTROID`` points per centroid, then every point assigned to its nearest
+centre (``sampled_kmeans_labels``; the number of training points is reported by
+``clustering.py`` as ``clustering/train_points``).
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics.blas_threads import single_blas_thread
 
 _FAISS_BLOCK = 10  # Lloyd iterations per faiss call between convergence checks
+EXACT_MAX_POINTS = 20_000
+SAMPLED_ITERATIONS = 20
+SAMPLE_PER_CENTROID = 256  # faiss's default training sample per centroid
 
 
 def _squared_distances(candidates: np.ndarray, points_t: np.ndarray, points_sq: np.ndarray):
@@ -115,5 +125,32 @@ def _faiss_kmeans(points: np.ndarray, centres: np.ndarray, *, seed: int, max_ite
         # at the next iteration: two equal consecutive objectives mean convergence.
         if (np.diff(kmeans.obj) == 0).any():
             break
+    _, assignment = kmeans.index.search(points, 1)
+    return assignment[:, 0].astype(np.int64)
+
+
+def sampled_training_points(num_points: int, num_clusters: int) -> int:
+    """How many points ``sampled_kmeans_labels`` trains on."""
+    return min(num_points, SAMPLE_PER_CENTROID * num_clusters)
+
+
+def sampled_kmeans_labels(points: np.ndarray, num_clusters: int, *, seed: int = 0) -> np.ndarray:
+    """Cluster ids (N int64) from faiss k-means trained on a seeded sample (module doc)."""
+    faiss = backends.faiss
+    if faiss is None:
+        raise ValueError("sampled k-means needs faiss; install faiss-cpu")
+    points = np.ascontiguousarray(points, dtype=np.float32)
+    train_count = sampled_training_points(points.shape[0], num_clusters)
+    sample = np.sort(np.random.default_rng(seed).choice(points.shape[0], train_count, False))
+    kmeans = faiss.Kmeans(
+        points.shape[1],
+        num_clusters,
+        niter=SAMPLED_ITERATIONS,
+        seed=seed,
+        max_points_per_centroid=SAMPLE_PER_CENTROID,
+        min_points_per_centroid=1,
+        verbose=False,
+    )
+    kmeans.train(points[sample])
     _, assignment = kmeans.index.search(points, 1)
     return assignment[:, 0].astype(np.int64)

@@ -10,7 +10,8 @@ faiss ``IndexFlatIP``); ``metric="euclidean"`` is the negated squared L2 distanc
 (faiss ``IndexFlatL2``).
 
 Memory: queries are processed in chunks whose size is chosen so that one chunk's
-score rows and neighbour lists fit in ``memory_budget_mb``; a consumer reduces each
+score rows (torch only: faiss scores in its own fixed tiles) and neighbour lists fit
+in ``memory_budget_mb``; never an N × N or Q × N matrix. A consumer reduces each
 chunk to per-query numbers before the next one is searched. Queries are grouped by
 how many neighbours they need (largest first), so a chunk only fetches as many
 columns as its most demanding query.
@@ -28,6 +29,9 @@ from sphere_engine.metrics import backend as backends
 
 METRICS = ("cosine", "euclidean")
 FAISS_MAX_K = 2048  # longer lists go through torch topk (see ``_FaissSearcher``)
+# Queries per faiss call at most: many of faiss's 4,096-query BLAS tiles, with the
+# k-wide result arrays still small.
+FAISS_MAX_CHUNK = 65536
 
 
 @dataclass(frozen=True)
@@ -145,10 +149,18 @@ def exact_rows(
     return np.take_along_axis(scores, order, 1), order.astype(np.int64)
 
 
-def _chunk_rows(num_reference: int, k: int, memory_budget_mb: float) -> int:
-    """How many queries fit the budget: one float32 score row plus ~6 k-wide arrays each."""
-    bytes_per_query = 4 * num_reference + 48 * (k + 2)
-    return max(1, int(memory_budget_mb * 2**20) // bytes_per_query)
+def _chunk_rows(num_reference: int, k: int, memory_budget_mb: float, searcher: str) -> int:
+    """How many queries one search call takes within the budget.
+
+    torch materialises a float32 score row per query plus ~6 k-wide arrays; faiss
+    scores internally in fixed tiles (its own bounded memory), so only the k-wide
+    arrays count: a call gets tens of thousands of queries under the default budget
+    (faiss runs calls of a few hundred queries several times slower per query).
+    """
+    list_bytes = 48 * (k + 2)
+    if searcher == "faiss" and k <= FAISS_MAX_K:
+        return max(1, min(FAISS_MAX_CHUNK, int(memory_budget_mb * 2**20) // list_bytes))
+    return max(1, int(memory_budget_mb * 2**20) // (4 * num_reference + list_bytes))
 
 
 def ranked_neighbors(
@@ -197,7 +209,7 @@ def ranked_neighbors(
     start = 0
     while start < order.size:
         k_chunk = int(need[order[start]])
-        rows = _chunk_rows(reference.shape[0], k_chunk, memory_budget_mb)
+        rows = _chunk_rows(reference.shape[0], k_chunk, memory_budget_mb, chosen)
         query_ids = query_rows[order[start : start + rows]]
         start += query_ids.size
         # One extra column tells whether the k-th neighbour is tied with an unfetched one.

@@ -55,3 +55,27 @@ def test_kmeans_plus_plus_is_seeded_and_spreads_over_the_blobs(make_clustered):
     np.testing.assert_array_equal(first, kmeans_plus_plus(x, 5, seed=1))
     rows = [int(np.flatnonzero((x == centre).all(axis=1))[0]) for centre in first]
     assert sorted(y[rows]) == [0, 1, 2, 3, 4]  # one starting centre in each blob
+
+
+def test_benchmark_scale_sets_train_faiss_kmeans_on_a_stated_sample():
+    from sphere_engine.metrics.clustering import clustering_scores
+    from sphere_engine.metrics.kmeans import EXACT_MAX_POINTS
+
+    rng = np.random.default_rng(0)
+    centres = np.eye(8, dtype=np.float32)[:4]
+    labels = rng.integers(0, 4, EXACT_MAX_POINTS + 4000)
+    points = centres[labels] + 0.01 * rng.standard_normal((labels.size, 8)).astype(np.float32)
+    result = clustering_scores(points, labels, seed=1)
+    assert result["clustering/train_points"] == 4 * 256  # 256 per centroid, not all N
+    assert result["nmi"] == pytest.approx(1.0) and result["f1"] == pytest.approx(1.0)
+    small = clustering_scores(points[:500], labels[:500], seed=1)
+    assert "clustering/train_points" not in small  # exact k-means on every point
+
+
+def test_faiss_calls_take_large_query_chunks_within_the_budget():
+    from sphere_engine.metrics.neighbors import _chunk_rows
+
+    # faiss scores in its own tiles: a 200k reference does not shrink the chunk
+    assert _chunk_rows(200_000, 100, 256.0, "faiss") >= 16_384
+    assert _chunk_rows(200_000, 100, 256.0, "torch") < 400  # one score row per query
+    assert _chunk_rows(200_000, 100, 0.01, "faiss") < 10
