@@ -1,4 +1,4 @@
-"""Queued runs the broker lost are enqueued again (issue 13, item 3).
+"""Queued runs the broker lost are enqueued again.
 
 The private Redis keeps nothing on disk, so a broker restart (or a crash) drops every
 waiting message: their runs would stay ``queued`` forever. Each worker's main process

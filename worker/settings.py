@@ -4,9 +4,9 @@
 (read by ``db.store.RunStore``). There is no default broker: without ``REDIS_URL`` a
 process uses the private Redis of the ``spherescope up`` that runs on this store (its
 URL is in ``<home>/stack/redis-url``, readable by this user only), and anything that
-needs a broker fails with one line saying what to do. (A silent default of
-``redis://127.0.0.1:6379/0`` once queued runs into an unrelated Redis, where they never
-ran.) Everything else has a default that suits a laptop and can be overridden.
+needs a broker fails with one line saying what to do (a silent default would queue
+runs into whatever Redis listens there, where they never run). Everything else has a
+default that suits a laptop and can be overridden.
 """
 
 from __future__ import annotations

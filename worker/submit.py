@@ -181,8 +181,8 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     store.request_cancel(run_id)
     if record.status == "queued":
         # No Celery revoke: the store is the truth, and a worker that takes the message
-        # skips a run that is no longer queued. (A revoke also made every worker log
-        # "Failed to mark task ... as revoked in backend": there is no result backend.)
+        # skips a run that is no longer queued (and a revoke needs a result backend,
+        # which there is none of).
         # ValueError: a worker took it in the meantime; it sees the cancel flag and stops
         with contextlib.suppress(ValueError):
             store.set_status(run_id, "cancelled", "cancelled before it started")
