@@ -46,7 +46,7 @@ class Objective(nn.Module):
         return mining() if mining is not None else {}
 
     def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
-        if self.regularizer is None or not hasattr(self.regularizer, "diagnostics"):
+        if self.regularizer is None:
             return {}
         return self.regularizer.diagnostics()
 
