@@ -216,6 +216,32 @@ def _smoke() -> Preset:
     )
 
 
+#: The research-scale experiments (a GPU and the dataset's extracted folder) and the
+#: data folder each preset suggests; the form checks the real one as it is typed.
+RESEARCH_ROOTS = {
+    "sec-cub200": "data/CUB_200_2011",
+    "sec-cars196": "data/cars196",
+    "sec-sop": "data/Stanford_Online_Products",
+    "sec-inshop": "data/inshop",
+    "sec-simclr-cifar10": "data/cifar10",
+}
+
+
+def _research(name: str, root: str) -> Preset:
+    """A declared research-scale experiment as a preset: its variants at full length."""
+    from sphere_engine.experiments import EXPERIMENTS
+
+    experiment = EXPERIMENTS[name]
+    seed = experiment.seeds[0]
+    return Preset(
+        name,
+        f"{experiment.title} — {experiment.requirements}",
+        f"{experiment.description} {experiment.notes}",
+        [experiment.config(v, seed, experiment.steps, root) for v in experiment.variants],
+        [v.name for v in experiment.variants],
+    )
+
+
 PRESETS: dict[str, Preset] = {
     preset.key: preset
     for preset in (
@@ -225,5 +251,6 @@ PRESETS: dict[str, Preset] = {
         _sgd_vs_adam(),
         _polytope_mnist(),
         _smoke(),
+        *(_research(name, root) for name, root in RESEARCH_ROOTS.items()),
     )
 }
