@@ -40,6 +40,11 @@ class Objective(nn.Module):
     def last_terms(self) -> dict[str, torch.Tensor]:
         return dict(self.loss.last_terms)
 
+    def mining_diagnostics(self) -> dict[str, torch.Tensor]:
+        """The pair loss's ``mining/*`` statistics of the last batch (none for a head)."""
+        mining = getattr(self.loss, "mining_diagnostics", None)
+        return mining() if mining is not None else {}
+
     def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
         if self.regularizer is None or not hasattr(self.regularizer, "diagnostics"):
             return {}

@@ -32,6 +32,7 @@ from sphere_engine.experiments.tables import (
     pearson,
     to_markdown,
 )
+from worker.findings_summary import findings_markdown
 from worker.report_data import ExperimentData, load_experiment
 
 DEFAULT_OUT = Path("docs/reproduction.md")
@@ -111,6 +112,8 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
             f"- **{verdict.verdict}** — {verdict.claim.text} ({verdict.claim.source}). "
             f"{verdict.detail}"
         )
+    labels = [f"{row.variant} seed {row.seed}" for row in data.runs.itertuples()]
+    lines += ["", findings_markdown(store, zip(data.runs["run_id"], labels, strict=True))]
     if "loss_pairs" in experiment.analyses:
         lines += ["", _loss_pairs(data, figures, base)]
     if "polytope" in experiment.analyses:

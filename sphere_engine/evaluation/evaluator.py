@@ -168,7 +168,10 @@ class Evaluator:
             metrics |= self._robustness(model, head, labels)
         tracker.track_eval(metrics, step)
         if len(self.snapshot_rows):
-            tracker.track_snapshot(host[self.snapshot_rows], labels[self.snapshot_rows], step)
+            rows = self.snapshot_rows
+            tracker.track_snapshot(
+                host[rows], original_classes(self.splits.test, labels[rows]), step
+            )
         return metrics
 
     def _verification(
@@ -204,3 +207,16 @@ class Evaluator:
             self.config.robustness,
             self.config.training.seed,
         )
+
+
+def original_classes(dataset: Any, labels: np.ndarray) -> np.ndarray:
+    """The dataset's own class ids of split-local labels 0..C-1 (a class-disjoint test
+    split's classes 5-9 stay 5-9 in the snapshot the Geometry page colours by)."""
+    classes = getattr(dataset, "classes", None)
+    if (
+        classes is None
+        or len(classes) == 0
+        or not np.issubdtype(np.asarray(classes).dtype, np.integer)
+    ):
+        return labels
+    return np.asarray(classes, dtype=np.int64)[labels]

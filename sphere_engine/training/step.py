@@ -41,7 +41,7 @@ def train_step(
 
     # ---- forward (the backbone under training.amp; loss and diagnostics in float32)
     with precision.autocast():
-        embeddings = setup.model(inputs)
+        embeddings = setup.trained(inputs)
     embeddings = embeddings.float()
     if keep_embedding_grad:
         embeddings.retain_grad()
@@ -50,6 +50,7 @@ def train_step(
     # ---- backward
     setup.optimizer.zero_grad(set_to_none=True)
     precision.backward(loss)
+    setup.parallel.average_gradients(setup.objective.parameters())
 
     # ---- diagnostics (no autograd; one host transfer for all of them)
     if logged:
@@ -74,18 +75,21 @@ def measure_step(
 ) -> HostStep:
     """A logged step's statistics, moved to the host in one transfer (the step's one
     sync point); ``PendingStatistics`` finishes them later."""
-    objective, tracked = setup.objective, setup.tracked
+    objective, tracked, parallel = setup.objective, setup.tracked, setup.parallel
     stats = StepStatistics()
-    stats.add(  # the named 0-dim tensors: one group, one stack
-        {
-            "loss/total": loss,
-            **{f"loss/{k}": v for k, v in objective.last_terms.items()},
-            **objective.regularizer_diagnostics(),
-        }
+    stats.add(  # the named 0-dim tensors (averaged over ranks): one group, one stack
+        parallel.mean(
+            {
+                "loss/total": loss,
+                **{f"loss/{k}": v for k, v in objective.last_terms.items()},
+                **objective.regularizer_diagnostics(),
+                **objective.mining_diagnostics(),
+            }
+        )
     )
-    grad = setup.precision.unscaled(embeddings.grad) if with_gradients else None
-    stats.add(batch_statistics(embeddings, labels, grad))
-    if len(tracked.ids):
+    gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
+    stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
+    if len(tracked.ids) and parallel.is_main:
         stats.add(tracked.directions.update(tracked.embed(tracked.inputs)))
         stats.sample_norms = tracked.directions.norms
     return stats.transfer()

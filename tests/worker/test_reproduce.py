@@ -106,6 +106,7 @@ def test_tiny_experiment_runs_and_reports_every_table(
         assert row, f"no table row for {variant.name}"
     verdicts = re.findall(r"^- \*\*(agrees|disagrees|not measured)\*\* — ", text, re.MULTILINE)
     assert len(verdicts) == len(experiment.claims)
+    assert "Findings" in text  # what the runs' logged geometry means (worker.findings_summary)
     figures = tmp_path / "report"
     if "loss_pairs" in experiment.analyses:
         assert re.search(r"\*\*r = -?\d\.\d\d, n = 5\*\*", text)
