@@ -221,9 +221,14 @@ def _component_select(
     )
     label = {"loss": "Loss", "head": "Head"}.get(kind) if section == "objective" else None
     key = _key(section, "name", kind) if section == "objective" else _key(section, "name")
+    dim = int(values.get("embedding_dim") or before.get("embedding_dim") or 512)
+    if section == "model":
+        help_text += " (any timm model also works as timm/<name>, typed in the config)"
     chosen = value_widget(
         label or field_label(meta, "name"), str, current, key=key, help=help_text, choices=names
     )
+    if section == "model" and data.backbone_size(chosen, dim):  # counted on the meta device
+        st.caption(f"{chosen}: {data.backbone_size(chosen, dim)} with a {dim}-d embedding")
     memory[f"{section}:{kind}"] = chosen
     return chosen
 

@@ -18,6 +18,15 @@ from sphere_engine.experiments import EXPERIMENTS, Experiment, PlannedRun, get_e
 Config = dict[str, Any]
 #: Where experiments over local files (MNIST) find them on the development machines.
 DATA_ROOT = "../shared/data"
+#: The research-scale experiments (a GPU and the dataset's extracted folder) and the
+#: data folder each preset suggests; the form checks the real one as it is typed.
+RESEARCH_ROOTS = {
+    "sec-cub200": "data/CUB_200_2011",
+    "sec-cars196": "data/cars196",
+    "sec-sop": "data/Stanford_Online_Products",
+    "sec-inshop": "data/inshop",
+    "sec-simclr-cifar10": "data/cifar10",
+}
 
 
 @dataclass(frozen=True)
@@ -46,9 +55,13 @@ class Preset:
 
 def experiment_preset(experiment: Experiment) -> Preset:
     """One run per variant of ``experiment`` at its first seed, tagged for the report."""
-    root = DATA_ROOT if experiment.needs_data_root else None
+    root = RESEARCH_ROOTS.get(experiment.name, DATA_ROOT) if experiment.needs_data_root else None
     planned = plan(experiment, seeds=experiment.seeds[:1], data_root=root)
-    return Preset(experiment.name, experiment.title, experiment.description, tuple(planned))
+    title = experiment.title
+    if experiment.requirements:
+        title = f"{title} — {experiment.requirements}"
+    description = f"{experiment.description} {experiment.notes}".strip()
+    return Preset(experiment.name, title, description, tuple(planned))
 
 
 def smoke_preset() -> Preset:

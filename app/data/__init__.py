@@ -24,6 +24,7 @@ from app.data.actions import (
 )
 from app.data.cache import home, store
 from app.data.components import (
+    backbone_size,
     component_names,
     component_params,
     config_error,
@@ -82,6 +83,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
     "Totals",
+    "backbone_size",
     "cancel_run",
     "centroid_angles",
     "column_label",

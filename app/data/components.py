@@ -38,6 +38,19 @@ def component_names(kind: str) -> list[str]:
     return name_choices(kind)
 
 
+@st.cache_data(show_spinner=False)
+def backbone_size(name: str, embedding_dim: int) -> str:
+    """``"24.6 M parameters"`` for backbone ``name`` (counted on the meta device, no
+    weights allocated), or "" when it cannot be counted without more options."""
+    from sphere_engine.models.parameter_counts import parameter_count
+
+    try:
+        count = parameter_count(name, embedding_dim)
+    except ValueError:
+        return ""
+    return "" if count is None else f"{count / 1e6:.1f} M parameters"
+
+
 def component_params(kind: str, name: str) -> dict[str, Param]:
     """name's options: {option: Param(default, annotation, help)}; {} for "none"."""
     if kind in OPTIONAL_KINDS and name == NONE:

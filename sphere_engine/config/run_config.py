@@ -178,7 +178,7 @@ class OptimizerConfig:
     lr: float = option(1e-3, "Learning rate of the backbone", min=0.0, label="Learning rate")
     head_lr: float | None = option(
         None,
-        "Learning rate of the head / loss parameters (default: same as lr)",
+        "Learning rate of the embedding layer and the head / loss parameters (default: same as lr)",
         min=0.0,
         label="Head learning rate",
     )
