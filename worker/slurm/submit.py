@@ -38,7 +38,7 @@ def submit_slurm(
     validated = validate_config(config)
     store = store or RunStore()
     check_checkpoint_dir(validated, store.home)
-    request.check_one_process()
+    request.check_one_process(validated.training.devices)
     require("sbatch")
     partition = check_request(request)
     request = request.resolved(partition.name, partition.max_time_min)
