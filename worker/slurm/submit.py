@@ -38,7 +38,7 @@ def submit_slurm(
     validated = validated_config(config)  # the one check of a submitted run
     store = store or RunStore()
     check_checkpoint_dir(validated, store.home)
-    request.check_one_process()
+    request.check_one_process(validated.training.devices)
     require("sbatch")
     partition = check_request(request)
     request = request.resolved(partition.name, partition.max_time_min)
