@@ -16,6 +16,9 @@ class Objective(nn.Module):
     terms of the last call (``metric`` and the regulariser's name);
     ``regularizer_diagnostics()`` exposes e.g. the SEC target μ; ``head`` is the
     classifier head or ``None``.
+
+    The loss owns the head and the regulariser; the objective only points at them
+    (not as submodules), so each is saved once in the state dict, under ``loss.``.
     """
 
     def __init__(
@@ -23,8 +26,10 @@ class Objective(nn.Module):
     ) -> None:
         super().__init__()
         self.loss = loss
-        self.head = head
-        self.regularizer = regularizer
+        # plain references, kept out of ``_modules``: a module with two parents would be
+        # written twice to every checkpoint and loaded twice
+        self.__dict__["head"] = head
+        self.__dict__["regularizer"] = regularizer
         # Read from the loss class's declared traits (the one source of this fact).
         self.requires_views = loss.traits.requires_views
 
@@ -34,6 +39,11 @@ class Objective(nn.Module):
     @property
     def last_terms(self) -> dict[str, torch.Tensor]:
         return dict(self.loss.last_terms)
+
+    def mining_diagnostics(self) -> dict[str, torch.Tensor]:
+        """The pair loss's ``mining/*`` statistics of the last batch (none for a head)."""
+        mining = getattr(self.loss, "mining_diagnostics", None)
+        return mining() if mining is not None else {}
 
     def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
         if self.regularizer is None or not hasattr(self.regularizer, "diagnostics"):

@@ -14,6 +14,7 @@ Torch-free: this module only knows names, signatures and traits.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import typing
 from collections.abc import Callable
@@ -75,6 +76,8 @@ class Registry(Generic[T]):
         self.options_field = options_field
         self.fixed_args = fixed_args
         self._entries: dict[str, Callable[..., T]] = {}
+        # "timm/" → a function making the constructor of "timm/<rest>" (None: no such name)
+        self._families: dict[str, Callable[[str], Callable[..., T] | None]] = {}
 
     def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
         def decorator(constructor: Callable[..., T]) -> Callable[..., T]:
@@ -88,18 +91,44 @@ class Registry(Generic[T]):
 
         return decorator
 
+    def register_family(
+        self, prefix: str, resolve: Callable[[str], Callable[..., T] | None]
+    ) -> None:
+        """Names ``<prefix><rest>`` are built by ``resolve(rest)`` (``timm/<model>``);
+        ``resolve`` returns None for a ``rest`` it does not know, or raises a
+        ``ValueError`` that says why."""
+        self._families[prefix] = resolve
+
     def names(self) -> list[str]:
         return sorted(self._entries)
 
+    def families(self) -> list[str]:
+        """The prefixes of the name families (``timm/``), sorted."""
+        return sorted(self._families)
+
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        if not isinstance(name, str):
+            return False
+        try:
+            self.get(name)
+        except ValueError:
+            return False
+        return True
 
     def get(self, name: str) -> Callable[..., T]:
-        try:
+        if name in self._entries:
             return self._entries[name]
-        except KeyError:
-            known = ", ".join(self.names()) or "(none registered)"
-            raise ValueError(f"unknown {self.kind} {name!r}; known: {known}") from None
+        for prefix, resolve in self._families.items():
+            if isinstance(name, str) and name.startswith(prefix):
+                constructor = resolve(name[len(prefix) :])
+                if constructor is not None:
+                    return constructor
+        known = ", ".join(self.names() + [f"{p}<name>" for p in self.families()])
+        close = difflib.get_close_matches(str(name), self.names(), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise ValueError(
+            f"unknown {self.kind} {name!r}; known: {known or '(none registered)'}{hint}"
+        )
 
     def traits(self, name: str) -> ComponentTraits:
         """What ``name`` needs (P×K batches, two views, ...); unknown names raise."""

@@ -28,6 +28,7 @@ from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validate
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
+from worker.findings_summary import findings_json, format_findings, stored_run_findings
 from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run
 
@@ -85,7 +86,7 @@ def train_command(
     """Train in this process, recording into the store; returns the exit code.
 
     ``as_json``: the result goes to stdout as one JSON object (run id, status, steps,
-    device, final metrics, error); everything else goes to stderr."""
+    device, final metrics, findings, error); everything else goes to stderr."""
     report: dict[str, Any] = {"run_id": None, "name": name, "status": "invalid"}
     try:
         config = RunConfig.from_toml(config_path, overrides)
@@ -108,19 +109,25 @@ def train_command(
         # Recorded as the worker does; one line (a full disk names the file it was writing).
         progress.close()
         print(f"\nerror: {error}", file=sys.stderr)
-        return _report(as_json, {**report, "error": str(error)}, 1)
+        found = stored_run_findings(store, run_id)
+        print(format_findings(found), file=sys.stderr)
+        return _report(
+            as_json, {**report, "error": str(error), "findings": findings_json(found)}, 1
+        )
     progress.close()
     report.update(
         status="cancelled" if result.cancelled else "finished",
         steps=result.steps_completed,
         device=result.device,
         metrics=result.final_metrics,
+        findings=findings_json(found := stored_run_findings(store, run_id)),
     )
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
         return _report(as_json, report, 130)
     if not as_json:
         print(format_metrics(result.final_metrics))
+        print(format_findings(found))
     return _report(as_json, report, 0)
 
 

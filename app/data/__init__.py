@@ -20,6 +20,7 @@ from app.data.actions import (
     new_sweep_id,
     set_notes,
     set_tags,
+    submit_slurm_run,
 )
 from app.data.cache import home, store
 from app.data.components import (
@@ -31,6 +32,8 @@ from app.data.components import (
     sweep_error,
     validate_config,
 )
+from app.data.findings import badges as finding_badges
+from app.data.findings import findings
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
 from app.data.lifecycle import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.paper import paper_best, paper_table
@@ -95,6 +98,8 @@ __all__ = [
     "eval_names",
     "eval_series",
     "final_metrics",
+    "finding_badges",
+    "findings",
     "fixed_head",
     "flatten_config",
     "gpu_worker_alive",
@@ -134,6 +139,7 @@ __all__ = [
     "snapshot",
     "snapshot_steps",
     "store",
+    "submit_slurm_run",
     "sweep_error",
     "sweeps",
     "tags",

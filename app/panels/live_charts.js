@@ -91,7 +91,10 @@ class LiveGrid {
     };
     document.addEventListener("visibilitychange", this.onVisibility);
     this.queue = Promise.resolve();
-    this.zoom = null; // the linked x range, null when not zoomed
+    // The linked x range and the zoom signal it belongs to (null when not zoomed): a
+    // range in steps means nothing on a time axis, so charts of another x start whole.
+    this.zoom = null;
+    this.zoomSignal = null;
     this.lastStep = 0;
     this.feed = null;
     this.timer = null;
@@ -203,7 +206,7 @@ class LiveGrid {
       zoom: signal,
     };
     if (signal) {
-      if (this.zoom) await view.signal(signal, this.zoom).runAsync();
+      if (this.zoom && this.zoomSignal === signal) await view.signal(signal, this.zoom).runAsync();
       view.addSignalListener(signal, (_, range) => this.linkZoom(held, range));
     }
     this.views.set(chart.id, held);
@@ -215,10 +218,11 @@ class LiveGrid {
   // One chart zoomed, panned or reset (a null range): every other chart follows.
   linkZoom(source, range) {
     const value = range && range.length === 2 ? [range[0], range[1]] : null;
-    if (sameRange(value, this.zoom)) return;
+    if (sameRange(value, this.zoom) && this.zoomSignal === source.zoom) return;
     this.zoom = value;
+    this.zoomSignal = source.zoom;
     for (const held of this.views.values()) {
-      if (held === source || !held.zoom) continue;
+      if (held === source || held.zoom !== source.zoom) continue;
       if (sameRange(held.view.signal(held.zoom), value)) continue;
       held.view.signal(held.zoom, value).runAsync();
     }

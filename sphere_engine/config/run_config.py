@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sphere_engine.config.devices import check_device_split
 from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
@@ -85,11 +86,20 @@ class DataConfig:
         label="Samples per class (K)",
     )
     num_workers: int = option(
-        0,
-        "DataLoader worker processes (0 = load in the main process)",
-        min=0,
+        -1,
+        "DataLoader worker processes (0 = load in the main process; -1 = automatic: half "
+        "the cores, at most 8, for datasets decoded from files)",
+        min=-1,
         max=64,
         label="Loader workers",
+    )
+    image_size: int = option(
+        0,
+        "Side of the square images fed to the model (0 = the backbone's default: 227 "
+        "for BN-Inception, 224 for other ImageNet backbones); for datasets read from image files",
+        min=0,
+        max=4096,
+        label="Image size (px)",
     )
 
 
@@ -113,6 +123,18 @@ class ModelConfig:
     )
     options: dict[str, Any] = option(
         {}, "Options of the chosen backbone (see its option list)", label="Backbone options"
+    )
+    pretrained: bool | str = option(
+        False,
+        "Initial weights: a .pth/.pt/.safetensors file (torchvision or timm state dict, "
+        "classifier dropped), true for the local torch-hub / timm cache (never downloaded), "
+        "or false for random init",
+        label="Pretrained weights",
+    )
+    frozen_bn: bool | None = option(
+        None,
+        "Keep the backbone's BatchNorm statistics fixed (default: on with pretrained weights)",
+        label="Frozen BatchNorm statistics",
     )
 
 
@@ -185,6 +207,14 @@ class TrainingConfig:
     device: Literal["auto", "cpu", "cuda"] = option(
         "auto", "auto uses CUDA when present", label="Device"
     )
+    devices: int = option(
+        1,
+        "Data-parallel processes (one per GPU; on CPU, gloo processes) that share each "
+        "batch: every process trains on its slice of the configured global batch",
+        min=1,
+        max=1024,
+        label="Devices",
+    )
     checkpoint_every: int = option(
         0,
         "Save a checkpoint every N steps (0 = only at the end)",
@@ -194,6 +224,16 @@ class TrainingConfig:
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
     )
+    amp: Literal["off", "bf16", "fp16"] = option(
+        "off",
+        "Mixed precision of the forward pass: bf16, or fp16 with a gradient scaler (CUDA "
+        "only); the diagnostics stay float32",
+        label="Mixed precision",
+    )
+    channels_last: bool = option(
+        False, "channels_last memory format for image backbones", label="channels_last"
+    )
+    compile: bool = option(False, "torch.compile the backbone", label="torch.compile")
 
 
 @dataclass
@@ -336,6 +376,7 @@ class RunConfig:
                 f"training.steps ({self.training.steps})"
             )
         check_evaluation_combinations(self)
+        check_device_split(self)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

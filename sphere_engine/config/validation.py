@@ -104,7 +104,10 @@ def validate(config: RunConfig) -> None:
             "samples per class (a P×K batch with K ≥ 2)"
         )
 
-    data_options = _typed_options(datasets, data.name, data.options)
+    from sphere_engine.config.image_size import resolved_data_options
+    from sphere_engine.models.build import check_backbone
+
+    data_options = _typed_options(datasets, data.name, resolved_data_options(config))
     try:
         info = dataset_info(
             data.name, root=data.root, split=data.split, download=data.download, **data_options
@@ -127,6 +130,12 @@ def validate(config: RunConfig) -> None:
             )
 
     _typed_options(models, model.name, model.options)
+    try:
+        check_backbone(model, info.input_shape)
+    except ValueError as error:
+        if str(error).startswith(("model.", "data.")):
+            raise
+        raise _named("model.name", error) from None
 
     objective_options = _typed_options(objectives, objective.name, objective.options)
     if objectives.traits(objective.name).is_fixed:  # a polytope head: d must hold it

@@ -8,6 +8,7 @@ from sphere_engine.geometry import class_centroids
 from sphere_engine.metrics.angles import angular_separation_scores
 from sphere_engine.metrics.backend import resolve_backend
 from sphere_engine.metrics.clustering import agglomerative_nmi, clustering_scores
+from sphere_engine.metrics.effective_rank import effective_rank_scores
 from sphere_engine.metrics.hypersphere import (
     UNIFORMITY_MAX_POINTS,
     alignment_scores,
@@ -62,7 +63,8 @@ def evaluate_embeddings(
       ``angle/intra_mean``, ``angle/intra_over_inter`` (degrees), ``alignment``
       (exact, all same-class pairs), ``hyperspherical_energy`` (of the class
       centroids), ``uniformity`` (all pairs of at most 4,096 points: a seeded uniform
-      subsample above that; ``uniformity/points`` says how many).
+      subsample above that; ``uniformity/points`` says how many), ``effective_rank`` (of
+      the same points, ``sphere_engine.metrics.effective_rank``).
 
     ``retrieval=False`` leaves the retrieval keys out (a caller with its own protocol);
     ``collector`` keeps per-query and per-class results (``per_query.py``).
@@ -122,4 +124,5 @@ def evaluate_embeddings(
     sample = subsample(unit, UNIFORMITY_MAX_POINTS, seed)
     results["uniformity"] = uniformity_scores(sample)
     results["uniformity/points"] = float(sample.shape[0])
+    results["effective_rank"] = effective_rank_scores(sample)
     return {name: float(value) for name, value in results.items()}

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from torch import Tensor, nn
+from torch import nn
 
-from sphere_engine.models.embedding_layer import EmbeddingLayer
+from sphere_engine.models.backbone import Backbone
 from sphere_engine.models.registry import MODELS
-from sphere_engine.registry import ComponentTraits
 
 
 def _stage(in_channels: int, out_channels: int) -> nn.Sequential:
@@ -23,12 +22,12 @@ def _stage(in_channels: int, out_channels: int) -> nn.Sequential:
 
 
 @MODELS.register("lenetpp")
-class LeNetPP(nn.Module):
+class LeNetPP(Backbone):
     """conv 5×5 32-32, pool, 64-64, pool, 128-128, pool (PReLU), flatten, embedding
     layer. Images (C, H, W) with H, W ≥ 8: 1×28×28 gives 128×3×3 features, 3×32×32
     gives 128×4×4."""
 
-    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
+    min_image_size = 8
     param_help: ClassVar[dict[str, str]] = {}
 
     def __init__(
@@ -38,19 +37,14 @@ class LeNetPP(nn.Module):
         embedding_bn: bool = False,
         weight_norm: bool = False,
     ) -> None:
-        super().__init__()
         if len(input_shape) != 3 or min(input_shape[1:]) < 8:
             raise ValueError(
                 f"input_shape: {tuple(input_shape)!r} is not allowed for lenetpp; it needs "
                 "images (C, H, W) with H, W >= 8"
             )
         channels, height, width = input_shape
-        self.features = nn.Sequential(
+        features = nn.Sequential(
             _stage(channels, 32), _stage(32, 64), _stage(64, 128), nn.Flatten()
         )
         flat = 128 * (height // 8) * (width // 8)
-        self.embedding = EmbeddingLayer(flat, embedding_dim, embedding_bn, weight_norm)
-
-    def forward(self, x: Tensor) -> Tensor:
-        """``x``: images (N, C, H, W). Returns embeddings (N, embedding_dim)."""
-        return self.embedding(self.features(x))
+        super().__init__(features, flat, embedding_dim, embedding_bn, weight_norm)

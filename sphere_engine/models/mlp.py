@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 from typing import ClassVar, Literal
 
-from torch import Tensor, nn
+from torch import nn
 
 from sphere_engine.config.option_checks import OptionError, check_choice
-from sphere_engine.models.embedding_layer import EmbeddingLayer
+from sphere_engine.models.backbone import Backbone
 from sphere_engine.models.registry import MODELS
-from sphere_engine.registry import ComponentTraits
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "relu": nn.ReLU,
@@ -21,11 +20,10 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 
 
 @MODELS.register("mlp")
-class MLP(nn.Module):
+class MLP(Backbone):
     """Flattens the input, then Linear + activation per hidden layer, then the
     embedding layer. Any input shape works (images are flattened)."""
 
-    traits: ClassVar[ComponentTraits] = ComponentTraits(needs_embedding_dim=True)
     param_help: ClassVar[dict[str, str]] = {
         "hidden_dims": "Widths of the hidden layers (empty: a single linear map)",
         "activation": "Activation after each hidden layer",
@@ -40,7 +38,6 @@ class MLP(nn.Module):
         hidden_dims: tuple[int, ...] = (128, 128),
         activation: Literal["relu", "prelu", "gelu", "tanh"] = "relu",
     ) -> None:
-        super().__init__()
         check_choice("activation", activation, ACTIVATIONS)
         if any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in hidden_dims):
             raise OptionError("hidden_dims", list(hidden_dims), "integers >= 1")
@@ -49,9 +46,4 @@ class MLP(nn.Module):
         for hidden in hidden_dims:
             layers += [nn.Linear(width, int(hidden)), ACTIVATIONS[activation]()]
             width = int(hidden)
-        self.features = nn.Sequential(*layers)
-        self.embedding = EmbeddingLayer(width, embedding_dim, embedding_bn, weight_norm)
-
-    def forward(self, x: Tensor) -> Tensor:
-        """``x``: (N, *input_shape). Returns embeddings (N, embedding_dim)."""
-        return self.embedding(self.features(x))
+        super().__init__(nn.Sequential(*layers), width, embedding_dim, embedding_bn, weight_norm)

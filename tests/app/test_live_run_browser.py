@@ -34,7 +34,8 @@ _FIRST_PICTURE_JS = f"""() => {{
 def _log(store: RunStore, run_id: str, steps: range) -> None:
     with store.tracker(run_id, flush_interval=0) as tracker:
         for step in steps:
-            tracker.track_many(scalars(step, 0.1 + 0.01 * step), step)
+            custom = {"acc/train": 0.5, "acc/val": 0.4}  # names of the user's own (SDK)
+            tracker.track_many({**scalars(step, 0.1 + 0.01 * step), **custom}, step)
             tracker.track_progress(step, 1000)
     store.heartbeat(run_id, steps[-1], 1000)  # not lost while the test watches
 
@@ -85,7 +86,42 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         _log(store, run_id, range(41, 51))
         page.get_by_text("up to step 50").first.wait_for(timeout=30_000)
         assert page.locator(CHARTS).count() >= 1
+        _check_top_of_page_and_link(page, store, run_id)
         browser.close()
+
+
+def _check_top_of_page_and_link(page, store: RunStore, run_id: str) -> None:
+    """Issue 27: the key numbers and Cancel at the top (item 3), custom SDK metrics
+    drawn (item 3), no author chrome (item 9), the view in the URL (item 5)."""
+    tiles = page.locator(".spherescope-tile")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.spherescope-tile'))"
+        ".some(tile => tile.innerText.includes('50 of 1,000'))",
+        timeout=30_000,
+    )
+    shown = " | ".join(tiles.all_inner_texts())
+    for words in ("running", "50 of 1,000", "steps/s", "loss", "norm variance", "R@1"):
+        assert words in shown, shown
+    cancel = page.get_by_role("button", name="Cancel run")
+    assert cancel.is_visible()
+    assert cancel.bounding_box()["y"] < page.locator(CHARTS).first.bounding_box()["y"]
+    assert page.get_by_text("host ").first.is_visible()
+    assert page.get_by_text("Notes").first.is_visible()
+    assert page.get_by_role("button", name="Deploy").count() == 0  # viewer toolbar
+    custom = page.get_by_role("tab", name="Custom")
+    custom.click()
+    page.locator(f"{CHARTS}[data-chart='custom:acc']").wait_for(timeout=30_000)
+    # The x axis and smoothing go into the URL; a reload (or the link) restores them.
+    page.get_by_text("relative time").click()
+    page.wait_for_url(lambda url: "x=time" in url, timeout=30_000)
+    assert f"run_id={run_id}" in page.url
+    page.reload()
+    page.locator(CHARTS).first.wait_for(timeout=60_000)
+    assert page.get_by_role("radio", name="relative time").is_checked()
+    # Cancel on the page: the run is asked to stop.
+    page.get_by_role("button", name="Cancel run").click()
+    page.wait_for_timeout(3000)
+    assert store.cancel_requested(run_id)
 
 
 #: Each chart's x domain (``cell.vegaView``: the chart element's Vega view).
@@ -134,7 +170,32 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
         page.wait_for_timeout(500)
         reset = page.evaluate(_X_DOMAINS_JS)
         assert all(high >= 120 for _, high in reset), reset  # every chart, the whole run
+        # Zoomed, then another x axis: a range in steps means nothing in seconds, so the
+        # charts of the new axis show the whole run (they went blank: issue 27 item 1).
+        for _ in range(5):
+            page.mouse.wheel(0, -200)
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(500)
+        page.get_by_text("relative time").click()
+        page.wait_for_function(_ALL_SHOW_TIME_JS, timeout=30_000)
+        page.wait_for_timeout(500)
+        assert page.evaluate(_DOMAINS_COVER_ROWS_JS) == [True] * OVERVIEW_CHARTS
         browser.close()
+
+
+#: Every chart draws seconds on x (its rows have the ``time`` field).
+_ALL_SHOW_TIME_JS = f"""() => {{
+  const cells = Array.from(document.querySelectorAll('{CHARTS}'));
+  return cells.length >= {OVERVIEW_CHARTS} && cells.every(cell => cell.vegaView
+    && cell.vegaView.data('rows').length && 'time' in cell.vegaView.data('rows')[0]);
+}}"""
+#: Whether each chart's x domain covers its rows' times (not blank, not zoomed away).
+_DOMAINS_COVER_ROWS_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'),
+  cell => {{
+    const times = cell.vegaView.data('rows').map(row => row.time);
+    const [low, high] = cell.vegaView.scale('x').domain().map(Number);
+    return low <= Math.min(...times) && high >= Math.max(...times);
+  }})"""
 
 
 #: Each chart's last drawn step (``cell.vegaView``'s rows).

@@ -131,9 +131,26 @@ def test_fixed_head_weights_do_not_change_during_training(tmp_path) -> None:
     state = load_checkpoint(result.checkpoint_path)
     from sphere_engine.heads import polytope_vertices
 
-    vertices = state["objective"]["head.vertices"]
+    vertices = state["objective"]["loss.head.vertices"]
     assert torch.allclose(vertices, polytope_vertices("simplex", 10))
-    assert not any(k.startswith("head.") for k in state["objective"] if "weight" in k)
+    assert not any(k.startswith("loss.head.") for k in state["objective"] if "weight" in k)
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        {"objective": {"kind": "head", "name": "cosface"}, "regularizer": {"name": "center"}},
+        {"objective": {"kind": "loss", "name": "triplet"}, "regularizer": {"name": "sec"}},
+    ],
+)
+def test_a_module_with_two_parents_is_saved_once(tmp_path, sections: dict) -> None:
+    config = digits_config(**sections, training={"steps": 2, "checkpoint_dir": str(tmp_path)})
+    state = load_checkpoint(run_training(config, InMemoryTracker()).checkpoint_path)
+    saved = state["objective"]
+    assert saved, "the objective has state to save"
+    assert all(key.startswith("loss.") for key in saved), sorted(saved)
+    storages = [tensor.untyped_storage().data_ptr() for tensor in saved.values()]
+    assert len(storages) == len(set(storages)), sorted(saved)
 
 
 def test_same_seed_same_numbers() -> None:

@@ -6,12 +6,19 @@ from sphere_engine.models import MODELS, create_model, list_models
 INPUT_SHAPES = {
     "mlp": [(64,), (1, 8, 8), (3, 32, 32)],
     "lenetpp": [(1, 28, 28), (3, 32, 32), (1, 8, 8)],
-    "resnet18": [(3, 32, 32), (1, 28, 28)],
+    "resnet18": [(3, 16, 16), (1, 12, 12)],
 }
 
 
 def test_list_models():
-    assert list_models() == ["lenetpp", "mlp", "resnet18"]
+    assert list_models() == [
+        "bninception",
+        "lenetpp",
+        "mlp",
+        "resnet18",
+        "resnet50",
+        "vit_small_patch16_224",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -41,14 +48,16 @@ def test_embedding_bn_and_weight_norm_on_every_model(name):
 
 def test_fixed_args_are_not_user_options():
     assert set(MODELS.params("mlp")) == {"hidden_dims", "activation"}
-    assert set(MODELS.params("resnet18")) == {"weights_path", "small_input"}
+    assert set(MODELS.params("resnet18")) == {"pooling", "small_input"}
     assert MODELS.params("lenetpp") == {}
     assert MODELS.params("mlp")["hidden_dims"].help
 
 
 def test_unknown_model_and_option():
-    with pytest.raises(ValueError, match="unknown model 'vgg'; known: lenetpp, mlp, resnet18"):
+    with pytest.raises(ValueError, match="unknown model 'vgg'; known: bninception, lenetpp, mlp"):
         create_model("vgg", (64,), 8)
+    with pytest.raises(ValueError, match="did you mean resnet50 or resnet18"):
+        create_model("resnet5", (3, 32, 32), 8)
     with pytest.raises(ValueError, match=r"model\.options\.depth: unknown option"):
         create_model("mlp", (64,), 8, depth=3)
 

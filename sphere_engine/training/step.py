@@ -1,0 +1,95 @@
+"""One training step: forward, backward, diagnostics, optimiser step.
+
+``train_step`` is the seam for how a step is computed: mixed precision (autocast
+around the forward, a gradient scaler around backward and step) and distributed
+gradient synchronisation change this function, not the loop around it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from sphere_engine.diagnostics.batch_statistics import StepStatistics, batch_statistics
+from sphere_engine.diagnostics.pending_statistics import HostStep
+from sphere_engine.training.setup import TrainingSetup
+
+
+@dataclass
+class StepOutcome:
+    """What the loop needs from a step: its loss on the host and, on a logged step, the
+    raw diagnostics (finished later by the reporter)."""
+
+    loss: float
+    host: HostStep | None
+
+    @property
+    def diverged(self) -> bool:
+        return not math.isfinite(self.loss)
+
+
+def train_step(
+    setup: TrainingSetup, inputs: torch.Tensor, labels: torch.Tensor, *, logged: bool
+) -> StepOutcome:
+    """Train on one batch. A step whose loss is not finite is not applied."""
+    keep_embedding_grad = logged and setup.config.diagnostics.gradient_stats
+    precision = setup.precision
+    if setup.channels_last:
+        inputs = inputs.contiguous(memory_format=torch.channels_last)
+
+    # ---- forward (the backbone under training.amp; loss and diagnostics in float32)
+    with precision.autocast():
+        embeddings = setup.trained(inputs)
+    embeddings = embeddings.float()
+    if keep_embedding_grad:
+        embeddings.retain_grad()
+    loss = setup.objective(embeddings, labels)
+
+    # ---- backward
+    setup.optimizer.zero_grad(set_to_none=True)
+    precision.backward(loss)
+    setup.parallel.average_gradients(setup.objective.parameters())
+
+    # ---- diagnostics (no autograd; one host transfer for all of them)
+    if logged:
+        host = measure_step(setup, loss, embeddings, labels, keep_embedding_grad)
+        outcome = StepOutcome(host.raw_value("loss/total"), host)
+    else:
+        # still one sync: divergence must be caught
+        outcome = StepOutcome(float(loss.detach()), None)
+
+    # ---- optimiser step
+    if not outcome.diverged:
+        precision.step(setup.optimizer)
+    return outcome
+
+
+def measure_step(
+    setup: TrainingSetup,
+    loss: torch.Tensor,
+    embeddings: torch.Tensor,
+    labels: torch.Tensor,
+    with_gradients: bool,
+) -> HostStep:
+    """A logged step's statistics, moved to the host in one transfer (the step's one
+    sync point); ``PendingStatistics`` finishes them later."""
+    objective, tracked, parallel = setup.objective, setup.tracked, setup.parallel
+    stats = StepStatistics()
+    stats.add(  # the named 0-dim tensors (averaged over ranks): one group, one stack
+        parallel.mean(
+            {
+                "loss/total": loss,
+                **{f"loss/{k}": v for k, v in objective.last_terms.items()},
+                **objective.regularizer_diagnostics(),
+                **objective.mining_diagnostics(),
+            }
+        )
+    )
+    gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
+    stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
+    if len(tracked.ids) and parallel.is_main:
+        stats.add(tracked.directions.update(tracked.embed(tracked.inputs)))
+        stats.sample_norms = tracked.directions.norms
+    return stats.transfer()
