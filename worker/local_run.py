@@ -20,6 +20,7 @@ import numpy as np
 from db import run_log
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
+from db.query_results import store_query_results
 from db.store import RunStore
 from db.write_errors import StoreWriteError
 from sphere_engine.catalogue import key_metrics
@@ -160,6 +161,8 @@ def analyze_command(
     ``path`` alone: leave-one-out retrieval; ``query`` + ``gallery`` files instead:
     the query–gallery protocol (``sphere_engine.metrics.analysis``)."""
     from sphere_engine.metrics import analysis_metrics, load_labelled_embeddings, load_query_gallery
+    from sphere_engine.metrics.analysis import collected_results
+    from sphere_engine.metrics.per_query import QueryCollector
 
     try:
         if (query is None) != (gallery is None) or (path is None) == (query is None):
@@ -170,12 +173,16 @@ def analyze_command(
             embeddings = np.concatenate([queries.embeddings, galleries.embeddings])
             labels = np.concatenate([queries.labels, galleries.labels])
             is_query = np.arange(len(labels)) < len(queries.labels)
-            source = query
+            source, class_names = query, queries.class_names
         else:
             assert path is not None
-            embeddings, labels, _ = load_labelled_embeddings(path)
+            embeddings, labels, class_names = load_labelled_embeddings(path)
             source = path
-        metrics, roc = analysis_metrics(embeddings, labels, is_query=is_query, recall_ks=ks)
+        collector = QueryCollector()
+        metrics, roc = analysis_metrics(
+            embeddings, labels, is_query=is_query, recall_ks=ks, collector=collector
+        )
+        per_query = collected_results(collector, embeddings, labels, is_query)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -202,5 +209,6 @@ def analyze_command(
         if roc is not None:
             run.tracker.track_curve("verification/roc", roc[0].tolist(), roc[1].tolist(), 0)
         run.tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # seeded sample of ≤ 2000
+        store_query_results(store, run_id, 0, per_query, class_names)
     print(f"analysis recorded as run {run_id} in {store.home}", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ import pytest
 
 import sphere_engine.train
 from db import layout, queries
+from db.query_results import per_class_results, query_results
 from db.schema import TABLES
 from db.store import RunStore
 from sphere_engine.errors import TrainingDivergedError
@@ -152,6 +153,11 @@ def test_analyze_prints_writes_and_records(tmp_path, store, capsys) -> None:
     recorded = queries.eval_series(store, [run_id])
     assert dict(zip(recorded["name"], recorded["value"], strict=True))["recall@1"] == 1.0
     assert len(queries.snapshot(store, run_id, 0)) == 100
+    # the explorer's per-query and per-class results, stored with step 0
+    kept = query_results(store, run_id, 0)
+    assert kept["query"].tolist() == list(range(100)) and kept["hit@1"].all()
+    assert all(labels[row] == kept["label"][i] for i, row in enumerate(kept["query"]))
+    assert per_class_results(store, run_id, 0)["recall@1"].tolist() == [1.0] * 4
 
 
 def test_analyze_query_gallery_with_string_labels(tmp_path, store, capsys) -> None:
@@ -177,6 +183,9 @@ def test_analyze_query_gallery_with_string_labels(tmp_path, store, capsys) -> No
     assert store.get_run(run_id).config["analysis"]["protocol"] == "query_gallery"
     roc = queries.latest_curves(store, [run_id], "verification/roc")
     assert len(roc) > 0 and roc["x"].iloc[-1] == 1.0
+    classes = per_class_results(store, run_id, 0)
+    assert classes["class_name"].tolist() == ["bee", "cat", "dog"]  # the query classes
+    assert query_results(store, run_id, 0)["neighbors"].map(len).eq(10).all()
 
 
 def test_analyze_needs_a_file_or_a_query_and_a_gallery(tmp_path, store, capsys) -> None:
