@@ -46,7 +46,7 @@ __all__ = [
 RUN_COLUMNS = [
     "run_id", "name", "kind", "status", "status_message", "progress_step", "progress_total",
     "created_at", "started_at", "finished_at", "heartbeat_at", "device", "host", "tags",
-    "notes", "sweep_id", "config", "run_info",
+    "notes", "sweep_id", "config", "run_info", "executor",
 ]  # fmt: skip
 _TIME_COLUMNS = ["created_at", "started_at", "finished_at", "heartbeat_at"]
 

@@ -100,6 +100,16 @@ def _change(
         write_json_atomic(folder / layout.ENDED, doc, fsync=False)
 
 
+def note_queued(catalogue: FileCatalogue, run_id: str, message: str) -> None:
+    """Set the status message of a run that is still ``queued`` (why it waits); its
+    cancel flag and claim are untouched. A run no longer queued is left as it is."""
+    folder = catalogue.existing_run_dir(run_id)
+    doc, _ = read_status_doc(catalogue, folder)
+    if not doc or doc.get("status", "queued") != "queued":
+        return
+    write_json_atomic(folder / layout.STATUS, {**doc, "message": message})
+
+
 def heartbeat(
     catalogue: FileCatalogue, run_id: str, step: int | None = None, total: int | None = None
 ) -> None:

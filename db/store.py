@@ -105,6 +105,10 @@ class RunStore:
         see ``run_status.set_status``. Never compacts (see ``end_run``)."""
         run_status.set_status(self.files, run_id, status, message, **fields)
 
+    def note_queued(self, run_id: str, message: str) -> None:
+        """The status message of a run still ``queued``: why it waits (``run_status``)."""
+        run_status.note_queued(self.files, run_id, message)
+
     def start_run(self, run_id: str, **fields: Any) -> None:
         """Claim a queued run for this process: ``queued`` → ``running`` for exactly one
         caller, even across processes and hosts (``run_status.start_run``)."""

@@ -107,6 +107,26 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def _add_submit(commands: argparse._SubParsersAction) -> None:
+    from worker.slurm_options import add_slurm_options
+
+    submit = _command(
+        commands, "submit", "queue one config for the workers, or as a SLURM job (--slurm)"
+    )
+    submit.add_argument("config", help="TOML run config")
+    submit.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a setting, e.g. optimizer.lr=0.01 (repeatable)",
+    )  # fmt: skip
+    submit.add_argument("--name", default=None, help="run name (default: the config file's name)")
+    submit.add_argument("--tags", default="", metavar="TAG,TAG", help="comma-separated tags")
+    submit.add_argument("--json", action="store_true", help='print {"run_id": ...} last')
+    add_slurm_options(submit)
+
+    cancel = _command(commands, "cancel", "cancel a queued or running run (workers or SLURM)")
+    cancel.add_argument("run_id", metavar="RUN_ID", help="the run's id")
+
+
 def _add_analyze(commands: argparse._SubParsersAction) -> None:
     analyze = _command(
         commands,
@@ -198,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spherescope {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_train(commands)
+    _add_submit(commands)
     _add_analyze(commands)
     _add_export(commands)
     _add_stack(commands)
@@ -214,6 +235,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train_command(
             args.config, args.overrides, name=args.name, tags=tags, as_json=args.json
         )
+    if args.command == "submit":
+        from worker.slurm_options import slurm_request
+        from worker.submit_command import submit_command
+
+        tags = [tag.strip() for tag in args.tags.split(",") if tag.strip()]
+        return submit_command(
+            args.config, args.overrides, name=args.name, tags=tags, as_json=args.json,
+            slurm=slurm_request(args),
+        )  # fmt: skip
+    if args.command == "cancel":
+        from worker.submit_command import cancel_command
+
+        return cancel_command(args.run_id)
     if args.command == "analyze":
         from worker.local_run import analyze_command
 

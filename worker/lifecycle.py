@@ -1,7 +1,8 @@
 """Worker process hooks (Celery signals).
 
-- main process, when ready: a reaper thread (lost runs) that also advertises the gpu
-  queue in Redis when this worker consumes it (for routing ``device = auto``);
+- main process, when ready: a reaper thread (lost runs) that also advertises the
+  worker's device count in Redis (``worker.devices``) and the gpu queue when this
+  worker consumes it (for routing ``device = auto``);
 - each pool child, when forked: import torch and the engine before any task arrives
   (importing torch does not initialise CUDA; the first CUDA call happens in the task);
 - main process: failures the child cannot report (its death, the hard time limit).
@@ -19,7 +20,7 @@ from billiard.exceptions import TimeLimitExceeded, WorkerLostError
 from celery import signals
 
 from db.store import RunStore
-from worker import routing, settings
+from worker import devices, routing, settings
 from worker.failures import record_failure
 from worker.reaper import ReaperThread
 
@@ -62,12 +63,15 @@ def _consumed_queues(consumer: Any) -> set[str]:
 def start_reaper(sender: Any = None, **_: Any) -> None:
     global _reaper
     node_name = getattr(sender, "hostname", "worker")
-    also = None
-    if settings.GPU_QUEUE in _consumed_queues(sender):
-        client = routing.redis_client(sender.app.conf.broker_url)
-        ttl = 3 * settings.reaper_interval()
+    serves_gpu = settings.GPU_QUEUE in _consumed_queues(sender)
+    client = routing.redis_client(sender.app.conf.broker_url)
+    ttl = 3 * settings.reaper_interval()
+    device_count = devices.local_devices(serves_gpu)
+    log.info("worker %s offers %d device(s) to a run", node_name, device_count)
 
-        def also() -> None:
+    def also() -> None:
+        devices.advertise_devices(client, node_name, device_count, ttl)
+        if serves_gpu:
             routing.advertise_gpu_worker(client, node_name, ttl)
 
     _reaper = ReaperThread(settings.reaper_interval(), also)

@@ -103,6 +103,8 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
     now = time.time()
     candidates = []
     for record in store.list_runs(status="queued"):
+        if record.executor:  # submitted to a scheduler (SLURM), not to the broker
+            continue
         try:
             still_since = (store.run_dir(record.run_id) / layout.STATUS).stat().st_mtime
         except FileNotFoundError:  # deleted meanwhile

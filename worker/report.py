@@ -22,6 +22,7 @@ from db.queries import snapshot, snapshot_steps
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.experiments import EXPERIMENTS, TRAIN_MEAN_FRACTION
+from sphere_engine.experiments.paper_values import not_run_message, paper_table
 from sphere_engine.experiments.spec import merge
 from sphere_engine.experiments.tables import (
     check_claims,
@@ -82,7 +83,9 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
     experiment = data.experiment
     lines = [f"## `{experiment.name}`: {experiment.title}", "", experiment.description]
     if data.runs.empty:
-        lines += ["", f"**Not run yet.** Run `spherescope reproduce {experiment.name} --local`."]
+        lines += ["", f"**{not_run_message(experiment)}**"]
+        if any(variant.reference for variant in experiment.variants):
+            lines += ["", to_markdown(paper_table(experiment))]
         return "\n".join(lines)
     lines += [
         "",

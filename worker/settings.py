@@ -29,6 +29,10 @@ QUEUES = (GPU_QUEUE, CPU_QUEUE)
 
 # Redis key a worker serving the gpu queue refreshes while it lives (routing of `auto`).
 GPU_ALIVE_KEY = "spherescope:alive:gpu"
+# Redis key (``<key>:<node name>`` = device count) every live worker refreshes (worker.devices).
+DEVICES_KEY = "spherescope:devices"
+# Overrides the devices a worker counts (GPUs it sees, else CPU cores).
+DEVICES_ENV = "SPHERESCOPE_WORKER_DEVICES"
 
 
 def _float_env(name: str, default: float) -> float:
@@ -74,6 +78,16 @@ def redis_url() -> str:
     if not url:
         raise BrokerNotConfigured()
     return url
+
+
+def worker_devices_override() -> int | None:
+    """``SPHERESCOPE_WORKER_DEVICES`` as a count ≥ 1, None when unset."""
+    raw = os.environ.get(DEVICES_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{DEVICES_ENV}: {raw!r} is not a device count (an integer >= 1)")
+    return int(raw)
 
 
 def lost_after() -> float:

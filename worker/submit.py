@@ -15,10 +15,11 @@ from typing import Any
 
 import redis
 
+from db.executor import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validate
-from worker import routing
+from worker import devices, routing
 from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir
 from worker.settings import BrokerNotConfigured
@@ -38,6 +39,18 @@ def validate_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
     validated = RunConfig.from_dict(dict(config))
     validate(validated)
     return validated
+
+
+def check_devices(config: RunConfig) -> None:
+    """``ValueError`` when ``training.devices`` is more than any live worker has
+    (``worker.devices``); a broker that cannot be asked is left to the enqueue to report."""
+    if config.training.devices == 1:
+        return
+    try:
+        live = devices.live_worker_devices(routing.redis_client(broker_url()))
+    except (redis.RedisError, OSError):
+        return
+    devices.check_devices_available(config.training.devices, live)
 
 
 def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:
@@ -63,6 +76,7 @@ def launch(
     store = store or RunStore()
     check_checkpoint_dir(validated, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
+    check_devices(validated)
     run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags), sweep_id=sweep_id)
     _enqueue(store, run_id, validated)
     return run_id
@@ -116,6 +130,8 @@ def launch_sweep(
     for config, _ in validated:
         check_checkpoint_dir(config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
+    for config, _ in validated:
+        check_devices(config)
     sweep_id = f"sweep-{uuid.uuid4().hex[:10]}"
     prefix = name or sweep_id
     run_ids = []
@@ -131,6 +147,7 @@ def launch_sweep(
 def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """Ask a run to stop; return its status afterwards.
 
+    A SLURM run is cancelled by ``worker.slurm.cancel`` (cancel flag, then scancel).
     A running run stops cooperatively within seconds (status ``cancelled`` set by its
     worker, metrics and last checkpoint kept). A queued run is marked
     ``cancelled`` at once; when its message reaches a worker, the status check there
@@ -138,6 +155,10 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """
     store = store or RunStore()
     record = store.get_run(run_id)
+    if record.executor.get("executor") == SLURM:
+        from worker.slurm.cancel import cancel_slurm
+
+        return cancel_slurm(record, store)
     if record.is_terminal:
         return record.status
     store.request_cancel(run_id)

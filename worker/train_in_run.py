@@ -24,8 +24,13 @@ def train_in_run(
 
     if not config.training.checkpoint_dir:
         config.training.checkpoint_dir = str(run.checkpoint_dir)
-    tracker = CompositeTracker(run.tracker, progress) if progress else run.tracker
-    result = run_training(config, tracker, run.should_stop)
+    if config.training.devices > 1:  # rank 0 of its processes writes the run
+        from worker.distributed_run import run_distributed
+
+        result = run_distributed(config, run.run_id, config.training.devices, store=run.store)
+    else:
+        tracker = CompositeTracker(run.tracker, progress) if progress else run.tracker
+        result = run_training(config, tracker, run.should_stop)
     if result.cancelled:
         reason = run.store.cancel_reason(run.run_id) or "cancelled"
         run.end("cancelled", f"{reason} at step {result.steps_completed}", device=result.device)

@@ -20,6 +20,7 @@ from app.data.actions import (
     new_sweep_id,
     set_notes,
     set_tags,
+    submit_slurm_run,
 )
 from app.data.cache import home, store
 from app.data.components import (
@@ -138,6 +139,7 @@ __all__ = [
     "snapshot",
     "snapshot_steps",
     "store",
+    "submit_slurm_run",
     "sweep_error",
     "sweeps",
     "tags",

@@ -58,6 +58,21 @@ def launch_sweep(
     return sweep_id, list(ids)
 
 
+def submit_slurm_run(
+    config: Mapping[str, Any], request: Mapping[str, Any], *, name: str | None, tags: Sequence[str]
+) -> str:
+    """Validate and submit one run as a SLURM job (``worker.slurm``); its id. A bad
+    request or a refusal by SLURM raises ``ValueError`` with one line."""
+    from worker.slurm import SlurmRequest
+    from worker.slurm.submit import submit_slurm
+
+    run_id = submit_slurm(
+        validate_config(config), SlurmRequest(**request), name, tags, store=store()
+    )
+    _clear_listings()
+    return run_id
+
+
 def new_sweep_id(label: str) -> str:
     """An id grouping the runs of one preset (sortable by time)."""
     slug = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")[:24]

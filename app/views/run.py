@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
-from app.panels import evaluations, live_charts, live_feed, training_charts
+from app.panels import evaluations, live_charts, live_feed, slurm_job, training_charts
 from app.panels import findings as findings_panel
 from app.panels.downloads import downloads
 from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
@@ -203,6 +203,7 @@ def _header(record: Any) -> None:
         )
     elif record.status_message:
         st.caption(record.status_message)
+    slurm_job.show(record)
 
 
 def _charts(

@@ -174,6 +174,12 @@ METRICS: tuple[Metric, ...] = (
         "retrieval/queries_skipped", "eval", "queries without a match", "count", sources=(EVAL,)
     ),
     Metric("retrieval/max_r", "eval", "largest R of MAP@R", "count", sources=(EVAL,)),
+    Metric(
+        "retrieval/classes_skipped", "eval", "classes without a match", "count", sources=(EVAL,)
+    ),
+    Metric(
+        "clustering/train_points", "eval", "points k-means trained on", "count", sources=(EVAL,)
+    ),
     Metric("nmi", "eval", "NMI (k-means)", "fraction", True, sources=(EVAL,), short="NMI"),
     Metric("ami", "eval", "AMI (k-means)", "fraction", True, sources=(EVAL,), short="AMI"),
     Metric("f1", "eval", "pairwise F1 (k-means)", "fraction", True, sources=(EVAL,), short="F1"),

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sphere_engine.config.devices import check_device_split
 from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
@@ -85,16 +86,17 @@ class DataConfig:
         label="Samples per class (K)",
     )
     num_workers: int = option(
-        0,
-        "DataLoader worker processes (0 = load in the main process)",
-        min=0,
+        -1,
+        "DataLoader worker processes (0 = load in the main process; -1 = automatic: half "
+        "the cores, at most 8, for datasets decoded from files)",
+        min=-1,
         max=64,
         label="Loader workers",
     )
     image_size: int = option(
         0,
         "Side of the square images fed to the model (0 = the backbone's default: 227 "
-        "bninception, 224 other ImageNet backbones); for datasets read from image files",
+        "for BN-Inception, 224 for other ImageNet backbones); for datasets read from image files",
         min=0,
         max=4096,
         label="Image size (px)",
@@ -204,6 +206,14 @@ class TrainingConfig:
     seed: int = option(0, "Random seed (data order, initialisation)", min=0, label="Seed")
     device: Literal["auto", "cpu", "cuda"] = option(
         "auto", "auto uses CUDA when present", label="Device"
+    )
+    devices: int = option(
+        1,
+        "Data-parallel processes (one per GPU; on CPU, gloo processes) that share each "
+        "batch: every process trains on its slice of the configured global batch",
+        min=1,
+        max=1024,
+        label="Devices",
     )
     checkpoint_every: int = option(
         0,
@@ -366,6 +376,7 @@ class RunConfig:
                 f"training.steps ({self.training.steps})"
             )
         check_evaluation_combinations(self)
+        check_device_split(self)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -28,6 +28,8 @@ def gather_inputs(dataset: Any, indices: np.ndarray) -> torch.Tensor:
     if hasattr(dataset, "get_batch"):
         inputs, _ = dataset.get_batch(torch.as_tensor(np.asarray(indices), dtype=torch.long))
         return inputs
+    if not len(indices):  # no tracked samples: an empty batch of the right shape
+        return dataset[0][0].new_zeros((0, *dataset[0][0].shape))
     return torch.stack([dataset[int(i)][0] for i in indices])
 
 
@@ -63,8 +65,11 @@ class Evaluator:
         evaluation = config.evaluation
         self.is_query = None
         if evaluation.retrieval_protocol == "query_gallery":
-            self.is_query = query_mask(
-                len(self.indices), evaluation.query_fraction, config.training.seed
+            official = getattr(splits.test, "is_query", None)  # In-Shop's own queries
+            self.is_query = (
+                np.asarray(official)[self.indices]
+                if official is not None
+                else query_mask(len(self.indices), evaluation.query_fraction, config.training.seed)
             )
         self.probe_rows = None
         if linear_probe_enabled(config):

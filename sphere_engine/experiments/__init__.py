@@ -11,10 +11,12 @@ from sphere_engine.experiments import (
     isotropic,
     reponet,
     sec_ablation,
+    sec_benchmarks,
     sec_bn_wn,
     sec_losses,
     sec_optimizers,
     sec_simclr,
+    sec_simclr_cifar10,
 )
 from sphere_engine.experiments.spec import (
     TRAIN_MEAN_FRACTION,
@@ -29,6 +31,9 @@ from sphere_engine.experiments.spec import (
 
 _MODULES = (sec_ablation, sec_losses, sec_bn_wn, sec_optimizers, sec_simclr, reponet, isotropic)
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in _MODULES}
+# research-scale settings: the benchmarks in their official layouts, on a GPU
+for _experiment in (*sec_benchmarks.EXPERIMENTS, sec_simclr_cifar10.EXPERIMENT):
+    EXPERIMENTS[_experiment.name] = _experiment
 
 #: Tags that mark a run as part of an experiment and name its variant.
 EXPERIMENT_TAG = "repro:"
