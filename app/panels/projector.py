@@ -9,7 +9,9 @@ import streamlit as st
 from app import ui
 from app.charts.geometry import class_names
 from app.charts.projector import MAX_COLOURS, projector_scatter
+from app.charts.sphere_view import sphere_deck, sphere_points
 from app.data.projection import projection
+from app.data.reads import coordinate_columns, snapshot, snapshot_coordinates
 from app.projection_methods import METHODS
 
 SPACES = {False: "raw embeddings", True: "unit sphere (f / ‖f‖)"}
@@ -38,6 +40,12 @@ def show(run_id: str, step: int, *, key: str) -> None:
         st.caption(note)
     title = f"{method} of the {SPACES[on_sphere]} at step {step:,}"
     ui.show_chart(projector_scatter(points, title, found), key=f"{key}.chart")
+    frame = snapshot(run_id, step)
+    if len(coordinate_columns(frame)) == 3 and st.toggle(
+        "3-D sphere view (drag to turn)", key=f"{key}.sphere3d"
+    ):
+        deck = sphere_deck(sphere_points(snapshot_coordinates(frame), frame["label"]))
+        st.pydeck_chart(deck, key=f"{key}.deck")
 
 
 def _natural(name: str) -> tuple[int, int | str]:

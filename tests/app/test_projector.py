@@ -80,3 +80,23 @@ def test_the_geometry_page_switches_projection_methods(filled) -> None:
     assert not app.exception and not app.error
     titles = [str(el.proto.spec) for el in app.get("vega_lite_chart")]
     assert any("t-SNE of the raw embeddings" in t for t in titles)
+
+
+def test_sphere_points_lie_on_the_sphere_in_their_class_colours() -> None:
+    from app.charts.sphere_view import RADIUS, sphere_points
+
+    coordinates = np.array([[3.0, 0, 0], [0, 0.1, 0], [0, 0, -7.0]])
+    points = sphere_points(coordinates, pd.Series([5, 6, 5]))
+    radii = np.linalg.norm(np.array(points["position"].tolist()), axis=1)
+    assert np.allclose(radii, RADIUS)
+    assert points["color"][0] == points["color"][2] != points["color"][1]
+    with pytest.raises(ValueError, match="needs 3-d embeddings; these are 2-d"):
+        sphere_points(np.ones((3, 2)), pd.Series([0, 1, 2]))
+
+
+def test_three_d_embeddings_offer_the_sphere_view(filled) -> None:
+    app = open_page("views/geometry.py", {"run_id": filled.sec})  # d = 3
+    app.toggle(key="geometry.projector0.sphere3d").set_value(True).run()
+    assert not app.exception and not app.error
+    (deck,) = app.get("deck_gl_json_chart")
+    assert "OrbitView" in deck.proto.json and "PointCloudLayer" in deck.proto.json
