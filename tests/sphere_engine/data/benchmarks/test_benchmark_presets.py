@@ -53,6 +53,7 @@ def test_the_paper_settings_are_declared():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", list(TREES))
 def test_every_benchmark_run_validates_unchanged(dataset, tmp_path, torch_home, monkeypatch):
     monkeypatch.setenv("TORCH_HOME", str(torch_home))

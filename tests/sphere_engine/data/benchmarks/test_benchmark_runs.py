@@ -33,6 +33,7 @@ def tiny_run(data: dict, **sections: dict) -> RunConfig:
     return config
 
 
+@pytest.mark.slow
 def test_image_folder_run_without_tracked_samples(tmp_path):
     for cls in range(4):
         for k in range(3):
@@ -48,6 +49,7 @@ def test_image_folder_run_without_tracked_samples(tmp_path):
     assert not tracker.sample_norms
 
 
+@pytest.mark.slow
 def test_inshop_run_from_pretrained_weights_in_bf16(tmp_path):
     root = inshop_tree(tmp_path / "inshop")
     torch.manual_seed(5)
