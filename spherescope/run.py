@@ -93,6 +93,7 @@ class Run:
         self.resumed_step: int | None = None  # an elastic restart: the run's last step
         self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
         self._peer_failure: str | None = None
+        self._device_noted = False  # the device is recorded once, from the first batch
         self._outbox: list[Callable[[], None]] = []
         self._outbox_since = 0.0
         self._lifecycle: RunLifecycle | None = None
@@ -156,6 +157,28 @@ class Run:
         self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
         self._deliver()
 
+    def log_mining(
+        self, active: Any, candidates: Any, step: int, hardest_neg_sim: Any = None
+    ) -> None:
+        """What the miner of a pair loss did at ``step``, as SphereScope's own losses log
+        it: ``active`` pairs / triplets the loss learnt from (non-zero loss, or kept by
+        the miner) out of ``candidates`` valid ones, each a count or a boolean mask
+        (array or tensor) → ``mining/active_fraction``; ``hardest_neg_sim``: the mean
+        cosine of each anchor's most similar negative. A run at 0 for long gets the
+        "dead loss" finding."""
+        counts = [
+            _count(name, value) for name, value in (("active", active), ("candidates", candidates))
+        ]
+        if counts[1] <= 0 or not 0 <= counts[0] <= counts[1]:
+            raise ValueError(
+                f"log_mining: active ({counts[0]:g}) must be between 0 and candidates "
+                f"({counts[1]:g}), and candidates above 0"
+            )
+        values = {"mining/active_fraction": counts[0] / counts[1]}
+        if hardest_neg_sim is not None:
+            values["mining/hardest_neg_sim"] = hardest_neg_sim
+        self.log(values, step)
+
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
     ) -> None:
@@ -171,6 +194,11 @@ class Run:
         if self._lifecycle is not None:
             self._deliver()
         self._steps.observe(embeddings, labels, step, sample_ids)
+        if self._lifecycle is not None and not self._device_noted:
+            # what the dashboard shows as the run's device (the SDK never picks one)
+            self._device_noted = True
+            info = {"device": str(embeddings.device)}
+            self._post(lambda: self._writer.call(self._writer.tracker.track_run_info, info))
 
     def evaluate(
         self,
@@ -455,6 +483,13 @@ class _ProgressBeat:
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
         assert self.run.store is not None
         self.run.store.heartbeat(run_id, self.run.step if step is None else step, total)
+
+
+def _count(name: str, value: Any) -> float:
+    """A count given as a number or as a boolean mask (its number of True entries)."""
+    if hasattr(value, "sum") and getattr(value, "ndim", 0) > 0:
+        value = value.sum()
+    return _number(name, value)
 
 
 def _number(name: str, value: Any) -> float:
