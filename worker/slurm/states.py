@@ -24,14 +24,14 @@ ALIVE = frozenset(
 )  # fmt: skip
 #: job end states → (the run's status, message) when the job did not record its own end
 ENDED = {
-    "NODE_FAIL": ("lost", "SLURM: the node of job {job} failed ({reason})"),
-    "BOOT_FAIL": ("lost", "SLURM: the node of job {job} failed to boot ({reason})"),
-    "CANCELLED": ("cancelled", "SLURM job {job} was cancelled ({reason})"),
+    "NODE_FAIL": ("lost", "SLURM: the node of job {job} failed{why}"),
+    "BOOT_FAIL": ("lost", "SLURM: the node of job {job} failed to boot{why}"),
+    "CANCELLED": ("cancelled", "SLURM job {job} was cancelled"),  # its reason: the last wait
     "TIMEOUT": ("failed", "SLURM time limit ({minutes} min) reached"),
     "DEADLINE": ("failed", "SLURM job {job} reached its deadline"),
     "OUT_OF_MEMORY": ("failed", "SLURM job {job} ran out of memory"),
-    "FAILED": ("failed", "SLURM job {job} failed ({reason})"),
-    "PREEMPTED": ("lost", "SLURM preempted job {job} without requeueing it ({reason})"),
+    "FAILED": ("failed", "SLURM job {job} failed{why}"),
+    "PREEMPTED": ("lost", "SLURM preempted job {job} without requeueing it{why}"),
     "COMPLETED": ("lost", "SLURM job {job} completed without ending the run"),
 }
 
@@ -115,7 +115,8 @@ def refresh_slurm_runs(store: RunStore) -> set[str]:
         elif state.state in ENDED and record.status != "lost":
             status, template = ENDED[state.state]
             minutes = record.executor.get("limits", {}).get("time_min", "?")
-            message = template.format(job=job, reason=state.reason or "None", minutes=minutes)
+            why = f" ({state.reason})" if state.reason not in ("", "None") else ""
+            message = template.format(job=job, why=why, minutes=minutes)
             _close(store, record, status, message)
     return alive
 

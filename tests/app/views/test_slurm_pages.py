@@ -47,7 +47,10 @@ def test_launch_on_slurm_submits_with_the_fields_and_remembers_them(home, store,
     assert app.number_input(key="launch.slurm.time_min").value == 120
 
 
-def test_run_page_shows_the_job_its_pending_reason_and_requeues(home, store):
+def test_run_page_shows_the_job_its_pending_reason_and_requeues(home, store, monkeypatch):
+    # what the store says is drawn; asking a SLURM (tests/worker/slurm) would close this
+    # run, whose job 4242 no SLURM knows
+    monkeypatch.setattr("worker.slurm.states.refresh_slurm_runs", lambda store: set())
     run_id = store.create_run({"training": {"steps": 10}}, "on slurm")
     write_executor(store.files, run_id, SLURM_RECORD)
     write_scheduler_state(store.files, run_id, "PENDING", "Resources")

@@ -6,8 +6,10 @@ it cannot start here."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -207,3 +209,19 @@ class SlurmCluster:
                     process.kill()
                     process.wait(5)
         self.processes.clear()
+        self._kill_job_leftovers()
+
+    def _kill_job_leftovers(self) -> None:
+        """Job step daemons (slurmstepd) outlive a stopped slurmd: kill, by pid, every
+        process started with this cluster's SLURM_CONF (never this test process)."""
+        marker = f"SLURM_CONF={self.conf}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                environment = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if marker in environment:
+                with contextlib.suppress(OSError):
+                    os.kill(int(entry.name), signal.SIGKILL)

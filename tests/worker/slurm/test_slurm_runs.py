@@ -194,3 +194,19 @@ def test_the_reaper_asks_slurm_and_never_closes_runs_when_slurm_is_unreachable(
     assert reap_lost(store, max_age_s=0.0) == [running]  # unknown job: the heartbeat rule
     record = store.get_run(queued)
     assert (record.status, record.status_message) == ("lost", "SLURM no longer knows job 999999")
+
+
+def test_a_job_cancelled_outside_spherescope_ends_its_run_with_slurms_word(
+    slurm: SlurmCluster, store: RunStore, tmp_path: Path, capsys
+) -> None:
+    slurm_command(slurm, "scontrol", "update", "PartitionName=long", "State=DOWN")
+    try:
+        run_id = submit(capsys, config_file(tmp_path), "--partition", "long", "--time", "5")
+        job = store.get_run(run_id).executor["job_id"]
+        slurm_command(slurm, "scancel", job)  # a user's own scancel: no cancel flag
+    finally:
+        slurm_command(slurm, "scontrol", "update", "PartitionName=long", "State=UP")
+    assert reap_lost(store, max_age_s=15) == []
+    record = store.get_run(run_id)
+    assert (record.status, record.status_message) == ("cancelled", f"SLURM job {job} was cancelled")
+    assert record.executor["scheduler"]["state"] == "CANCELLED"
