@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from sphere_engine.config import RunConfig, TrainingConfig
+from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation.background import BackgroundEvaluations
 from sphere_engine.optim import apply_lr
@@ -60,12 +60,14 @@ def run_training(
     *,
     parallel: DataParallel = SINGLE_PROCESS,
     resume_from: str | Path | None = None,
+    checkpoint_dir: str | None = None,
 ) -> TrainingResult:
     """Train ``config`` and report every statistic through ``tracker``; ``parallel``:
     this process's share of a data-parallel job (statistics over the global batch,
     evaluation and checkpoints on rank 0; see ``sphere_engine.parallel``); ``resume_from``:
-    a checkpoint to continue from (its states and step)."""
-    setup = prepare_training(config, parallel)
+    a checkpoint to continue from (its states and step); checkpoints go to
+    ``training.checkpoint_dir``, else to ``checkpoint_dir``, else nowhere."""
+    setup = prepare_training(config, parallel, checkpoint_dir)
     start_step = resume(setup, resume_from) if resume_from else 0
     tracker.track_run_info(setup.run_info())
     return train_loop(setup, tracker, should_stop, start_step)
@@ -136,7 +138,7 @@ def train_loop(
                 evaluate(setup, evaluations, tracker, step, final=step == training.steps)
 
             # ---- periodic checkpoint
-            if is_main and checkpoint_due(training, step):
+            if is_main and checkpoint_due(setup, step):
                 reporter.report()
                 checkpoint_path = write_checkpoint(setup, tracker, step)
 
@@ -145,7 +147,7 @@ def train_loop(
             evaluate(setup, evaluations, tracker, step, final=True)
         final_metrics = evaluations.drain(tracker, step)  # the run waits for the last one
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
-        if is_main and training.checkpoint_dir and step and not last_saved:
+        if is_main and setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
     finally:
         evaluations.close()
@@ -179,16 +181,16 @@ def evaluate(
     evaluations.submit(captured, step, tracker)
 
 
-def checkpoint_due(training: TrainingConfig, step: int) -> bool:
+def checkpoint_due(setup: TrainingSetup, step: int) -> bool:
     """Whether ``step`` is one of the periodic checkpoints."""
-    every = training.checkpoint_every
-    return bool(training.checkpoint_dir and every and step % every == 0)
+    every = setup.config.training.checkpoint_every
+    return bool(setup.checkpoint_dir and every and step % every == 0)
 
 
 def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:
     """Save the run's state at ``step`` and tell the tracker where it is."""
     path = save_checkpoint(
-        setup.config.training.checkpoint_dir,
+        setup.checkpoint_dir,
         step,
         setup.config,
         setup.model,

@@ -157,6 +157,28 @@ class Run:
         self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
         self._deliver()
 
+    def log_mining(
+        self, active: Any, candidates: Any, step: int, hardest_neg_sim: Any = None
+    ) -> None:
+        """What the miner of a pair loss did at ``step``, as SphereScope's own losses log
+        it: ``active`` pairs / triplets the loss learnt from (non-zero loss, or kept by
+        the miner) out of ``candidates`` valid ones, each a count or a boolean mask
+        (array or tensor) → ``mining/active_fraction``; ``hardest_neg_sim``: the mean
+        cosine of each anchor's most similar negative. A run at 0 for long gets the
+        "dead loss" finding."""
+        counts = [
+            _count(name, value) for name, value in (("active", active), ("candidates", candidates))
+        ]
+        if counts[1] <= 0 or not 0 <= counts[0] <= counts[1]:
+            raise ValueError(
+                f"log_mining: active ({counts[0]:g}) must be between 0 and candidates "
+                f"({counts[1]:g}), and candidates above 0"
+            )
+        values = {"mining/active_fraction": counts[0] / counts[1]}
+        if hardest_neg_sim is not None:
+            values["mining/hardest_neg_sim"] = hardest_neg_sim
+        self.log(values, step)
+
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
     ) -> None:
@@ -461,6 +483,13 @@ class _ProgressBeat:
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
         assert self.run.store is not None
         self.run.store.heartbeat(run_id, self.run.step if step is None else step, total)
+
+
+def _count(name: str, value: Any) -> float:
+    """A count given as a number or as a boolean mask (its number of True entries)."""
+    if hasattr(value, "sum") and getattr(value, "ndim", 0) > 0:
+        value = value.sum()
+    return _number(name, value)
 
 
 def _number(name: str, value: Any) -> float:

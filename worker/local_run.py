@@ -25,7 +25,7 @@ from db.store import RunStore
 from db.write_errors import StoreWriteError
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
+from sphere_engine.config.validation import validated_config
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
 from worker.findings_summary import findings_json, format_findings, stored_run_findings
@@ -89,8 +89,7 @@ def train_command(
     device, final metrics, findings, error); everything else goes to stderr."""
     report: dict[str, Any] = {"run_id": None, "name": name, "status": "invalid"}
     try:
-        config = RunConfig.from_toml(config_path, overrides)
-        validate(config)
+        config = validated_config(RunConfig.from_toml(config_path, overrides))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return _report(as_json, {**report, "error": str(error)}, 2)

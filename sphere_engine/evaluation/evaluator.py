@@ -197,8 +197,7 @@ class Evaluator:
             predictions = logits.argmax(dim=1).numpy()
             metrics["classifier_accuracy"] = float((predictions == labels).mean())
             if captured.vertices is not None:
-                for name, value in vertex_alignment(host, labels, captured.vertices).items():
-                    metrics[name if name.startswith("vertex/") else f"vertex/{name}"] = value
+                metrics |= vertex_alignment(host, labels, captured.vertices)
         metrics |= self._verification(host, labels, tracker, step)
         if captured.probe is not None:
             from sphere_engine.metrics import linear_probe_accuracy

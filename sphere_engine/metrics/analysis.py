@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.metrics.embedding_files import LabelledEmbeddings, load_labelled_embeddings
 from sphere_engine.metrics.evaluate import evaluate_embeddings
 from sphere_engine.metrics.inputs import check_ks, check_pair, l2_normalize
@@ -26,7 +27,7 @@ from sphere_engine.metrics.query_gallery import IN_SHOP_KS
 from sphere_engine.metrics.retrieval import retrieval_scores
 from sphere_engine.metrics.verification import verification_scores_and_roc
 
-LEAVE_ONE_OUT_KS = (1, 2, 4, 8)
+LEAVE_ONE_OUT_KS = DEFAULT_RECALL_KS
 Roc = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.geometry import class_centroids
 from sphere_engine.metrics.angles import angular_separation_scores
 from sphere_engine.metrics.backend import resolve_backend
@@ -33,7 +34,7 @@ def evaluate_embeddings(
     labels: Any,
     *,
     normalize: bool = True,
-    ks: Any = (1, 2, 4, 8),
+    ks: Any = DEFAULT_RECALL_KS,
     clustering: bool = True,
     agglomerative: bool = False,
     seed: int = 0,

@@ -244,3 +244,20 @@ def test_legends_list_every_run_whole():
     legend = charts.metric_lines(frame).to_dict()["encoding"]["color"]["legend"]
     assert legend["columns"] == 1 and legend["labelLimit"] == 0
     assert legend["direction"] == "vertical"
+
+
+def test_a_loss_term_that_is_zero_throughout_is_not_drawn():
+    """η = 0: the regulariser's term is a flat 0 that stretched the loss chart's axis."""
+    from app.panels.training_charts import drop_all_zero
+
+    steps = [1, 2, 3]
+    part = pd.DataFrame(
+        {
+            "step": steps * 3,
+            "name": ["loss/total"] * 3 + ["loss/metric"] * 3 + ["loss/sec"] * 3,
+            "value": [0.9, 0.5, 0.3, 0.9, 0.5, 0.3, 0.0, 0.0, 0.0],
+        }
+    )
+    assert sorted(set(drop_all_zero(part)["name"])) == ["loss/metric", "loss/total"]
+    only_zero = part[part["name"] == "loss/sec"]
+    assert len(drop_all_zero(only_zero)) == 3  # a chart of nothing but zeros stays

@@ -129,6 +129,15 @@ _X_DOMAINS_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'),
   cell => cell.vegaView.scale('x').domain().map(Number))"""
 
 
+#: Each chart on the page's background, its axis labels in the page's (light) ink.
+_DARK_CHARTS_JS = f"""() => {{
+  const ink = getComputedStyle(document.body).color;
+  const light = ink.match(/\\d+/g).slice(0, 3).every(value => Number(value) > 150);
+  return Array.from(document.querySelectorAll('{CHARTS}'), cell =>
+    light && cell.vegaView.background() === 'transparent');
+}}"""
+
+
 def _flat(domains: list[list[float]]) -> list[float]:
     return [bound for domain in domains for bound in domain]
 
@@ -141,14 +150,16 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
     store, run_id = _running_run(tmp_path, "zoomed run", steps=100)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # tall enough for all four charts: a chart out of view draws new rows later
-        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        # tall enough for all four charts: a chart out of view draws new rows later;
+        # in the dark theme (the system's), where the charts were white boxes
+        page = browser.new_page(viewport={"width": 1400, "height": 1600}, color_scheme="dark")
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
         charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
         full = page.evaluate(_X_DOMAINS_JS)
+        assert page.evaluate(_DARK_CHARTS_JS) == [True] * OVERVIEW_CHARTS
         assert len(full) == OVERVIEW_CHARTS and all(high >= 100 for _, high in full), full
         kept = page.evaluate(_KEEP_VIEWS_JS)
         box = charts.nth(0).bounding_box()

@@ -18,6 +18,7 @@ from db.query_results import per_class_results, query_results
 from db.schema import TABLES
 from db.store import RunStore
 from sphere_engine.errors import TrainingDivergedError
+from sphere_engine.training import load_checkpoint
 from worker.cli import main
 from worker.execution import execute_run
 from worker.reaper import reap_lost
@@ -66,7 +67,12 @@ def test_train_records_a_finished_run(tmp_path, store, capsys) -> None:
     assert sorted(series["step"]) == list(range(1, 11))
     assert set(queries.eval_series(store, [run_id])["step"]) == {6, 10}
     assert queries.snapshot_steps(store, run_id) == [6, 10]
-    assert len(queries.checkpoints(store, run_id)) >= 1
+    checkpoints = queries.checkpoints(store, run_id)
+    assert len(checkpoints) >= 1
+    # the run's own checkpoint directory is not written into its config: the recorded
+    # config and the checkpoint's are the one that was validated
+    saved = load_checkpoint(checkpoints["path"].iloc[-1])["config"]
+    assert saved == runs["config"][0] and saved["training"]["checkpoint_dir"] == ""
 
 
 def test_bad_config_is_rejected_and_nothing_recorded(tmp_path, store, capsys) -> None:

@@ -58,3 +58,22 @@ def test_the_runs_table_shows_the_badges(two_runs) -> None:
     table = app.dataframe[0].value.set_index("run_id")
     assert table.loc[exploding, "findings"] == "⛔ Training diverged"
     assert table.loc[healthy, "findings"] == ""
+
+
+def test_mining_diagnostics_have_their_own_tab(store) -> None:
+    from app_fixtures import RUN_SECTION
+
+    run_id = store.create_run({}, "mined", kind="train")
+    with RunLifecycle(store, run_id, heartbeat_s=60) as run:
+        for step in range(1, 21):
+            values = {"loss/total": 0.1, "cos/pos": 0.6, "cos/neg": 0.1}
+            values |= {"mining/active_fraction": 1 / step, "mining/hardest_neg_sim": 0.4}
+            run.tracker.track_many(values, step)
+    app = open_page("views/run.py", {"run_id": run_id})
+    assert "Mining" in [tab.label for tab in app.tabs]
+    app.session_state[RUN_SECTION] = "Mining"
+    app.run()
+    assert not app.exception
+    titles = [str(spec.get("title", {}).get("text")) for spec in charts_of(app)]
+    assert any("Active pairs / triplets" in t for t in titles), titles
+    assert any("Hardest-negative cosine" in t for t in titles), titles
