@@ -194,11 +194,12 @@ def main() -> None:
             np.save(labels, y)
             input_gb = x.nbytes / 2**30
             del x
-            results = {name: measure(name, data, labels, args.timeout) for name in chosen}
-            floor = results.get("floor")
             print(f"\n{count} × {dim}, {args.classes} classes (input {input_gb:.2f} GB):")
-            for name in chosen:
-                print(f"  {name:6s} {_cell(results[name], None if name == 'floor' else floor)}")
+            results: dict[str, dict] = {}
+            for name in chosen:  # each line as soon as it is measured
+                results[name] = measure(name, data, labels, args.timeout)
+                floor = None if name == "floor" else results.get("floor")
+                print(f"  {name:6s} {_cell(results[name], floor)}", flush=True)
             ours, ivf = results.get("ours", {}), results.get("ivf", {})
             if "values" in ours and "values" in ivf:
                 exact = ours["values"]["recall@1"]
