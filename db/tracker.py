@@ -171,6 +171,13 @@ class StoreTracker:
         self._snapshots.append((step, points, label_array))
         self._maybe_flush()
 
+    def track_query_results(self, results: object, step: int) -> None:
+        """Per-query and per-class retrieval results of the evaluation at ``step``,
+        written at once as their own files (``db.query_results``)."""
+        from db.query_results import store_query_results
+
+        store_query_results(self.store, self.run_id, _check_step(step), results)
+
     def track_checkpoint(self, path: str, step: int) -> None:
         if not isinstance(path, str) or not path:
             raise ValueError(f"checkpoint path must be a non-empty string, got {path!r}")

@@ -87,6 +87,9 @@ class BaseTracker:
     def track_checkpoint(self, path: str, step: int) -> None:
         pass
 
+    def track_query_results(self, results: Any, step: int) -> None:
+        """Per-query and per-class retrieval results (``metrics.per_query.QueryResults``)."""
+
     def track_progress(self, step: int, total: int) -> None:
         pass
 
@@ -108,6 +111,7 @@ class InMemoryTracker(BaseTracker):
     checkpoints: list[tuple[int, str]] = field(default_factory=list)
     progress: tuple[int, int] = (0, 0)
     flushes: int = 0
+    query_results: list[tuple[int, Any]] = field(default_factory=list)  # (step, QueryResults)
 
     def track_run_info(self, info: Mapping[str, Any]) -> None:
         self.run_info.update(info)
@@ -133,6 +137,9 @@ class InMemoryTracker(BaseTracker):
 
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
         self.snapshots.append((step, np.asarray(embeddings), np.asarray(labels)))
+
+    def track_query_results(self, results: Any, step: int) -> None:
+        self.query_results.append((step, results))
 
     def track_checkpoint(self, path: str, step: int) -> None:
         self.checkpoints.append((step, path))

@@ -18,6 +18,7 @@ import torch
 
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
+from sphere_engine.evaluation.background import BackgroundEvaluations
 from sphere_engine.optim import apply_lr
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.tracking import Tracker
@@ -86,6 +87,9 @@ def train_loop(
     reporter = StepReporter(tracker)
     step, cancelled, checkpoint_path = start_step, False, None
     final_metrics: dict[str, float] = {}
+    evaluations = BackgroundEvaluations(
+        setup.evaluator, background=setup.config.evaluation.background
+    )
     setup.model.train()
     try:
         while step < training.steps:
@@ -125,10 +129,13 @@ def train_loop(
                 reporter.report()
             tracker.track_progress(step, training.steps)
 
-            # ---- periodic evaluation on the test split (and at the end), on rank 0
+            # ---- periodic evaluation on the test split (and at the end), on rank 0:
+            # embeddings taken now, metrics computed beside the loop, tracked when done
+            if is_main:
+                evaluations.collect(tracker, step)
             if is_main and (step % diagnostics.eval_every == 0 or step == training.steps):
                 reporter.report()
-                final_metrics = evaluate(setup, tracker, step, final=step == training.steps)
+                evaluate(setup, evaluations, tracker, step, final=step == training.steps)
 
             # ---- periodic checkpoint
             if is_main and checkpoint_due(setup, step):
@@ -137,11 +144,13 @@ def train_loop(
 
         # ---- end (finished or cancelled): final evaluation if it was not just done
         if is_main and cancelled and step and step % diagnostics.eval_every:
-            final_metrics = evaluate(setup, tracker, step, final=True)
+            evaluate(setup, evaluations, tracker, step, final=True)
+        final_metrics = evaluations.drain(tracker, step)  # the run waits for the last one
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
         if is_main and setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
     finally:
+        evaluations.close()
         try:
             reporter.report()  # finished, cancelled or failed: nothing logged is lost
         finally:
@@ -158,11 +167,18 @@ def two_views(
     return torch.cat([augment(inputs), augment(inputs)]), torch.cat([instance, instance])
 
 
-def evaluate(setup: TrainingSetup, tracker: Tracker, step: int, *, final: bool) -> dict[str, float]:
-    """Evaluate on the test split now (the loop waits), then go back to training mode."""
-    metrics = setup.evaluator.evaluate(setup.model, setup.objective, tracker, step, final=final)
+def evaluate(
+    setup: TrainingSetup,
+    evaluations: BackgroundEvaluations,
+    tracker: Tracker,
+    step: int,
+    *,
+    final: bool,
+) -> None:
+    """Embed the test split now, hand the metrics to ``evaluations``, back to training."""
+    captured = setup.evaluator.capture(setup.model, setup.objective, final=final)
     setup.model.train()
-    return metrics
+    evaluations.submit(captured, step, tracker)
 
 
 def checkpoint_due(setup: TrainingSetup, step: int) -> bool:

@@ -158,6 +158,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("mining/hardest_neg_sim", "mining_similarity", "hardest-negative cosine"),
     Metric("lr", "lr", "learning rate"),
     Metric("time/step", "time", "step time", "s", higher_is_better=False),
+    Metric("eval/pending", "time", "evaluations in flight", "count", higher_is_better=False),
     Metric("time/samples_per_s", "throughput", "throughput", "samples/s", higher_is_better=True),
     # ---- at evaluation (sphere_engine.metrics.evaluate_embeddings, sphere_engine.evaluation)
     *(
@@ -180,6 +181,10 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         "clustering/train_points", "eval", "points k-means trained on", "count", sources=(EVAL,)
+    ),
+    Metric("eval/seconds", "eval", "evaluation compute time", "s", sources=(EVAL,)),
+    Metric(
+        "eval/lag_steps", "eval", "steps trained during the evaluation", "count", sources=(EVAL,)
     ),
     Metric("nmi", "eval", "NMI (k-means)", "fraction", True, sources=(EVAL,), short="NMI"),
     Metric("ami", "eval", "AMI (k-means)", "fraction", True, sources=(EVAL,), short="AMI"),

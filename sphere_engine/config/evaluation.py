@@ -76,6 +76,11 @@ class EvaluationConfig:
         min=10,
         max=200_000,
     )
+    background: bool = option(
+        True,
+        "Compute periodic evaluations in a background thread while training goes on "
+        "(results tagged with their step; the run waits for the last one at its end)",
+    )
 
 
 @dataclass

@@ -5,6 +5,7 @@ Runs at evaluation steps only; the per-step training path never calls it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,18 @@ def gather_inputs(dataset: Any, indices: np.ndarray) -> torch.Tensor:
     if not len(indices):  # no tracked samples: an empty batch of the right shape
         return dataset[0][0].new_zeros((0, *dataset[0][0].shape))
     return torch.stack([dataset[int(i)][0] for i in indices])
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What one evaluation took from the model (host arrays; the model may move on)."""
+
+    embeddings: np.ndarray  # (N, d) float32 test embeddings
+    labels: np.ndarray  # (N,) int64
+    logits: torch.Tensor | None  # (N, C) float32 on the CPU, for heads
+    vertices: np.ndarray | None  # fixed heads' class vertices
+    probe: tuple[np.ndarray, np.ndarray] | None  # the linear probe's train embeddings
+    robustness: dict[str, float] | None  # computed on the loop's thread (it runs the model)
 
 
 class Evaluator:
@@ -115,56 +128,83 @@ class Evaluator:
     ) -> dict[str, float]:
         """All evaluation metrics at ``step``; ``final``: the run's last evaluation
         (where robustness runs unless it is asked at every evaluation)."""
+        return self.compute(self.capture(model, objective, final=final), tracker, step)
+
+    @torch.no_grad()
+    def capture(self, model: torch.nn.Module, objective: Any, *, final: bool) -> Captured:
+        """Everything an evaluation needs the model for, on the loop's thread: the test
+        embeddings, the head's logits, the probe's train embeddings, robustness."""
+        embeddings, labels = self.embed(model)
+        head = getattr(objective, "head", None)
+        logits = None if head is None else head(embeddings).float().cpu()
+        vertices = None
+        if head is not None and getattr(head, "is_fixed", False):
+            vertices = head.vertices.detach().cpu().numpy()
+        probe = None
+        if self.probe_rows is not None:
+            train_embeddings, train_labels = self.embed(
+                model, dataset=self.splits.train, indices=self.probe_rows
+            )
+            probe = (train_embeddings.float().cpu().numpy(), train_labels)
+        robustness = None
+        if robustness_due(self.config.robustness, final):
+            robustness = self._robustness(model, head, labels)
+        host = embeddings.float().cpu().numpy()
+        return Captured(host, labels, logits, vertices, probe, robustness)
+
+    def compute(self, captured: Captured, tracker: Tracker, step: int) -> dict[str, float]:
+        """The metrics of captured embeddings (numpy and faiss only: any thread)."""
         from sphere_engine.metrics import (
             evaluate_embeddings,
             retrieval_protocol_metrics,
             vertex_alignment,
         )
+        from sphere_engine.metrics.inputs import check_embeddings, l2_normalize
+        from sphere_engine.metrics.per_query import QueryCollector
 
         seed = self.config.training.seed
         recall_ks = tuple(self.config.diagnostics.recall_ks)
-        embeddings, labels = self.embed(model)
+        host, labels, logits = captured.embeddings, captured.labels, captured.logits
+        # leave-one-out keeps per-query results; query–gallery runs only its own search
+        leave_one_out = self.is_query is None
+        collector = QueryCollector(seed=seed) if leave_one_out else None
         metrics = evaluate_embeddings(
-            embeddings,
+            host,
             labels,
             ks=recall_ks,
             seed=seed,
             agglomerative=self.config.evaluation.agglomerative,
+            retrieval=leave_one_out,
+            collector=collector,
         )
-        if self.is_query is not None:
+        if not leave_one_out:
             metrics |= retrieval_protocol_metrics(
-                embeddings,
+                host,
                 labels,
                 protocol="query_gallery",
                 is_query=self.is_query,
                 recall_ks=recall_ks,
             )
-        head = getattr(objective, "head", None)
-        if head is not None:
-            logits = head(embeddings)
-            if self.config.evaluation.softmax_clustering:
-                from sphere_engine.metrics import softmax_clustering_metrics
+        track_query_results = getattr(tracker, "track_query_results", None)
+        if collector is not None and track_query_results is not None:
+            unit = l2_normalize(check_embeddings(host))
+            track_query_results(collector.results(unit, unit, labels, "cosine"), step)
+        if logits is not None and self.config.evaluation.softmax_clustering:
+            from sphere_engine.metrics import softmax_clustering_metrics
 
-                metrics |= softmax_clustering_metrics(logits.float(), labels, seed=seed)
-        if head is not None and self.same_classes:
-            predictions = logits.argmax(dim=1).cpu().numpy()
+            metrics |= softmax_clustering_metrics(logits, labels, seed=seed)
+        if logits is not None and self.same_classes:
+            predictions = logits.argmax(dim=1).numpy()
             metrics["classifier_accuracy"] = float((predictions == labels).mean())
-            if getattr(head, "is_fixed", False):
-                vertices = head.vertices.detach().cpu().numpy()
-                metrics |= vertex_alignment(embeddings, labels, vertices)
-        host = embeddings.float().cpu().numpy()
+            if captured.vertices is not None:
+                metrics |= vertex_alignment(host, labels, captured.vertices)
         metrics |= self._verification(host, labels, tracker, step)
-        if self.probe_rows is not None:
+        if captured.probe is not None:
             from sphere_engine.metrics import linear_probe_accuracy
 
-            train_embeddings, train_labels = self.embed(
-                model, dataset=self.splits.train, indices=self.probe_rows
-            )
-            metrics |= linear_probe_accuracy(
-                train_embeddings.float().cpu().numpy(), train_labels, host, labels
-            )
-        if robustness_due(self.config.robustness, final):
-            metrics |= self._robustness(model, head, labels)
+            metrics |= linear_probe_accuracy(*captured.probe, host, labels)
+        if captured.robustness is not None:
+            metrics |= captured.robustness
         tracker.track_eval(metrics, step)
         if len(self.snapshot_rows):
             rows = self.snapshot_rows

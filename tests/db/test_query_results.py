@@ -82,3 +82,13 @@ def test_bad_input_is_refused_naming_the_column(store, config):
     with pytest.raises(ValueError, match="does not exist"):
         write_query_results(store, "nope", 1, _queries(1, 1), _classes())
     assert evaluation_steps(store, run) == []
+
+
+def test_the_run_tracker_stores_an_evaluation_s_results(store, config):
+    from sphere_engine.metrics.per_query import QueryResults
+
+    run = store.create_run(config, "r")
+    tracker = store.tracker(run)
+    tracker.track_query_results(QueryResults(_queries(5, 3), _classes()), 40)
+    assert evaluation_steps(store, run) == [40]
+    assert len(query_results(store, run, 40)) == 5

@@ -1,0 +1,120 @@
+"""The run's periodic evaluations beside the training loop, not in its way.
+
+The loop captures what an evaluation needs from the model (``Evaluator.capture``: the
+test embeddings, logits, ...) and hands it to ``BackgroundEvaluations.submit``; one
+worker thread computes the metrics (numpy and faiss, which release the GIL) while
+training goes on. Everything the computation tracks is recorded, not written, and
+replayed into the run's tracker by ``collect`` on the loop's own thread, each value
+tagged with the step the embeddings were taken at, so the tracker is only ever called
+from one thread.
+
+A slow evaluation is visible: ``eval/pending`` (a scalar at the submitting step: how
+many evaluations are in flight, this one included), and with each result
+``eval/seconds`` (its computation time) and ``eval/lag_steps`` (how many steps
+training advanced before it was collected). At most ``max_pending`` are in flight:
+the next submission waits for the oldest (bounded memory). ``drain`` waits for all;
+the run calls it at its end. With ``background=False`` evaluations run inline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sphere_engine.evaluation.evaluator import Captured, Evaluator
+from sphere_engine.tracking import BaseTracker, Tracker
+
+MAX_PENDING = 2
+
+
+@dataclass
+class RecordingTracker(BaseTracker):
+    """Keeps the evaluation's tracker calls to replay them on the loop's thread."""
+
+    calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        self.calls.append(("track_eval", (dict(metrics), step)))
+
+    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
+        self.calls.append(("track_curve", (name, list(x), list(y), step)))
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        self.calls.append(("track_snapshot", (embeddings, labels, step)))
+
+    def track_query_results(self, results: Any, step: int) -> None:
+        self.calls.append(("track_query_results", (results, step)))
+
+    def replay(self, tracker: Tracker) -> None:
+        for method, arguments in self.calls:
+            replay = getattr(tracker, method, None)  # query results: an optional method
+            if replay is not None:
+                replay(*arguments)
+
+
+@dataclass
+class _Pending:
+    step: int
+    future: Future[tuple[dict[str, float], RecordingTracker, float]]
+
+
+class BackgroundEvaluations:
+    """Submits captured evaluations to one thread and collects them in step order."""
+
+    def __init__(
+        self, evaluator: Evaluator, *, background: bool = True, max_pending: int = MAX_PENDING
+    ) -> None:
+        self.evaluator = evaluator
+        self.background = background
+        self.max_pending = max(1, max_pending)
+        self.pending: deque[_Pending] = deque()
+        self.executor = ThreadPoolExecutor(1, "evaluation") if background else None
+        self.last_metrics: dict[str, float] = {}
+
+    def _compute(self, captured: Captured, step: int):
+        recorder = RecordingTracker()
+        started = time.perf_counter()
+        metrics = self.evaluator.compute(captured, recorder, step)
+        return metrics, recorder, time.perf_counter() - started
+
+    def submit(self, captured: Captured, step: int, tracker: Tracker) -> None:
+        """Start the evaluation of ``captured`` (taken at ``step``)."""
+        if self.executor is None:
+            future: Future = Future()
+            future.set_result(self._compute(captured, step))
+            self.pending.append(_Pending(step, future))
+            self.collect(tracker, step)
+            return
+        while len(self.pending) >= self.max_pending:
+            self._finish_oldest(tracker, step)
+        self.pending.append(_Pending(step, self.executor.submit(self._compute, captured, step)))
+        tracker.track(float(len(self.pending)), "eval/pending", step)
+
+    def _finish_oldest(self, tracker: Tracker, now: int) -> None:
+        done = self.pending.popleft()
+        metrics, recorder, seconds = done.future.result()  # re-raises its failure here
+        recorder.replay(tracker)
+        timing = {"eval/seconds": seconds, "eval/lag_steps": float(now - done.step)}
+        tracker.track_eval(timing, done.step)
+        self.last_metrics = metrics
+
+    def collect(self, tracker: Tracker, now: int) -> None:
+        """Track every finished evaluation (oldest first) without waiting."""
+        while self.pending and self.pending[0].future.done():
+            self._finish_oldest(tracker, now)
+
+    def drain(self, tracker: Tracker, now: int) -> dict[str, float]:
+        """Wait for every evaluation in flight; the metrics of the last one."""
+        while self.pending:
+            self._finish_oldest(tracker, now)
+        return self.last_metrics
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
