@@ -16,7 +16,7 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json, write_json_atomic
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 
 SLURM = "slurm"
 

@@ -4,8 +4,7 @@ The Celery task (``worker.execution``), ``spherescope train`` / ``analyze``
 (``worker.local_run``) and the tracking SDK all wrap their work in it::
 
     with RunLifecycle(store, run_id, heartbeat_s=2.0) as run:
-        config.training.checkpoint_dir = str(run.checkpoint_dir)
-        result = run_training(config, run.tracker, run.should_stop)
+        result = run_training(config, run.tracker, run.should_stop, str(run.checkpoint_dir))
         if result.cancelled:
             run.end("cancelled", f"cancelled at step {result.steps_completed}")
 

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Container
 from datetime import UTC, datetime
 
-from db.catalogue import FileSource, catalogue_of
+from db.file_catalogue import FileSource, catalogue_of
 from db.records import RunRecord
 from db.run_index import get_run, list_runs
 from db.run_status import set_status

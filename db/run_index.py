@@ -17,8 +17,8 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json, write_json_atomic
-from db.catalogue import FileCatalogue
 from db.executor import read_executor
+from db.file_catalogue import FileCatalogue
 from db.records import (
     TERMINAL,
     RunRecord,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from sphere_engine.config import RunConfig, TrainingConfig
+from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.optim import apply_lr
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
@@ -59,12 +59,14 @@ def run_training(
     *,
     parallel: DataParallel = SINGLE_PROCESS,
     resume_from: str | Path | None = None,
+    checkpoint_dir: str | None = None,
 ) -> TrainingResult:
     """Train ``config`` and report every statistic through ``tracker``; ``parallel``:
     this process's share of a data-parallel job (statistics over the global batch,
     evaluation and checkpoints on rank 0; see ``sphere_engine.parallel``); ``resume_from``:
-    a checkpoint to continue from (its states and step)."""
-    setup = prepare_training(config, parallel)
+    a checkpoint to continue from (its states and step); checkpoints go to
+    ``training.checkpoint_dir``, else to ``checkpoint_dir``, else nowhere."""
+    setup = prepare_training(config, parallel, checkpoint_dir)
     start_step = resume(setup, resume_from) if resume_from else 0
     tracker.track_run_info(setup.run_info())
     return train_loop(setup, tracker, should_stop, start_step)
@@ -129,7 +131,7 @@ def train_loop(
                 final_metrics = evaluate(setup, tracker, step, final=step == training.steps)
 
             # ---- periodic checkpoint
-            if is_main and checkpoint_due(training, step):
+            if is_main and checkpoint_due(setup, step):
                 reporter.report()
                 checkpoint_path = write_checkpoint(setup, tracker, step)
 
@@ -137,7 +139,7 @@ def train_loop(
         if is_main and cancelled and step and step % diagnostics.eval_every:
             final_metrics = evaluate(setup, tracker, step, final=True)
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
-        if is_main and training.checkpoint_dir and step and not last_saved:
+        if is_main and setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
     finally:
         try:
@@ -163,16 +165,16 @@ def evaluate(setup: TrainingSetup, tracker: Tracker, step: int, *, final: bool) 
     return metrics
 
 
-def checkpoint_due(training: TrainingConfig, step: int) -> bool:
+def checkpoint_due(setup: TrainingSetup, step: int) -> bool:
     """Whether ``step`` is one of the periodic checkpoints."""
-    every = training.checkpoint_every
-    return bool(training.checkpoint_dir and every and step % every == 0)
+    every = setup.config.training.checkpoint_every
+    return bool(setup.checkpoint_dir and every and step % every == 0)
 
 
 def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:
     """Save the run's state at ``step`` and tell the tracker where it is."""
     path = save_checkpoint(
-        setup.config.training.checkpoint_dir,
+        setup.checkpoint_dir,
         step,
         setup.config,
         setup.model,

@@ -93,6 +93,7 @@ class Run:
         self.resumed_step: int | None = None  # an elastic restart: the run's last step
         self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
         self._peer_failure: str | None = None
+        self._device_noted = False  # the device is recorded once, from the first batch
         self._outbox: list[Callable[[], None]] = []
         self._outbox_since = 0.0
         self._lifecycle: RunLifecycle | None = None
@@ -193,6 +194,11 @@ class Run:
         if self._lifecycle is not None:
             self._deliver()
         self._steps.observe(embeddings, labels, step, sample_ids)
+        if self._lifecycle is not None and not self._device_noted:
+            # what the dashboard shows as the run's device (the SDK never picks one)
+            self._device_noted = True
+            info = {"device": str(embeddings.device)}
+            self._post(lambda: self._writer.call(self._writer.tracker.track_run_info, info))
 
     def evaluate(
         self,

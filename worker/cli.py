@@ -145,6 +145,19 @@ def _add_analyze(commands: argparse._SubParsersAction) -> None:
     )
     analyze.add_argument("--gallery", default=None, help="gallery embeddings file")
     analyze.add_argument("--ks", type=_ks, default=None, help="Recall@K values, e.g. 1,10,20,30")
+    _add_face_protocols(analyze)
+
+
+def _add_face_protocols(analyze: argparse.ArgumentParser) -> None:
+    """Face protocols: PATH is then an .npz of embeddings keyed by image id."""
+    face = analyze.add_argument_group("face protocols (PATH: .npz with embeddings, ids)")
+    face.add_argument("--pairs", default=None, help="pairs list: LFW pairs.txt or 'a b same'")
+    face.add_argument("--templates", default=None, help="IJB template-media list (tid_mid)")
+    face.add_argument("--matches", default=None, help="IJB template pairs (1:1, a b label)")
+    face.add_argument("--probes", default=None, help="IJB 1:N probe CSV (TEMPLATE_ID,SUBJECT_ID)")
+    face.add_argument("--enrolled", default=None, help="IJB 1:N gallery CSV (same columns)")
+    face.add_argument("--distractors", default=None, help="1:N distractor images (.npz, ids)")
+    face.add_argument("--flip-sum", action="store_true", help="add flipped-image embeddings")
 
 
 def _add_export(commands: argparse._SubParsersAction) -> None:
@@ -249,8 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return cancel_command(args.run_id)
     if args.command == "analyze":
+        from worker.face_analyze import FACE_OPTIONS, face_analyze_command
         from worker.local_run import analyze_command
 
+        face = {key: getattr(args, key) for key in FACE_OPTIONS}
+        if any(face.values()):
+            return face_analyze_command(args.path, args.out, face | {"flip_sum": args.flip_sum})
         return analyze_command(
             args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks
         )

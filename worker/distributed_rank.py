@@ -62,7 +62,10 @@ def train_rank(config: RunConfig, run_id: str, store: RunStore) -> TrainingResul
         tracker = store.tracker(run_id)
         should_stop = throttled(lambda: store.cancel_requested(run_id), CANCEL_POLL_S)
         try:
-            return run_training(config, tracker, should_stop, parallel=parallel)
+            own_dir = str(store.checkpoint_dir(run_id))  # rank 0 writes the checkpoints
+            return run_training(
+                config, tracker, should_stop, parallel=parallel, checkpoint_dir=own_dir
+            )
         finally:
             tracker.wait_for_compaction()
     finally:

@@ -4,9 +4,9 @@
 (read by ``db.store.RunStore``). There is no default broker: without ``REDIS_URL`` a
 process uses the private Redis of the ``spherescope up`` that runs on this store (its
 URL is in ``<home>/stack/redis-url``, readable by this user only), and anything that
-needs a broker fails with one line saying what to do. (A silent default of
-``redis://127.0.0.1:6379/0`` once queued runs into an unrelated Redis, where they never
-ran.) Everything else has a default that suits a laptop and can be overridden.
+needs a broker fails with one line saying what to do (a silent default would queue
+runs into whatever Redis listens there, where they never run). Everything else has a
+default that suits a laptop and can be overridden.
 """
 
 from __future__ import annotations
@@ -15,11 +15,6 @@ import os
 from pathlib import Path
 
 from db.layout import resolve_home
-
-# The dashboard asks for this secret when it listens beyond loopback (app/auth.py);
-# `spherescope up --host <not loopback>` refuses to start without it.
-TOKEN_ENV = "SPHERESCOPE_TOKEN"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 REDIS_URL_MISSING = "REDIS_URL is not set: start the stack with `spherescope up` or set REDIS_URL"
 
@@ -41,12 +36,6 @@ def _float_env(name: str, default: float) -> float:
         return float(raw) if raw else default
     except ValueError:
         raise ValueError(f"{name}: {raw!r} is not a number") from None
-
-
-def is_loopback(address: str | None) -> bool:
-    """Whether a server bound to ``address`` is reachable from this machine only
-    (unset or empty means every interface)."""
-    return bool(address) and (address in LOOPBACK_HOSTS or address.startswith("127."))
 
 
 class BrokerNotConfigured(ValueError):

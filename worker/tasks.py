@@ -12,7 +12,6 @@ from worker.celery_app import app
 from worker.devices import too_few_devices
 from worker.execution import execute_run
 from worker.failures import record_failure
-from worker.reconcile import start_reconciling  # noqa: F401  (connects its worker_ready hook)
 
 DEVICE_RETRY_S = 10.0  # a run sent back for want of devices is offered again this much later
 

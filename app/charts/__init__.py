@@ -21,6 +21,7 @@ from app.charts.base import MAX_POINTS as MAX_POINTS
 from app.charts.base import TITLE_CHARS as TITLE_CHARS
 from app.charts.base import X_AXES as X_AXES
 from app.charts.base import X_LABELS as X_LABELS
+from app.charts.base import legend as _legend
 from app.charts.base import limit as _limit
 from app.charts.base import points_note as points_note
 from app.charts.base import title_lines as title_lines
@@ -107,7 +108,7 @@ def metric_lines(
         f"{color}:N",
         scale=color_scale or CATEGORY_SCALE,
         title=legend_title or color,
-        legend=alt.Legend(orient="bottom", labelLimit=260) if legend else None,
+        legend=_legend() if legend else None,
     )
     base = alt.Chart(frame).encode(x=_x_encoding(x))
     line = base.mark_line(interpolate="linear").encode(
@@ -213,7 +214,7 @@ def group_band_chart(
         frame = frame.assign(lower=frame["lower"].where(frame["lower"] > 0, frame["mean"]))
     frame, note = _limit(frame, ["group"], x, total)
     base = alt.Chart(frame).encode(
-        x=_x_encoding(x), color=alt.Color("group:N", legend=alt.Legend(orient="bottom"))
+        x=_x_encoding(x), color=alt.Color("group:N", scale=CATEGORY_SCALE, legend=_legend())
     )
     band = base.mark_area(opacity=0.2).encode(
         y=alt.Y("lower:Q", title=y_title, scale=_y_scale(log_y)), y2="upper:Q"

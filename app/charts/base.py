@@ -43,6 +43,15 @@ def x_encoding(x: str, field: str | None = None) -> alt.X:
     return alt.X(f"{field or x}:{kind}", title=X_TITLES.get(x, x))
 
 
+def legend(title: str | None = None) -> alt.Legend:
+    """The colour legend of runs, metrics or groups: one entry a line under the chart,
+    labels whole (a row of entries was cut off at the chart's edge after three runs)."""
+    extra = {} if title is None else {"title": title}
+    return alt.Legend(
+        orient="bottom", direction="vertical", columns=1, labelLimit=0, symbolLimit=0, **extra
+    )
+
+
 def x_tooltip(x: str, field: str | None = None) -> alt.Tooltip:
     """The x value in a tooltip: the step, seconds, or the local time of day."""
     if x == "clock":

@@ -24,18 +24,17 @@ from app.data.actions import (
 )
 from app.data.cache import home, store
 from app.data.components import (
+    backbone_size,
     component_names,
     component_params,
     config_error,
     default_config,
     registries,
     sweep_error,
-    validate_config,
 )
 from app.data.findings import badges as finding_badges
 from app.data.findings import findings
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
-from app.data.lifecycle import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.paper import paper_best, paper_table
 from app.data.reads import (
     Totals,
@@ -56,6 +55,7 @@ from app.data.reads import (
     snapshot,
     snapshot_steps,
 )
+from app.data.status_texts import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.tables import (
     ACTIVE_STATUSES,
     KEY_COLUMNS,
@@ -83,6 +83,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
     "Totals",
+    "backbone_size",
     "cancel_run",
     "centroid_angles",
     "column_label",
@@ -144,7 +145,6 @@ __all__ = [
     "sweeps",
     "tags",
     "to_wide",
-    "validate_config",
     "waiting_note",
 ]
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Concatenate, Generic, ParamSpec, TypeVar
 
 import streamlit as st
 
+from app.quiet_logs import quiet
+
 if TYPE_CHECKING:
     from db.store import RunStore
 
@@ -24,6 +26,8 @@ LIST_TTL = 2.0
 #: refreshes, not every one (watching must be cheap).
 SLOW_LIVE_TTL = 5.0
 STATIC_TTL = 300.0
+
+quiet()  # before any cached read runs outside a Streamlit runtime
 
 P = ParamSpec("P")
 R = TypeVar("R")

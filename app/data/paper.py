@@ -21,9 +21,10 @@ def _columns(optional: bool = False) -> list[tuple[str, str, bool, bool]]:
         metric = find(key, source)
         assert metric is not None, key  # tests/sphere_engine/test_catalogue.py checks this
         higher = bool(metric.higher_is_better)
-        result.append(
-            (column_key(source, key), metric.header(source), higher, metric.unit == "fraction")
-        )
+        header = metric.header(source)
+        if metric.is_family:  # the member's own part: "TAR@FAR" → "TAR@FAR=1e-3"
+            header += key.removeprefix(metric.key.rstrip("=")) if "=" in key else ""
+        result.append((column_key(source, key), header, higher, metric.unit == "fraction"))
     return result
 
 

@@ -12,9 +12,9 @@ import pandas as pd
 from app import transforms
 from app.data.executor import runs_on, scheduler_note
 from app.data.findings import table_badges
-from app.data.lifecycle import waiting_note
 from app.data.reads import metric_series, points_total, runs
 from app.data.run_metrics import key_values
+from app.data.status_texts import waiting_note
 from db.config_diff import flatten
 from sphere_engine.catalogue import RUNS_TABLE, Source, column_key, header, split_column_key
 from sphere_engine.catalogue import label as metric_label

@@ -66,6 +66,23 @@ function zoomSignal(spec) {
   return zoom && x && x.field ? `zoom_${x.field}` : null;
 }
 
+// The page's font and text colour on a transparent background: in the dark theme the
+// charts were white boxes with black text.
+function themed() {
+  const style = getComputedStyle(document.body);
+  const ink = style.color;
+  const faint = "rgba(128, 128, 128, 0.25)";
+  const text = { labelColor: ink, titleColor: ink };
+  return {
+    font: style.fontFamily,
+    background: "transparent",
+    title: { color: ink, subtitleColor: ink },
+    axis: { ...text, gridColor: faint, domainColor: ink, tickColor: ink },
+    legend: text,
+    view: { stroke: faint },
+  };
+}
+
 class LiveGrid {
   constructor(parent) {
     this.root = document.createElement("div");
@@ -190,12 +207,11 @@ class LiveGrid {
     spec.width = "container";
     spec.autosize = { type: "fit-x", contains: "padding" };
     spec.datasets = { rows: records(parsed(chart.rows)) };
-    const font = getComputedStyle(document.body).fontFamily;
     const { view } = await window.vegaEmbed(cell, spec, {
       actions: false,
       renderer: "canvas",
       mode: "vega-lite",
-      config: { font },
+      config: themed(),
     });
     cell.vegaView = view; // for the browser's console and the browser tests
     const held = {

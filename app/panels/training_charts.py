@@ -169,6 +169,18 @@ def chart_plan(logged: frozenset[str]) -> tuple[tuple[ChartGroup, list[str]], ..
     )
 
 
+def drop_all_zero(part: pd.DataFrame) -> pd.DataFrame:
+    """``part`` without the series that are zero at every step (a regulariser term with
+    η = 0 draws a flat line at 0 that stretches the axis of the terms that move), unless
+    every series is."""
+    if part.empty:
+        return part
+    zero = part.groupby("name")["value"].agg(lambda v: bool((v.fillna(0) == 0).all()))
+    if zero.all() or not zero.any():
+        return part
+    return part[~part["name"].isin(zero[zero].index)]
+
+
 def lines(
     part: pd.DataFrame,
     *,
@@ -229,8 +241,10 @@ def group_chart(
         frame, note = charts.band_rows(wide, x=x, total=per_metric)
         columns = [x, "mean", "std", "min", "max", "lower", "upper"]
         return _live_chart(band_spec(x, group.title), frame[columns], group.title, note)
+    part = drop_all_zero(part)
     if part.empty:
         return None
+    keys = [k for k in keys if k in set(part["name"])]
     single = len(keys) == 1 and group.y_title == "value"
     return lines(
         part,

@@ -9,11 +9,14 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.panels import evaluations
+from app.panels.chart_controls import chart_controls
 from app.transforms import histogram_cells
 from sphere_engine.catalogue import Source, find
 from sphere_engine.catalogue.norm_histogram import PREFIX as HIST_PREFIX
 
-DEFAULT_METRIC = "norm/var"
+#: Drawn when nothing is chosen: the loss, the norm variance and the main evaluation
+#: metric (those logged).
+DEFAULT_METRICS = ("loss/total", "norm/var", "eval: recall@1", "eval: classifier_accuracy")
 MAX_HEATMAPS = 4
 HEATMAP_POINTS = 20000  # cells per run: ~ 300 steps × the non-empty bins
 EVAL_PREFIX = "eval: "
@@ -58,25 +61,21 @@ def main() -> None:
     if not choices:
         st.info("These runs have not logged any metric yet.", icon=":material/hourglass_top:")
         st.stop()
-    chosen = [m for m in st.session_state.get("compare.metrics", []) if m in choices]
-    default = DEFAULT_METRIC if DEFAULT_METRIC in choices else choices[0]
-    st.session_state["compare.metrics"] = chosen or [default]
+    if "compare.metrics" in st.session_state:
+        chosen = [m for m in st.session_state["compare.metrics"] if m in choices]
+    else:  # opened: the link's metrics
+        chosen = [m for m in ui.query_ids("metrics") if m in choices]
+    defaults = [m for m in DEFAULT_METRICS if m in choices][:3] or choices[:1]
+    st.session_state["compare.metrics"] = chosen or defaults
     metrics = st.multiselect(
         "Metrics (several: small multiples with one run legend)",
         choices,
         key="compare.metrics",
         format_func=data.metric_choice_label,
     )
-    smooth_col, log_col, x_col = st.columns([2, 2, 1])
-    smoothing = smooth_col.slider(
-        "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="compare.smoothing"
-    )
-    log_y = log_col.toggle(
-        "Log scale for variance, CV, gradient norm and lr", value=True, key="compare.log"
-    )
-    x_axis = x_col.radio(
-        "x axis", list(charts.X_AXES), key="compare.x", format_func=charts.X_LABELS.get
-    )
+    _link(runs=run_ids, metrics=metrics)
+    controls, _ = chart_controls("compare")
+    smoothing, log_y, x_axis = controls.smoothing, controls.log_y, controls.x
     diff = data.config_diff(run_ids)
     group_keys = diff["key"].tolist() if "key" in diff else []
     group_by = st.selectbox(
@@ -264,6 +263,14 @@ def _select_sweep(frame: pd.DataFrame) -> None:
     sweep = st.session_state.get("compare.sweep")
     if sweep:
         st.session_state["compare.runs"] = frame.loc[frame["sweep_id"] == sweep, "run_id"].tolist()
+
+
+def _link(**lists: list[str]) -> None:
+    """Keep the chosen runs and metrics in the URL (``?runs=a,b&metrics=…``)."""
+    for param, values in lists.items():
+        value = ",".join(values)
+        if st.query_params.get(param, "") != value:
+            st.query_params[param] = value
 
 
 def _preselection(frame: pd.DataFrame, labels: dict[str, str]) -> list[str]:

@@ -75,9 +75,10 @@ def main() -> None:
             sweep_id = data.new_sweep_id(preset.key)
             ids = data.launch_runs(
                 preset.configs,
-                names=[f"{preset.key}: {n}" for n in preset.names],
+                names=preset.names,
                 tags=[preset.key, *tags],
                 sweep_id=sweep_id,
+                run_tags=preset.tags,  # the experiment's: the runs count in its report
             )
             st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
         if launch_clicked and not blocked:

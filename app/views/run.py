@@ -10,9 +10,19 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app import charts, data, ui
-from app.panels import evaluations, live_charts, live_feed, slurm_job, training_charts
+from app import data, ui
+from app.panels import (
+    custom_metrics,
+    evaluations,
+    live_charts,
+    live_feed,
+    run_notes,
+    run_tiles,
+    slurm_job,
+    training_charts,
+)
 from app.panels import findings as findings_panel
+from app.panels.chart_controls import chart_controls
 from app.panels.downloads import downloads
 from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
 from sphere_engine.catalogue import CHART_SECTIONS, label
@@ -60,26 +70,15 @@ def main() -> None:
         format_func=lambda r: labels.get(r, r),
         on_change=_sync_query_param,
     )
-    left, middle, right = st.columns([2, 2, 2])
-    smoothing = middle.slider(
-        "Smoothing (debiased EMA weight)", 0.0, 0.99, 0.0, 0.01, key="run.smoothing"
-    )
-    log_y = left.toggle(
-        "Log scale for variance, CV, gradient norm and lr", value=True, key="run.log"
-    )
-    log_color = left.toggle(
-        "Log colour scale for the norm distribution (shows its thin tails)",
-        value=False,
-        key="run.log_color",
-    )
-    x_axis = right.radio(
-        "x axis",
-        list(charts.X_AXES),
-        horizontal=True,
-        key="run.x",
-        format_func=charts.X_LABELS.get,
-    )
-    options = _Options(log_y, log_color, x_axis, smoothing)
+    if run_id:
+        if not wanted:  # the URL names what is shown (a wrong id stays, with its warning)
+            st.query_params["run_id"] = run_id
+        record = data.run(run_id)  # the page's one read of the run (its tiles reread)
+        names = data.metric_names([run_id])
+        _tiles(record, has_metrics=bool(names))
+        run_notes.notes(record)
+    controls, log_color = chart_controls("run", log_color=True)
+    options = _Options(controls.log_y, log_color, controls.x, controls.smoothing)
     # -- empty state -----------------------------------------------------------------
     if not run_id:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
@@ -92,10 +91,9 @@ def main() -> None:
         default=[e for e in DEFAULT_EVALS if e in logged_evals],
         format_func=lambda key: label(key, EVAL),
     )
-    record = data.run(run_id)
     # -- charts (live while the run is active) ---------------------------------------
     first = ui.first_paint("run")
-    _live(run_id, options, evals=tuple(evals), live=data.is_active(record.status), first=first)
+    _live(record, names, options, evals=tuple(evals), first=first)
 
 
 def _sync_query_param() -> None:
@@ -104,24 +102,37 @@ def _sync_query_param() -> None:
         st.query_params["run_id"] = run_id
 
 
-def _live(
-    run_id: str, options: _Options, *, evals: tuple[str, ...], live: bool, first: bool
-) -> None:
-    """The header and the charts (live while the run trains), then the log, the
-    checkpoints, the evaluations, the config and the downloads; ``first``: the page's
-    first paint, its header and charts only (``ui.first_paint``)."""
-    names = data.metric_names([run_id])
+def _tiles(record: Any, *, has_metrics: bool) -> None:
+    """The key numbers at the top, redrawn every ``HEADER_S`` while the run trains
+    (reading the run anew); the page's own read draws them first."""
+    page_read = [record]
+    live = data.is_active(record.status)
 
     @st.fragment(run_every=HEADER_S if live else None)
     @ui.guarded
-    def header() -> None:
-        record = data.run(run_id)
-        ended = not data.is_active(record.status)
-        if live and (ended or (not names and data.metric_names([run_id]))):
+    def tiles() -> None:
+        latest = page_read.pop() if page_read else data.run(record.run_id)
+        if live and (
+            not data.is_active(latest.status)
+            or (not has_metrics and data.metric_names([record.run_id]))
+        ):
             # The run ended, or logged its first values: draw the page anew (its
             # charts, or the finished run without polling).
             st.rerun(scope="app")
-        _header(record)
+        run_tiles.tiles(latest)
+        slurm_job.show(latest)
+
+    tiles()
+
+
+def _live(
+    record: Any, names: list[str], options: _Options, *, evals: tuple[str, ...], first: bool
+) -> None:
+    """The charts (live while the run trains), then the log, the checkpoints, the
+    evaluations, the config and the downloads; ``first``: the page's first paint, its
+    charts only (``ui.first_paint``)."""
+    run_id = record.run_id
+    live = data.is_active(record.status)
 
     @st.fragment(run_every=LOG_REFRESH_S if live else None)
     @ui.guarded
@@ -143,19 +154,17 @@ def _live(
             if box.open:
                 log_lines()
 
-    header()
     ui.guarded(findings_panel.show)(run_id, live=live)
     if names:
         ui.guarded(_charts)(run_id, names, options=options, evals=evals, live=live)
     else:
-        st.info(data.no_metrics_message(data.run(run_id)), icon=":material/hourglass_top:")
+        st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
     if first:
         ui.follow_up()
         return
     log_tail()
     _checkpoints(run_id)
     evaluations.show([run_id])
-    record = data.run(run_id)
     with st.expander("Config and run info"):
         st.code(
             json.dumps(
@@ -188,24 +197,6 @@ def _checkpoints(run_id: str) -> None:
                 )
 
 
-def _header(record: Any) -> None:
-    status_col, progress_col, elapsed_col, device_col = st.columns([1, 2, 1, 1])
-    status_col.metric("Status", record.status)
-    step, total = record.progress_step, record.progress_total
-    fraction = data.run_progress(record.status, step, total)
-    progress_col.progress(fraction, text=f"step {step or 0} of {total or '?'}")
-    elapsed_col.metric("Elapsed", ui.format_seconds(data.elapsed_seconds(record)))
-    device_col.metric("Device", record.device or "–")
-    if record.status in ("failed", "lost"):
-        st.error(
-            f"The run {record.status}: {record.status_message or 'no message recorded'}",
-            icon=":material/error:",
-        )
-    elif record.status_message:
-        st.caption(record.status_message)
-    slurm_job.show(record)
-
-
 def _charts(
     run_id: str, names: list[str], *, options: _Options, evals: tuple[str, ...], live: bool
 ) -> None:
@@ -214,7 +205,10 @@ def _charts(
     evaluations. The open tab's charts are one element (``app.panels.live_charts``)
     that, while the run trains, polls this tab's live feed for what changed."""
     plan = training_charts.chart_plan(frozenset(names))
-    sections = [s for s in CHART_SECTIONS if any(group.section == s for group, _ in plan)]
+    drawn = {key for _, keys in plan for key in keys}
+    plan = (*plan, *custom_metrics.custom_plan(names, drawn))
+    order = (*CHART_SECTIONS, custom_metrics.SECTION)
+    sections = [s for s in order if any(group.section == s for group, _ in plan)]
     tabs = st.tabs(sections, key=SECTION, on_change="rerun")
     opened = next((i for i, tab in enumerate(tabs) if tab.open), 0)
     request = ChartRequest(

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import data, launch_form, ui
 from app.data.slurm_states import refresh_slurm_states
+from app.panels import runs_columns
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled", "lost")
 CONFIRM_DELETE = "runs.confirm_delete"
@@ -29,11 +30,22 @@ def main() -> None:
             "with `spherescope train CONFIG.toml`."
         )
     active = bool(everything["status"].isin(data.ACTIVE_STATUSES).any())
-    _table(search, tuple(status), tag, kind, live=active)
+    config_columns, metric_filter = runs_columns.controls(everything)
+    _table(search, tuple(status), tag, kind, live=active, extra=(config_columns, metric_filter))
     _actions(everything)
 
 
-def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: bool) -> None:
+def _table(
+    search: str,
+    status: tuple[str, ...],
+    tag: str,
+    kind: str,
+    *,
+    live: bool,
+    extra: tuple[list[str], runs_columns.MetricFilter],
+) -> None:
+    config_columns, metric_filter = extra
+
     @st.fragment(run_every=ui.LIVE_INTERVAL_S if live else None)
     @ui.guarded
     def table() -> None:
@@ -47,13 +59,26 @@ def _table(search: str, status: tuple[str, ...], tag: str, kind: str, *, live: b
             return
         shown = data.runs_table(frame)
         shown.insert(1, "open", [f"run?run_id={r}" for r in shown["run_id"]])
-        st.dataframe(
+        if config_columns:
+            shown = runs_columns.with_config_columns(shown, frame, config_columns)
+        shown = metric_filter.apply(shown).reset_index(drop=True)
+        if shown.empty:
+            st.info("No run reaches that final value.", icon=":material/info:")
+            return
+        # Tags are edited in the table (comma-separated); every other column is read-only.
+        st.data_editor(
             shown,
             hide_index=True,
             width="stretch",
-            key="runs.table",
+            key=runs_columns.edits_key(),
+            disabled=[c for c in shown.columns if c != "tags"],
+            on_change=runs_columns.save_tag_edits_from_state,
+            args=(shown,),
             placeholder="–",  # queued runs have no elapsed time or metrics yet
             column_config={
+                "tags": st.column_config.TextColumn(
+                    "tags", help="Comma-separated; edit in place (saved when you leave the cell)"
+                ),
                 "open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
                 "progress": st.column_config.ProgressColumn(
                     "progress", min_value=0.0, max_value=1.0, format="percent"

@@ -10,6 +10,7 @@ statistic gets one ``Metric`` line here (and, for a new chart, one ``ChartGroup`
 
 from __future__ import annotations
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.catalogue.metric import ChartGroup, Metric, Source
 
 TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
@@ -163,7 +164,7 @@ METRICS: tuple[Metric, ...] = (
         Metric(
             f"recall@{k}", "eval", f"recall@{k}", "fraction", True, sources=(EVAL,), short=f"R@{k}"
         )
-        for k in (1, 2, 4, 8)
+        for k in DEFAULT_RECALL_KS
     ),
     Metric("precision@1", "eval", "precision@1", "fraction", True, sources=(EVAL,)),
     Metric("r_precision", "eval", "R-precision", "fraction", True, sources=(EVAL,)),

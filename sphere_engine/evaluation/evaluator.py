@@ -151,8 +151,7 @@ class Evaluator:
             metrics["classifier_accuracy"] = float((predictions == labels).mean())
             if getattr(head, "is_fixed", False):
                 vertices = head.vertices.detach().cpu().numpy()
-                for name, value in vertex_alignment(embeddings, labels, vertices).items():
-                    metrics[name if name.startswith("vertex/") else f"vertex/{name}"] = value
+                metrics |= vertex_alignment(embeddings, labels, vertices)
         host = embeddings.float().cpu().numpy()
         metrics |= self._verification(host, labels, tracker, step)
         if self.probe_rows is not None:

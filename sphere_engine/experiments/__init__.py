@@ -18,6 +18,7 @@ from sphere_engine.experiments import (
     sec_simclr,
     sec_simclr_cifar10,
 )
+from sphere_engine.experiments.plan import EXPERIMENT_TAG, VARIANT_TAG, PlannedRun, plan
 from sphere_engine.experiments.spec import (
     TRAIN_MEAN_FRACTION,
     TRAIN_MEAN_PREFIX,
@@ -34,10 +35,6 @@ EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in _
 # research-scale settings: the benchmarks in their official layouts, on a GPU
 for _experiment in (*sec_benchmarks.EXPERIMENTS, sec_simclr_cifar10.EXPERIMENT):
     EXPERIMENTS[_experiment.name] = _experiment
-
-#: Tags that mark a run as part of an experiment and name its variant.
-EXPERIMENT_TAG = "repro:"
-VARIANT_TAG = "variant:"
 
 
 def get_experiment(name: str) -> Experiment:
@@ -58,6 +55,8 @@ __all__ = [
     "Comparison",
     "Experiment",
     "Metric",
+    "PlannedRun",
     "Variant",
     "get_experiment",
+    "plan",
 ]

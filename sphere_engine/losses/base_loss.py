@@ -86,7 +86,7 @@ class BaseLoss(nn.Module):
 
 def regularizer_name(regularizer: nn.Module) -> str:
     """The key of a regulariser's term in ``last_terms`` (its registry name)."""
-    return getattr(regularizer, "name", None) or type(regularizer).__name__.lower()
+    return getattr(regularizer, "registered_name", "") or type(regularizer).__name__.lower()
 
 
 def check_batch(embeddings: torch.Tensor, labels: torch.Tensor) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.metrics.backend import resolve_backend
 from sphere_engine.metrics.inputs import check_embeddings, check_ks, check_labels, l2_normalize
 from sphere_engine.metrics.neighbors import ranked_neighbors
@@ -131,7 +132,7 @@ def retrieval_scores(
     reference_labels: np.ndarray,
     *,
     exclude_self: bool,
-    ks: tuple[int, ...] = (1, 2, 4, 8),
+    ks: tuple[int, ...] = DEFAULT_RECALL_KS,
     metric: str = "cosine",
     knn: int = KNN_NEIGHBORS,
     backend: str = "auto",
@@ -199,7 +200,7 @@ def retrieval_metrics(
     embeddings: Any,
     labels: Any,
     *,
-    ks: Any = (1, 2, 4, 8),
+    ks: Any = DEFAULT_RECALL_KS,
     normalize: bool = True,
     reference: Any = None,
     reference_labels: Any = None,

@@ -61,6 +61,7 @@ class TrainingSetup:
     channels_last: bool = False  # image batches are converted before the forward
     pretrained: dict[str, str] | None = None  # the weights file and its SHA-256
     parallel: DataParallel = SINGLE_PROCESS
+    checkpoint_dir: str = ""  # "" when the run writes no checkpoints
 
     def run_info(self) -> dict[str, Any]:
         """What the run reports once, before its first step."""
@@ -89,9 +90,16 @@ def _class_names(test: Any) -> dict[str, list[str]]:
     return {"class_names_test": list(names)}
 
 
-def prepare_training(config: RunConfig, parallel: DataParallel = SINGLE_PROCESS) -> TrainingSetup:
+def prepare_training(
+    config: RunConfig,
+    parallel: DataParallel = SINGLE_PROCESS,
+    checkpoint_dir: str | None = None,
+) -> TrainingSetup:
     """Seed, then build the data, model, objective, optimiser and trackers of ``config``
-    (``parallel``: this process's slice of each batch, the model under DDP)."""
+    (``parallel``: this process's slice of each batch, the model under DDP).
+
+    ``checkpoint_dir``: where checkpoints go when ``training.checkpoint_dir`` is empty
+    (a recorded run's own directory); the config itself is never changed."""
     from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.data import create_dataset, iter_batches
     from sphere_engine.data.loader_workers import resolve_num_workers
@@ -153,4 +161,5 @@ def prepare_training(config: RunConfig, parallel: DataParallel = SINGLE_PROCESS)
         pretrained=weights.as_info() if weights else None,
         trained=trained,
         parallel=parallel,
+        checkpoint_dir=training.checkpoint_dir or checkpoint_dir or "",
     )

@@ -209,3 +209,55 @@ def test_small_multiples_share_one_x_zoom_without_a_warning(recwarn) -> None:
     assert param["bind"] == "scales" and param["select"]["encodings"] == ["x"]
     assert len(param["views"]) == 3
     assert not [w for w in recwarn if "deduplicated" in str(w.message)]
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of a hex colour."""
+    linear = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    red, green, blue = [((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92 for c in linear]
+    x = (0.4124 * red + 0.3576 * green + 0.1805 * blue) / 0.95047
+    y = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+    z = (0.0193 * red + 0.1192 * green + 0.9505 * blue) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def test_every_pair_of_run_colours_is_told_apart():
+    """Twenty runs of a sweep: no colour is a shade of another (CIE76 distance; the
+    old second ten repeated the first ten a shade darker, at 4.6)."""
+    labs = [_lab(c) for c in charts.RUN_PALETTE]
+    closest = min(
+        sum((p - q) ** 2 for p, q in zip(a, b, strict=True)) ** 0.5
+        for i, a in enumerate(labs)
+        for b in labs[i + 1 :]
+    )
+    assert len(set(charts.RUN_PALETTE)) == 20 and closest > 20
+
+
+def test_legends_list_every_run_whole():
+    """A legend is a column of whole labels (a row of them was cut off after 3 runs)."""
+    names = [f"a run with a long name {i} · 20261125-120000-{i:08x}" for i in range(8)]
+    frame = pd.DataFrame({"step": [1, 2] * 8, "value": 1.0, "name": np.repeat(names, 2)})
+    legend = charts.metric_lines(frame).to_dict()["encoding"]["color"]["legend"]
+    assert legend["columns"] == 1 and legend["labelLimit"] == 0
+    assert legend["direction"] == "vertical"
+
+
+def test_a_loss_term_that_is_zero_throughout_is_not_drawn():
+    """η = 0: the regulariser's term is a flat 0 that stretched the loss chart's axis."""
+    from app.panels.training_charts import drop_all_zero
+
+    steps = [1, 2, 3]
+    part = pd.DataFrame(
+        {
+            "step": steps * 3,
+            "name": ["loss/total"] * 3 + ["loss/metric"] * 3 + ["loss/sec"] * 3,
+            "value": [0.9, 0.5, 0.3, 0.9, 0.5, 0.3, 0.0, 0.0, 0.0],
+        }
+    )
+    assert sorted(set(drop_all_zero(part)["name"])) == ["loss/metric", "loss/total"]
+    only_zero = part[part["name"] == "loss/sec"]
+    assert len(drop_all_zero(only_zero)) == 3  # a chart of nothing but zeros stays

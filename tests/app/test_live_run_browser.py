@@ -34,7 +34,8 @@ _FIRST_PICTURE_JS = f"""() => {{
 def _log(store: RunStore, run_id: str, steps: range) -> None:
     with store.tracker(run_id, flush_interval=0) as tracker:
         for step in steps:
-            tracker.track_many(scalars(step, 0.1 + 0.01 * step), step)
+            custom = {"acc/train": 0.5, "acc/val": 0.4}  # names of the user's own (SDK)
+            tracker.track_many({**scalars(step, 0.1 + 0.01 * step), **custom}, step)
             tracker.track_progress(step, 1000)
     store.heartbeat(run_id, steps[-1], 1000)  # not lost while the test watches
 
@@ -85,12 +86,56 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         _log(store, run_id, range(41, 51))
         page.get_by_text("up to step 50").first.wait_for(timeout=30_000)
         assert page.locator(CHARTS).count() >= 1
+        _check_top_of_page_and_link(page, store, run_id)
         browser.close()
+
+
+def _check_top_of_page_and_link(page, store: RunStore, run_id: str) -> None:
+    """Issue 27: the key numbers and Cancel at the top (item 3), custom SDK metrics
+    drawn (item 3), no author chrome (item 9), the view in the URL (item 5)."""
+    tiles = page.locator(".spherescope-tile")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.spherescope-tile'))"
+        ".some(tile => tile.innerText.includes('50 of 1,000'))",
+        timeout=30_000,
+    )
+    shown = " | ".join(tiles.all_inner_texts())
+    for words in ("running", "50 of 1,000", "steps/s", "loss", "norm variance", "R@1"):
+        assert words in shown, shown
+    cancel = page.get_by_role("button", name="Cancel run")
+    assert cancel.is_visible()
+    assert cancel.bounding_box()["y"] < page.locator(CHARTS).first.bounding_box()["y"]
+    assert page.get_by_text("host ").first.is_visible()
+    assert page.get_by_text("Notes").first.is_visible()
+    assert page.get_by_role("button", name="Deploy").count() == 0  # viewer toolbar
+    custom = page.get_by_role("tab", name="Custom")
+    custom.click()
+    page.locator(f"{CHARTS}[data-chart='custom:acc']").wait_for(timeout=30_000)
+    # The x axis and smoothing go into the URL; a reload (or the link) restores them.
+    page.get_by_text("relative time").click()
+    page.wait_for_url(lambda url: "x=time" in url, timeout=30_000)
+    assert f"run_id={run_id}" in page.url
+    page.reload()
+    page.locator(CHARTS).first.wait_for(timeout=60_000)
+    assert page.get_by_role("radio", name="relative time").is_checked()
+    # Cancel on the page: the run is asked to stop.
+    page.get_by_role("button", name="Cancel run").click()
+    page.wait_for_timeout(3000)
+    assert store.cancel_requested(run_id)
 
 
 #: Each chart's x domain (``cell.vegaView``: the chart element's Vega view).
 _X_DOMAINS_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'),
   cell => cell.vegaView.scale('x').domain().map(Number))"""
+
+
+#: Each chart on the page's background, its axis labels in the page's (light) ink.
+_DARK_CHARTS_JS = f"""() => {{
+  const ink = getComputedStyle(document.body).color;
+  const light = ink.match(/\\d+/g).slice(0, 3).every(value => Number(value) > 150);
+  return Array.from(document.querySelectorAll('{CHARTS}'), cell =>
+    light && cell.vegaView.background() === 'transparent');
+}}"""
 
 
 def _flat(domains: list[list[float]]) -> list[float]:
@@ -105,14 +150,16 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
     store, run_id = _running_run(tmp_path, "zoomed run", steps=100)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # tall enough for all four charts: a chart out of view draws new rows later
-        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        # tall enough for all four charts: a chart out of view draws new rows later;
+        # in the dark theme (the system's), where the charts were white boxes
+        page = browser.new_page(viewport={"width": 1400, "height": 1600}, color_scheme="dark")
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
         charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
         full = page.evaluate(_X_DOMAINS_JS)
+        assert page.evaluate(_DARK_CHARTS_JS) == [True] * OVERVIEW_CHARTS
         assert len(full) == OVERVIEW_CHARTS and all(high >= 100 for _, high in full), full
         kept = page.evaluate(_KEEP_VIEWS_JS)
         box = charts.nth(0).bounding_box()

@@ -36,7 +36,6 @@ from db.lifecycle import RunLifecycle, RunNotStartable
 from db.store import RunStore
 from db.write_errors import release_space
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from worker.slurm.commands import SlurmError, run_slurm
 
 log = logging.getLogger(__name__)
@@ -151,14 +150,19 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         from sphere_engine.train import run_training  # torch: only inside the job
 
         store = run.store
+        # validated when it was submitted; the stored dict is that config, never changed
         config = RunConfig.from_dict(store.get_run(self.run_id).config)
-        validate(config)
-        config.training.checkpoint_dir = self._checkpoint_dir(store)
 
         def should_stop() -> bool:
             return signals.terminate or time.time() >= stop_at or run.should_stop()
 
-        result = run_training(config, run.tracker, should_stop, resume_from=resume)
+        result = run_training(
+            config,
+            run.tracker,
+            should_stop,
+            resume_from=resume,
+            checkpoint_dir=self._checkpoint_dir(store),
+        )
         step = result.steps_completed
         at_limit = time.time() >= stop_at
         if result.cancelled and store.cancel_requested(self.run_id):

@@ -48,14 +48,20 @@ class SlurmRequest:
             raise ValueError(f"slurm request: unknown field(s) {', '.join(unknown)}")
         return cls(**data)
 
-    def check_one_process(self) -> None:
-        """Several GPUs or nodes make a distributed run, which a SLURM job cannot start
-        yet (the multi-device launcher is not part of this build): refused, naming why."""
+    def check_one_process(self, devices: int = 1) -> None:
+        """Several GPUs, nodes or ``training.devices`` make a distributed run, which a SLURM
+        job does not start yet (its time limit, cancel and requeue are handled for one
+        training process only): refused, naming the field."""
+        if devices > 1:
+            raise ValueError(
+                f"training.devices: {devices}; a SLURM run trains in one process for now "
+                "(set it to 1, or run it on the workers)"
+            )
         if self.gpus > 1 or self.nodes > 1:
             field, value = ("gpus", self.gpus) if self.gpus > 1 else ("nodes", self.nodes)
             raise ValueError(
                 f"slurm {field}: {value} asked; a SLURM run uses one node and at most one "
-                "GPU until multi-device runs can be launched"
+                "GPU for now (multi-device runs run on the workers)"
             )
 
     def resolved(self, partition: str, max_time_min: int | None) -> SlurmRequest:

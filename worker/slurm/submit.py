@@ -33,12 +33,12 @@ def submit_slurm(
     """Validate, record as queued and submit one run as a SLURM job; return its id.
     ``ValueError`` (config or request, naming the field) or ``SlurmError`` (SLURM missing
     or refusing) before anything stays recorded."""
-    from worker.submit import validate_config
+    from sphere_engine.config.validation import validated_config
 
-    validated = validate_config(config)
+    validated = validated_config(config)  # the one check of a submitted run
     store = store or RunStore()
     check_checkpoint_dir(validated, store.home)
-    request.check_one_process()
+    request.check_one_process(validated.training.devices)
     require("sbatch")
     partition = check_request(request)
     request = request.resolved(partition.name, partition.max_time_min)

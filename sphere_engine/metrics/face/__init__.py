@@ -12,6 +12,7 @@ from sphere_engine.metrics.face.image_embeddings import ImageEmbeddings, load_im
 from sphere_engine.metrics.face.one_to_n import identification_metrics
 from sphere_engine.metrics.face.one_to_one import tar_at_far
 from sphere_engine.metrics.face.pairs import pairs_protocol_metrics, read_pairs_file
+from sphere_engine.metrics.face.protocol import face_protocol_metrics
 from sphere_engine.metrics.face.templates import (
     read_template_media,
     read_template_pairs,
@@ -21,6 +22,7 @@ from sphere_engine.metrics.face.templates import (
 
 __all__ = [
     "ImageEmbeddings",
+    "face_protocol_metrics",
     "identification_metrics",
     "load_image_embeddings",
     "pairs_protocol_metrics",

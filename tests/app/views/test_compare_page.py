@@ -14,8 +14,19 @@ def test_empty_store_explains_and_links_to_launch(home):
     assert any("No runs to compare yet" in t for t in texts(app.info))
 
 
-def test_two_runs_overlay_with_stable_colours(filled):
+def test_default_metrics_are_the_loss_the_variance_and_the_main_evaluation(filled):
     app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    assert not app.exception and not app.error
+    wanted = ["loss/total", "norm/var", "eval: recall@1"]
+    assert app.multiselect(key="compare.metrics").value == wanted
+    assert app.radio(key="compare.x").value == "step"
+    assert app.query_params["metrics"] == ",".join(wanted)  # a shareable link
+
+
+def test_two_runs_overlay_with_stable_colours(filled):
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [filled.sec, filled.plain]
     assert app.multiselect(key="compare.metrics").value == ["norm/var"]
@@ -31,7 +42,9 @@ def test_two_runs_overlay_with_stable_colours(filled):
 def test_a_fresh_page_draws_the_metric_chart_then_the_panels(filled):
     """Opened afresh: the widgets and the metric chart first; the heatmaps, tables and
     the hyperparameter view in the follow-up run."""
-    app = first_paint("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = first_paint(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     assert not app.exception and not app.error
     assert len(charts_of(app)) == 1 and not app.dataframe
     app.run()
@@ -39,7 +52,9 @@ def test_a_fresh_page_draws_the_metric_chart_then_the_panels(filled):
 
 
 def test_final_metrics_table_diff_and_csv(filled):
-    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     table = app.dataframe[0].value
     assert list(table.columns) == ["run", "NMI", "F1", "R@1", "MAP@R", "norm var (test set)"]
     assert table["R@1"].tolist() == [60.0, 80.0]
@@ -52,7 +67,9 @@ def test_final_metrics_table_diff_and_csv(filled):
 
 
 def test_smoothing_group_by_and_eval_metrics(filled):
-    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     app.slider(key="compare.smoothing").set_value(0.5).run()
     assert not app.exception and not app.error
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
@@ -75,7 +92,9 @@ def test_sweep_selects_its_runs(filled):
 
 def test_eval_metrics_follow_group_by_and_x_axis(filled):
     """Bug 11: an evaluation metric ignored "Group by" (and smoothing), silently."""
-    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     app.multiselect(key="compare.metrics").set_value(["eval: recall@1"])
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
     assert not app.exception and not app.error
@@ -89,7 +108,9 @@ def test_eval_metrics_follow_group_by_and_x_axis(filled):
 
 
 def test_several_metrics_share_one_run_legend(filled):
-    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     app.multiselect(key="compare.metrics").set_value(["norm/var", "loss/total", "eval: nmi"])
     app.run()
     assert not app.exception and not app.error
@@ -99,7 +120,9 @@ def test_several_metrics_share_one_run_legend(filled):
 
 
 def test_grouped_final_table_and_hyperparameter_view(filled):
-    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     app.selectbox(key="compare.group").set_value("regularizer.weight").run()
     assert not app.exception and not app.error
     grouped = app.dataframe[0].value
@@ -118,7 +141,9 @@ def test_grouped_final_table_and_hyperparameter_view(filled):
 def test_wall_clock_x_axis(filled):
     """Issue 14: Compare offers the wall clock too; a grouping cannot average runs
     at different times, so it draws each run and says so."""
-    app = open_page("views/compare.py", {"runs": f"{filled.sec},{filled.plain}"})
+    app = open_page(
+        "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
+    )
     app.multiselect(key="compare.metrics").set_value(["norm/var"])
     app.radio(key="compare.x").set_value("clock").run()
     assert not app.exception and not app.error

@@ -66,7 +66,7 @@ def test_finished_run_shows_every_diagnostic(filled):
         "Seconds per step",
         "Training samples per second",
     ]
-    assert [m.value for m in app.metric][:1] == ["finished"]
+    assert "finished" in app.markdown[0].value  # the tiles, status first
     assert "60 points logged per metric, up to step 60" in live_captions(app)
     variance = all_run_charts(app)[2]
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
@@ -85,11 +85,11 @@ def test_a_fresh_page_draws_its_charts_then_the_rest(filled):
     first_row = ["Loss terms", "Embedding norm (training batch): mean, ± std, min–max"]
     assert [_title(spec) for spec in charts_of(app)][:2] == first_row
     assert len(charts_of(app)) == 5  # the overview: four training charts, the evaluation
-    assert not app.code and not app.expander  # log, checkpoints, config, downloads follow
+    assert not app.code and [box.label for box in app.expander] == ["Notes"]  # the rest follows
     assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
     app.run()
     # the whole page: the open tab's five charts (the overview) and the panels below
-    assert len(charts_of(app)) == 5 and app.code and len(app.expander) == 4
+    assert len(charts_of(app)) == 5 and app.code and len(app.expander) == 5  # and Notes
     assert FOLLOW_UP_KEY not in app.session_state  # no further follow-up
     app.run()
     assert len(charts_of(app)) == 5  # later runs draw the whole page

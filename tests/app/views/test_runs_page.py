@@ -91,3 +91,25 @@ def test_clone_fills_the_launch_form(filled):
     assert draft["regularizer"]["name"] == "none"
     assert draft["objective"]["name"] == "simplex"
     assert app.selectbox(key="lf1.objective.name.head").value == "simplex"
+
+
+def test_config_columns_metric_filter_and_tags_edited_in_the_table(filled):
+    """Issue 27 item 4: config columns picked from the runs' keys (the differing ones
+    offered first), sort and filter by a final metric, tags saved from the table."""
+    from app.panels import runs_columns
+
+    app = open_page("views/runs.py")
+    picker = app.multiselect(key=runs_columns.CONFIG_COLUMNS)
+    assert picker.options[:2] == ["regularizer.name", "regularizer.weight"]
+    picker.set_value(["regularizer.name"]).run()
+    table = app.dataframe[0].value.set_index("run_id")
+    assert table.loc[filled.sec, "config: regularizer.name"] == "sec"
+    app.selectbox(key=runs_columns.METRIC).set_value("eval:recall@1").run()
+    sorted_ids = app.dataframe[0].value["run_id"].tolist()
+    assert sorted_ids.index(filled.plain) < sorted_ids.index(filled.sec)  # R@1 0.8, 0.6
+    app.number_input(key=runs_columns.AT_LEAST).set_value(0.7).run()
+    shown = app.dataframe[0].value
+    assert filled.plain in set(shown["run_id"]) and filled.sec not in set(shown["run_id"])
+    row = shown["run_id"].tolist().index(filled.plain)
+    runs_columns.save_tag_edits(shown, {"edited_rows": {row: {"tags": "baseline, keep "}}})
+    assert data.store().get_run(filled.plain).tags == ["baseline", "keep"]

@@ -88,3 +88,14 @@ def test_the_run_page_builds_a_download_only_when_it_is_clicked(sdk_run: str, mo
     assert built == []  # nothing exported by showing the page or changing the format
     names = zipfile.ZipFile(io.BytesIO(downloads._archive(sdk_run, "parquet"))).namelist()
     assert built and names  # a click builds it
+
+
+def test_run_page_shows_what_is_known_of_an_sdk_run(sdk_run: str):
+    """No "step 6 of ?" and no device "–": the step alone, the tensors' device, the host
+    (issue 27 item 3)."""
+    app = open_page("views/run.py", {"run_id": sdk_run})
+    assert not app.exception and not app.error
+    tiles = app.markdown[0].value
+    assert ">6<" in tiles and "of ?" not in tiles
+    caption = next(c for c in texts(app.caption) if c.startswith("Elapsed"))
+    assert "device cpu" in caption and "host –" not in caption

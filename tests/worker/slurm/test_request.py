@@ -37,5 +37,7 @@ def test_several_gpus_or_nodes_are_refused_naming_the_field() -> None:
         SlurmRequest(gpus=2).check_one_process()
     with pytest.raises(ValueError, match="slurm nodes: 3 asked"):
         SlurmRequest(nodes=3).check_one_process()
+    with pytest.raises(ValueError, match=r"training\.devices: 2; a SLURM run trains in one"):
+        SlurmRequest().check_one_process(devices=2)
     with pytest.raises(ValueError, match="slurm mem_gb"):
         SlurmRequest(mem_gb=0)

@@ -1,11 +1,15 @@
-"""Worker process hooks (Celery signals).
+"""Every Celery hook of the worker, in one place (Celery signals).
 
+- starting a worker without a broker: stop at once with the one-line reason;
 - main process, when ready: a reaper thread (lost runs) that also advertises the
   worker's device count in Redis (``worker.devices``) and the gpu queue when this
-  worker consumes it (for routing ``device = auto``);
+  worker consumes it (for routing ``device = auto``), and the reconcile thread that
+  re-sends queued runs the broker lost (``worker.reconcile``);
 - each pool child, when forked: import torch and the engine before any task arrives
   (importing torch does not initialise CUDA; the first CUDA call happens in the task);
 - main process: failures the child cannot report (its death, the hard time limit).
+
+The Celery app includes this module, so every worker connects them.
 """
 
 from __future__ import annotations
@@ -21,11 +25,23 @@ from celery import signals
 
 from db.store import RunStore
 from worker import devices, routing, settings
+from worker.celery_app import broker_url
 from worker.failures import record_failure
 from worker.reaper import ReaperThread
+from worker.reconcile import ReconcileThread, reconcile_interval
 
 log = logging.getLogger(__name__)
 _reaper: ReaperThread | None = None
+_reconciler: ReconcileThread | None = None
+
+
+@signals.celeryd_init.connect
+def require_broker(**_: Any) -> None:
+    """A worker started without a broker stops at once with the one-line reason."""
+    try:
+        broker_url()
+    except settings.BrokerNotConfigured as error:
+        raise SystemExit(f"spherescope worker: {error}") from None
 
 
 WARM_MODULES = (
@@ -96,3 +112,16 @@ def record_lost_child(
     if isinstance(exception, (WorkerLostError, TimeLimitExceeded)):
         run_id = args[0] if args else task_id
         record_failure(RunStore(), run_id, exception)
+
+
+@signals.worker_ready.connect
+def start_reconciling(sender: Any = None, **_: Any) -> None:
+    global _reconciler
+    _reconciler = ReconcileThread(sender.app, reconcile_interval())
+    _reconciler.start()
+
+
+@signals.worker_shutdown.connect
+def stop_reconciling(**_: Any) -> None:
+    if _reconciler is not None:
+        _reconciler.stop()
