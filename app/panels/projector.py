@@ -4,9 +4,10 @@ most 20 colours with a search that brings chosen classes forward."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from app import ui
+from app import data, ui
 from app.charts.geometry import class_names
 from app.charts.projector import MAX_COLOURS, projector_scatter
 from app.charts.sphere_view import sphere_deck, sphere_points
@@ -26,7 +27,7 @@ def show(run_id: str, step: int, *, key: str) -> None:
         "Space", list(SPACES), horizontal=True, key=f"{key}.sphere", format_func=SPACES.get
     )
     result = projection(run_id, step, method, on_sphere)
-    points = result.points
+    points = named_classes(result.points, data.run(run_id).run_info)
     names = sorted(class_names(points["label"]).unique(), key=_natural)
     found = st.multiselect(
         f"Find classes ({len(names)}; the {MAX_COLOURS} largest have colours, the rest grey)",
@@ -46,6 +47,16 @@ def show(run_id: str, step: int, *, key: str) -> None:
     ):
         deck = sphere_deck(sphere_points(snapshot_coordinates(frame), frame["label"]))
         st.pydeck_chart(deck, key=f"{key}.deck")
+
+
+def named_classes(points: pd.DataFrame, run_info: dict) -> pd.DataFrame:
+    """``points`` with each class id replaced by the dataset's class name, where the run
+    recorded its test classes' names and ids (image datasets); ids stay otherwise."""
+    names, ids = run_info.get("class_names_test"), run_info.get("class_ids_test")
+    if not names or not ids or len(names) != len(ids):
+        return points
+    lookup = {int(i): str(n) for i, n in zip(ids, names, strict=True)}
+    return points.assign(label=[lookup.get(int(label), str(label)) for label in points["label"]])
 
 
 def _natural(name: str) -> tuple[int, int | str]:

@@ -87,7 +87,10 @@ def _class_names(test: Any) -> dict[str, list[str]]:
     names = getattr(test, "class_names", None)
     if not names or len(names) > MAX_RECORDED_CLASS_NAMES:
         return {}
-    return {"class_names_test": list(names)}
+    # the ids snapshots carry (``evaluator.original_classes``), so a page can name them
+    classes = getattr(test, "classes", None)
+    ids = {} if classes is None else {"class_ids_test": [int(c) for c in classes]}
+    return {"class_names_test": list(names), **ids}
 
 
 def prepare_training(

@@ -114,3 +114,32 @@ def test_the_report_lists_each_runs_findings(store) -> None:
     assert "- `exploding seed 0` — **Training diverged** (critical): mean norm grew" in text
     assert "steady" not in text
     assert findings_markdown(store, [(run_ids[1], "steady")]).startswith("Findings: none")
+
+
+@pytest.mark.slow
+def test_a_triplet_run_at_a_high_lr_collapses_with_unbalanced_updates(
+    tmp_path, store, capsys
+) -> None:
+    # no SEC, plain SGD at lr 0.5: the test embeddings gather in one point
+    sections = '[objective]\nkind = "loss"\nname = "triplet"\n'
+    sections += '[optimizer]\nname = "sgd"\nlr = 0.5\n[training]\nsteps = 40\n'
+    code, report = train_json(tmp_path, capsys, sections, "diagnostics.tracked_samples=0")
+    assert code == 0
+    assert {"collapse", "unbalanced_directions"} <= set(names(report)), report["findings"]
+
+
+@pytest.mark.slow
+def test_a_frozen_fixed_head_run_stays_off_its_vertices_with_a_flat_evaluation(
+    tmp_path, store, capsys
+) -> None:
+    # lr = 0: nothing moves, so the centroids stay where they started and R@1 is flat
+    sections = '[objective]\nkind = "head"\nname = "simplex"\n'
+    sections += '[optimizer]\nname = "sgd"\nlr = 0.0\n[training]\nsteps = 30\n'
+    overrides = (
+        "data.split=standard",
+        "diagnostics.eval_every=5",
+        "diagnostics.eval_max_samples=150",
+    )
+    code, report = train_json(tmp_path, capsys, sections, *overrides)
+    assert code == 0
+    assert {"centroids_off_vertices", "flat_evaluation"} <= set(names(report)), report

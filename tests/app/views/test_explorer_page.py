@@ -85,3 +85,24 @@ def test_a_run_without_results_says_so(store) -> None:
     app = open_page("views/explorer.py", {"run_id": run_id})
     assert not app.exception
     assert any("no per-query results" in i for i in texts(app.info))
+
+
+def test_a_real_analysis_run_is_explored_with_its_class_names(store, tmp_path, capsys) -> None:
+    from worker.cli import main
+
+    rng = np.random.default_rng(0)
+    names = np.array(["cat", "dog", "owl"])
+    labels = np.repeat(np.arange(3), 30)
+    embeddings = rng.normal(size=(90, 8)) + 1.0 * np.eye(8)[labels]  # overlapping: misses
+    np.savez(tmp_path / "emb.npz", embeddings=embeddings, labels=names[labels])
+    assert main(["analyze", str(tmp_path / "emb.npz")]) == 0
+    run_id = store.list_runs()[0].run_id
+    app = open_page("views/explorer.py", {"run_id": run_id})
+    assert not app.exception and not app.error
+    shown = [m.value for m in app.markdown]
+    assert any(m.startswith("**query ") and "R@1 miss" in m for m in shown), shown
+    strips = [t.value for t in app.dataframe if "neighbour" in t.value.columns]
+    assert strips and set(strips[0]["class"]) <= {"cat", "dog", "owl"}
+    assert "❌" in set(strips[0]["correct"])
+    per_class = next(t.value for t in app.dataframe if "recall@1" in t.value.columns)
+    assert sorted(per_class["class"]) == ["cat", "dog", "owl"]

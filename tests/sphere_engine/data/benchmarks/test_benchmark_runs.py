@@ -71,6 +71,9 @@ def test_inshop_run_from_pretrained_weights_in_bf16(tmp_path):
         "sha256": hashlib.sha256(weights.read_bytes()).hexdigest(),
     }
     assert tracker.run_info["class_names_test"] == ["id_00000004", "id_00000005"]
+    # the ids the snapshot's labels carry, so the projector names them
+    ids = tracker.run_info["class_ids_test"]
+    assert len(ids) == 2 and set(tracker.snapshots[-1][2].tolist()) <= set(ids)
     assert any(name.startswith("recall@") for _, name, _ in tracker.evals)
     # the evaluation searched the official queries against the official gallery
     splits = create_dataset("inshop", root=str(root), image_size=16)
