@@ -14,7 +14,7 @@ import os
 
 import streamlit as st
 
-from worker.settings import TOKEN_ENV, is_loopback
+from db.network_access import TOKEN_ENV, is_loopback
 
 GRANTED = "auth.granted"  # session_state key: this session gave the right token
 

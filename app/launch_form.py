@@ -5,8 +5,9 @@ Literal/choices → select, bool → checkbox, int/float → number, lists and o
 values → text), labelled with the field's declared label and with its help text and
 limits as the tooltip. The options of the chosen dataset, model, loss/head and
 regulariser come from ``Registry.params``. Values are not clamped by the widgets:
-``validate_config`` (schema, registries, data) is the one validator, and its message is
-shown under every field it names and, above the tabs, with the tab to look at.
+``validated_config`` (schema, registries, data) is the one validator; its ``ConfigError``
+carries the fields it concerns, and its message is shown under each of them and, above
+the tabs, with the tabs to look at.
 
 The form's values live in ``st.session_state[DRAFT]`` (a full config dict), so they
 survive page switches, a failed validation and a rerun; "clone" and presets replace
@@ -21,7 +22,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import re
 import typing
 from typing import Any
 
@@ -36,6 +36,7 @@ from app.launch_fields import (
     humanise,
     value_widget,
 )
+from sphere_engine.config import ConfigError
 
 DRAFT = "launch.draft"
 GENERATION = "launch.generation"
@@ -53,6 +54,7 @@ SECTION_TITLES = {
     "evaluation": "Evaluation",
     "robustness": "Robustness",
 }
+EMPTY_FIELD = "enter a value (the field is empty)"
 #: Sections whose ``name`` picks a registered component with options of its own.
 COMPONENT_SECTIONS = ("data", "model", "objective", "regularizer")
 
@@ -91,27 +93,11 @@ def _memory() -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- errors
 
-_FIELD_PATTERN = re.compile(r"\b([a-z]+(?:\.[a-z0-9_@]+)+)")
 
-
-def error_field(error: str) -> str:
-    """The dotted field a validation message starts with ("data.batch_size: ...")."""
-    return error.split(":", 1)[0].strip()
-
-
-def mentioned_fields(error: str) -> list[str]:
-    """Every dotted config field an error names, the one it starts with first."""
-    fields = [error_field(error)]
-    for match in _FIELD_PATTERN.findall(error):
-        if match.split(".", 1)[0] in SECTION_TITLES and match not in fields:
-            fields.append(match)
-    return fields
-
-
-def error_tabs(error: str) -> list[str]:
-    """The titles of the tabs holding the fields an error names, in order."""
+def error_tabs(error: ConfigError) -> list[str]:
+    """The titles of the tabs holding the fields an error concerns, in order."""
     tabs: list[str] = []
-    for field in mentioned_fields(error):
+    for field in error.paths:
         title = SECTION_TITLES.get(field.split(".", 1)[0])
         if title and title not in tabs:
             tabs.append(title)
@@ -123,16 +109,16 @@ def _slot(slots: dict[str, Any], field: str) -> None:
     slots[field] = st.empty()
 
 
-def _place_error(slots: dict[str, Any], error: str) -> list[str]:
-    """Show ``error`` under every field it names (or the field's closest parent), so a
-    rule between fields on two tabs shows on both; returns the fields it was shown at."""
+def _place_error(slots: dict[str, Any], error: ConfigError) -> list[str]:
+    """Show ``error`` under every field it concerns (or the field's closest parent), so
+    a rule between fields on two tabs shows on both; returns the fields it was shown at."""
     placed: list[str] = []
-    for named in mentioned_fields(error):
+    for named in error.paths:
         field = named
         while field and field not in slots:
             field = field.rpartition(".")[0]
         if field and field not in placed:
-            slots[field].error(error, icon=":material/block:")
+            slots[field].error(str(error), icon=":material/block:")
             placed.append(field)
     return placed
 
@@ -140,18 +126,18 @@ def _place_error(slots: dict[str, Any], error: str) -> list[str]:
 # ----------------------------------------------------------------------------- the form
 
 
-def render() -> tuple[dict[str, Any], str | None]:
+def render() -> tuple[dict[str, Any], ConfigError | None]:
     """Draw the form from the draft; return (the config it describes, its error).
 
     The error is the first problem of the current values (an emptied field, then
-    ``validate_config``'s message); it is shown under every field it names and, above
+    ``validated_config``'s error); it is shown under every field it concerns and, above
     the tabs, with the names of the tabs to look at, in the same rerun.
     """
     from sphere_engine.config import SECTIONS
 
     config = copy.deepcopy(draft())
     slots: dict[str, Any] = {}
-    missing: list[str] = []
+    missing: list[ConfigError] = []
     notice = st.empty()  # above the tabs: which tab holds the problem
     tabs = st.tabs([SECTION_TITLES[s] for s in SECTIONS])
     for tab, (section, cls) in zip(tabs, SECTIONS.items(), strict=True):
@@ -173,7 +159,11 @@ def render() -> tuple[dict[str, Any], str | None]:
 
 
 def _render_section(
-    section: str, cls: type, values: dict[str, Any], slots: dict[str, Any], missing: list[str]
+    section: str,
+    cls: type,
+    values: dict[str, Any],
+    slots: dict[str, Any],
+    missing: list[ConfigError],
 ) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     result = dict(values)
@@ -196,7 +186,7 @@ def _render_section(
                     choices=meta.get("choices"),
                 )
                 if chosen is EMPTY:
-                    missing.append(f"{field_name}: enter a value (the field is empty)")
+                    missing.append(ConfigError(field_name, EMPTY_FIELD))
                 else:
                     result[fld.name] = chosen
             _slot(slots, field_name)
@@ -231,9 +221,14 @@ def _component_select(
     )
     label = {"loss": "Loss", "head": "Head"}.get(kind) if section == "objective" else None
     key = _key(section, "name", kind) if section == "objective" else _key(section, "name")
+    dim = int(values.get("embedding_dim") or before.get("embedding_dim") or 512)
+    if section == "model":
+        help_text += " (any timm model also works as timm/<name>, typed in the config)"
     chosen = value_widget(
         label or field_label(meta, "name"), str, current, key=key, help=help_text, choices=names
     )
+    if section == "model" and data.backbone_size(chosen, dim):  # counted on the meta device
+        st.caption(f"{chosen}: {data.backbone_size(chosen, dim)} with a {dim}-d embedding")
     memory[f"{section}:{kind}"] = chosen
     return chosen
 
@@ -243,7 +238,7 @@ def _render_options(
     before: dict[str, Any],
     values: dict[str, Any],
     slots: dict[str, Any],
-    missing: list[str],
+    missing: list[ConfigError],
 ) -> dict[str, Any]:
     """The chosen component's options; only values that differ from the default are kept.
 
@@ -285,7 +280,7 @@ def _render_options(
             )
             _slot(slots, f"{section}.options.{option}")
         if chosen is EMPTY:
-            missing.append(f"{section}.options.{option}: enter a value (the field is empty)")
+            missing.append(ConfigError(f"{section}.options.{option}", EMPTY_FIELD))
             chosen = value
         default_cmp = list(default) if isinstance(default, tuple) else default
         if required or chosen != default_cmp:
@@ -295,8 +290,8 @@ def _render_options(
     return options
 
 
-def validation_error(config: dict[str, Any]) -> str | None:
-    """``validate_config``'s message for ``config`` (schema, registries, data), or None."""
+def validation_error(config: dict[str, Any]) -> ConfigError | None:
+    """``validated_config``'s error for ``config`` (schema, registries, data), or None."""
     return data.config_error(json.dumps(config, sort_keys=True))
 
 

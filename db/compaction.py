@@ -5,9 +5,8 @@ compacted files no larger than ``TIER_RATIO`` times what is merged so far, into
 ``compact-<first>-<last>.parquet`` (the seq range it covers; ``compact-<last>`` when it
 starts at 0). The compacted files' sizes then grow geometrically from newest to
 oldest: a run keeps O(log n) files, each row is rewritten O(log n) times, and a
-compaction of a long run no longer rewrites the whole run (a single file rewritten
-every 30 flushes cost a 100k-step run 1.5 s each time, a 200k-step one 3.6 s, in the
-training process). A ``full`` compaction (a run that ended) merges everything into
+compaction of a long run never rewrites the whole run (which would cost the training
+process time growing with the run). A ``full`` compaction (a run that ended) merges everything into
 one file per table.
 
 For each merged table the file is written atomically, then what it covers deleted.
@@ -32,8 +31,8 @@ import pyarrow as pa
 
 from db import layout
 from db.atomic import TEMP_PREFIX
-from db.catalogue import FileCatalogue
 from db.chunks import write_table_file
+from db.file_catalogue import FileCatalogue
 from db.levels import build_levels
 from db.reader import read_files
 from db.schema import SCALAR_LEVELS, SCALARS, SORT_KEYS, TABLES

@@ -6,6 +6,8 @@
     <home>/runs/<run_id>/user.json         tags, notes (edited from the dashboard)
     <home>/runs/<run_id>/run_info.json     what the trainer reported with track_run_info
     <home>/runs/<run_id>/CANCEL            cancel flag (existence is the signal)
+    <home>/runs/<run_id>/executor.json     where it was submitted (SLURM job id, limits)
+    <home>/runs/<run_id>/scheduler.json    the scheduler's state and reason for its job
     <home>/runs/<run_id>/watched           touched by a live Run page (its mtime: when)
     <home>/runs/<run_id>/tables/<table>/c-<seq>-<token>.parquet   immutable chunks
     <home>/runs/<run_id>/tables/<table>/compact-<seq>.parquet     all chunks with seq <= <seq>
@@ -45,6 +47,8 @@ CANCEL = "CANCEL"
 COMPACTION_LOCK = "compaction.lock"
 WATCHED = "watched"  # empty; its modification time says when a live page last looked
 CLAIM = "claim"  # created with O_EXCL by the one process that takes a queued run
+EXECUTOR = "executor.json"  # written once by the submitter (db.executor)
+SCHEDULER = "scheduler.json"  # written by whoever polls the scheduler (db.executor)
 ENDED = "ended.json"  # a copy of the terminal status, to rebuild a damaged status.json
 
 

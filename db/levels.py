@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from db import layout
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 from db.reader import cursor
 from db.schema import SCALAR_LEVELS, SCALARS, SCHEMAS
 

@@ -4,8 +4,7 @@ The Celery task (``worker.execution``), ``spherescope train`` / ``analyze``
 (``worker.local_run``) and the tracking SDK all wrap their work in it::
 
     with RunLifecycle(store, run_id, heartbeat_s=2.0) as run:
-        config.training.checkpoint_dir = str(run.checkpoint_dir)
-        result = run_training(config, run.tracker, run.should_stop)
+        result = run_training(config, run.tracker, run.should_stop, str(run.checkpoint_dir))
         if result.cancelled:
             run.end("cancelled", f"cancelled at step {result.steps_completed}")
 
@@ -14,12 +13,13 @@ Entering claims the run (``queued`` → ``running`` with host and pid; with
 heartbeat thread (so a long evaluation never looks like a dead process, see
 ``db.lost_runs``) and opens the run's tracker. A run that must not start raises
 ``RunNotStartable`` (nothing is changed, except that a queued run whose cancel flag
-is set is marked ``cancelled`` first). Leaving flushes the tracker, writes the outcome
-(``finished`` unless the body called ``end``), compacts the run's files, then stops
-the heartbeat. An exception in the body is recorded and re-raised: ``KeyboardInterrupt``
-as ``cancelled`` ("interrupted from the keyboard"), anything else as ``failed`` with
-``describe_failure(error)`` (default ``failure_message``). So every path records the
-same status and message for the same error.
+is set is marked ``cancelled`` first). Leaving flushes the tracker, stores the findings
+(``db.findings``), writes the outcome (``finished`` unless the body called ``end``),
+compacts the run's files, then stops the heartbeat. An exception in the body is
+recorded and re-raised: ``KeyboardInterrupt`` as ``cancelled`` ("interrupted from the
+keyboard"), anything else as ``failed`` with ``describe_failure(error)`` (default
+``failure_message``). So every path records the same status and message for the same
+error.
 
 A caller with an explicit start and end instead of a block (the SDK's ``Run``:
 ``spherescope.init`` ... ``run.finish()``) calls ``start()`` and ``finish(error)``,
@@ -173,6 +173,7 @@ class RunLifecycle:
         try:
             if error is None:
                 self.tracker.flush()  # a failed write raises here and is recorded below
+                self._record_findings()
                 status, message, fields = self._outcome
                 self._end(status, message, **fields)
             else:
@@ -191,6 +192,7 @@ class RunLifecycle:
                 self._tracker.flush()  # keep what was logged before the error
             except Exception as flush_error:
                 log.warning("run %s: final flush failed: %s", self.run_id, flush_error)
+            self._record_findings()
         interrupted = isinstance(error, KeyboardInterrupt)
         status = "cancelled" if interrupted else "failed"
         message = "interrupted from the keyboard" if interrupted else self.describe_failure(error)
@@ -198,6 +200,13 @@ class RunLifecycle:
             self._end(status, message)
         except Exception:  # recording must never hide the run's own error
             log.exception("run %s: could not record its end (%s)", self.run_id, status)
+
+    def _record_findings(self) -> None:
+        """Store what the run's logged series mean (``db.findings``) before its end is
+        written, so an ended run is never listed without them."""
+        from db.findings import record_findings_quietly  # pandas: only once a run ends
+
+        record_findings_quietly(self.store, self.run_id)
 
     def _end(self, status: str, message: str, **fields: Any) -> None:
         self.status = status

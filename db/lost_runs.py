@@ -13,9 +13,10 @@ and the write is protected by the status rules (``finished → lost`` is refused
 from __future__ import annotations
 
 import logging
+from collections.abc import Container
 from datetime import UTC, datetime
 
-from db.catalogue import FileSource, catalogue_of
+from db.file_catalogue import FileSource, catalogue_of
 from db.records import RunRecord
 from db.run_index import get_run, list_runs
 from db.run_status import set_status
@@ -29,15 +30,21 @@ def silence_s(record: RunRecord, now: datetime) -> float:
     return (now - last).total_seconds() if last else float("inf")
 
 
-def mark_lost_runs(source: FileSource, max_age_s: float, now: datetime | None = None) -> list[str]:
+def mark_lost_runs(
+    source: FileSource,
+    max_age_s: float,
+    now: datetime | None = None,
+    spare: Container[str] = (),
+) -> list[str]:
     """Mark running runs without a heartbeat for more than ``max_age_s`` seconds as
-    ``lost``; return their ids. ``now`` (aware UTC) is for tests."""
+    ``lost``; return their ids. ``spare``: runs a scheduler still holds (a requeued SLURM
+    job beats again once it starts). ``now`` (aware UTC) is for tests."""
     if not max_age_s >= 0:
         raise ValueError(f"max_age_s: {max_age_s!r} must be a number >= 0")
     catalogue = catalogue_of(source)
     reaped = []
     for listed in list_runs(catalogue, status="running"):
-        if silence_s(listed, now or datetime.now(UTC)) <= max_age_s:
+        if listed.run_id in spare or silence_s(listed, now or datetime.now(UTC)) <= max_age_s:
             continue
         try:
             record = get_run(catalogue, listed.run_id)  # fresh: it may have beaten or ended

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from db import run_log
-from db.catalogue import catalogue_of
 from db.config_diff import diff_configs
 from db.export import export_run
+from db.file_catalogue import catalogue_of
 from db.reader import query_arrow
 from db.records import RunRecord
 from db.schema import CHECKPOINTS, CURVES, EVALS, SCALARS, SNAPSHOTS
@@ -23,6 +23,7 @@ from db.selection import check_names, check_runs, in_list
 from db.series import metric_series, sample_norms
 from db.step_grid import max_step
 from db.store import RunStore
+from sphere_engine.catalogue import QUALIFIER, Source
 
 __all__ = [
     "RUN_COLUMNS",
@@ -46,7 +47,7 @@ __all__ = [
 RUN_COLUMNS = [
     "run_id", "name", "kind", "status", "status_message", "progress_step", "progress_total",
     "created_at", "started_at", "finished_at", "heartbeat_at", "device", "host", "tags",
-    "notes", "sweep_id", "config", "run_info",
+    "notes", "sweep_id", "config", "run_info", "executor",
 ]  # fmt: skip
 _TIME_COLUMNS = ["created_at", "started_at", "finished_at", "heartbeat_at"]
 
@@ -108,10 +109,10 @@ def eval_series(
     return query_arrow(store, {"evals": (EVALS, runs)}, sql, params).to_pandas()
 
 
-#: Qualifiers of ``final_metrics`` columns: which table a value was read from. The
-#: metric catalogue's ``Source`` uses the same strings (``sphere_engine.catalogue``).
-EVAL_SOURCE, TRAIN_SOURCE = "eval", "train"
-_QUALIFIER = ":"
+#: Qualifiers of ``final_metrics`` columns: which table a value was read from (the
+#: metric catalogue's ``Source``, ``train:`` / ``eval:``).
+EVAL_SOURCE, TRAIN_SOURCE = Source.EVALUATION.value, Source.TRAINING_BATCH.value
+_QUALIFIER = QUALIFIER
 
 
 def final_metrics(

@@ -150,3 +150,19 @@ def query_results(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
 def per_class_results(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
     """Per-class R@1 and MAP@R of one step: ``CLASS_COLUMNS`` (+ ``class_name``)."""
     return _read(store, run_id, step, CLASSES_FILE)
+
+
+def store_query_results(
+    store: RunStore,
+    run_id: str,
+    step: int,
+    results: object,
+    class_names: Sequence[str] | None = None,
+) -> Path:
+    """Write an engine ``QueryResults`` (``.queries`` and ``.classes`` column dicts);
+    ``class_names[label]`` names each class when labels came from names."""
+    queries: Mapping[str, Sequence] = results.queries  # type: ignore[attr-defined]
+    classes: dict[str, Sequence] = dict(results.classes)  # type: ignore[attr-defined]
+    if class_names is not None:
+        classes["class_name"] = [class_names[int(label)] for label in classes["label"]]
+    return write_query_results(store, run_id, step, queries, classes)

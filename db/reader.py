@@ -9,7 +9,7 @@ things can go wrong while runs are writing, and both are handled here:
   folder is being removed by hand, file by file): list again at once and retry,
   for up to ``VANISHED_RETRY_S``;
 * a file is corrupt or foreign (garbage bytes, another schema): it is checked, skipped
-  from then on (quarantined in the ``db.catalogue.FileCatalogue``), and reported
+  from then on (quarantined in the ``db.file_catalogue.FileCatalogue``), and reported
   through its ``problems()``. Files once read in full are cached as good; when a read
   fails and no unchecked file explains it, those are checked again (a file can be
   damaged after it was read).
@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from db.catalogue import FileCatalogue, FileSource, catalogue_of
+from db.file_catalogue import FileCatalogue, FileSource, catalogue_of
 from db.schema import TABLES, empty_table, has_schema
 
 log = logging.getLogger(__name__)
@@ -116,12 +115,6 @@ def read_files(source: FileSource, table: str, paths: Sequence[Path]) -> pa.Tabl
                 raise
             files = {"t": [p for p in files["t"] if not catalogue.is_bad_file(p)]}
     raise RuntimeError(f"too many corrupt files among {len(paths)} {table} files")
-
-
-def query_df(
-    source: FileSource, sources: Sources, sql: str, params: Mapping[str, Any] | None = None
-) -> pd.DataFrame:
-    return query_arrow(source, sources, sql, params).to_pandas()
 
 
 def _execute(

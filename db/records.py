@@ -91,6 +91,7 @@ class RunRecord:
     config: dict[str, Any] = field(default_factory=dict)
     run_info: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # other fields given to set_status
+    executor: dict[str, Any] = field(default_factory=dict)  # db.executor; {} when none
 
     @property
     def is_terminal(self) -> bool:
@@ -107,6 +108,7 @@ def build_record(
     heartbeat: dict[str, Any] | None,
     user: dict[str, Any] | None,
     run_info: dict[str, Any] | None,
+    executor: dict[str, Any] | None = None,
 ) -> RunRecord:
     """Assemble a record from the run's JSON files (any but ``meta`` may be missing)."""
     status = status or {}
@@ -133,4 +135,5 @@ def build_record(
         config=dict(meta.get("config", {})),
         run_info=dict(run_info),
         extra=dict(status.get("extra", {})),
+        executor=dict(executor or {}),
     )

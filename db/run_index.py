@@ -17,7 +17,8 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json, write_json_atomic
-from db.catalogue import FileCatalogue
+from db.executor import read_executor
+from db.file_catalogue import FileCatalogue
 from db.records import (
     TERMINAL,
     RunRecord,
@@ -117,6 +118,7 @@ def get_run(catalogue: FileCatalogue, run_id: str) -> RunRecord:
         read_optional(catalogue, folder / layout.HEARTBEAT),
         read_optional(catalogue, folder / layout.USER),
         read_optional(catalogue, folder / layout.RUN_INFO),
+        read_executor(catalogue, run_id),
     )
 
 

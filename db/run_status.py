@@ -10,7 +10,7 @@ from typing import Any
 
 from db import layout
 from db.atomic import write_json_atomic
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, check_status, check_transition
 from db.run_index import read_optional
 from db.status_file import (
@@ -98,6 +98,16 @@ def _change(
         raise
     if status in TERMINAL:  # the copy a damaged status.json is rebuilt from
         write_json_atomic(folder / layout.ENDED, doc, fsync=False)
+
+
+def note_queued(catalogue: FileCatalogue, run_id: str, message: str) -> None:
+    """Set the status message of a run that is still ``queued`` (why it waits); its
+    cancel flag and claim are untouched. A run no longer queued is left as it is."""
+    folder = catalogue.existing_run_dir(run_id)
+    doc, _ = read_status_doc(catalogue, folder)
+    if not doc or doc.get("status", "queued") != "queued":
+        return
+    write_json_atomic(folder / layout.STATUS, {**doc, "message": message})
 
 
 def heartbeat(

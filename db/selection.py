@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from db.catalogue import FileSource, catalogue_of
+from db.file_catalogue import FileSource, catalogue_of
 
 
 def check_runs(source: FileSource, run_ids: str | Iterable[str]) -> list[str]:

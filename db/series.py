@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from db.catalogue import FileSource, catalogue_of
+from db.file_catalogue import FileSource, catalogue_of
 from db.reader import query_arrow
 from db.schema import NORMS, SCALARS
 from db.selection import check_max_points, check_names, check_runs, in_list

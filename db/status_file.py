@@ -24,7 +24,7 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, UNKNOWN, to_datetime
 
 

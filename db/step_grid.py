@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 from db.file_stats import column_max
 from db.levels import series_files, step_grid
 from db.reader import query_arrow

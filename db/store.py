@@ -6,7 +6,7 @@ small JSON files atomically (see ``db.layout`` for the folder layout); readers q
 the Parquet files through DuckDB (``db.reader``, ``db.queries``).
 
 ``RunStore`` is a facade: each job lives in its own module, taking the store's
-``FileCatalogue`` (``store.files``, ``db.catalogue``): records in ``db.run_index``,
+``FileCatalogue`` (``store.files``, ``db.file_catalogue``): records in ``db.run_index``,
 status/heartbeat/cancel in ``db.run_status``, tags/notes/run info in
 ``db.user_fields``, the lost-run rule in ``db.lost_runs``, writers in ``db.tracker``
 and ``db.compaction``. The readers depend on the catalogue only.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from db import layout, lost_runs, run_index, run_status, user_fields
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, RunRecord
 
 if TYPE_CHECKING:
@@ -105,6 +105,10 @@ class RunStore:
         see ``run_status.set_status``. Never compacts (see ``end_run``)."""
         run_status.set_status(self.files, run_id, status, message, **fields)
 
+    def note_queued(self, run_id: str, message: str) -> None:
+        """The status message of a run still ``queued``: why it waits (``run_status``)."""
+        run_status.note_queued(self.files, run_id, message)
+
     def start_run(self, run_id: str, **fields: Any) -> None:
         """Claim a queued run for this process: ``queued`` → ``running`` for exactly one
         caller, even across processes and hosts (``run_status.start_run``)."""
@@ -187,7 +191,7 @@ class RunStore:
 
         return compact_run(self.files, run_id, full=full, wait=wait)
 
-    # -- files for readers, and problems (db.catalogue) ----------------------------------
+    # -- files for readers, and problems (db.file_catalogue) ----------------------------------
     def live_files(self, table: str, run_ids: Iterable[str]) -> list[Path]:
         """The Parquet files a reader should read (see ``FileCatalogue.live_files``)."""
         return self.files.live_files(table, run_ids)

@@ -9,7 +9,7 @@ from typing import Any
 
 from db import layout
 from db.atomic import write_json_atomic
-from db.catalogue import FileCatalogue
+from db.file_catalogue import FileCatalogue
 from db.records import check_tags
 from db.run_index import read_optional
 

@@ -12,6 +12,13 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
         >/dev/null 2>&1 || echo "warning: could not install chromium" >&2
 fi
 
+if ! command -v slurmctld >/dev/null && [ ! -x /usr/sbin/slurmctld ] && [ "$(id -u)" = "0" ] \
+    && command -v apt-get >/dev/null; then
+    echo "installing SLURM and munge for the SLURM tests" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge) \
+        >/dev/null 2>&1 || echo "warning: could not install SLURM" >&2
+fi
+
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # pytest exits 5 when it collected no tests: that is a failure here too.

@@ -81,3 +81,12 @@ def pca_2d(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if total > 0:
         ratio[:k] = variance[:k] / total
     return coords, ratio
+
+
+def norm_cv(std: np.ndarray | float, mean: np.ndarray | float) -> np.ndarray:
+    """``norm/cv`` = std / mean of the norms, elementwise; NaN where the mean is 0 (all
+    norms 0: the spread relative to the size is undefined, not 0 and not huge). The
+    per-step diagnostics and the evaluation metrics both compute it here."""
+    std, mean = np.asarray(std, dtype=np.float64), np.asarray(mean, dtype=np.float64)
+    positive = mean > 0
+    return np.where(positive, std / np.where(positive, mean, 1.0), np.nan)

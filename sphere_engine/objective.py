@@ -40,31 +40,20 @@ class Objective(nn.Module):
     def last_terms(self) -> dict[str, torch.Tensor]:
         return dict(self.loss.last_terms)
 
+    def mining_diagnostics(self) -> dict[str, torch.Tensor]:
+        """The pair loss's ``mining/*`` statistics of the last batch (none for a head)."""
+        mining = getattr(self.loss, "mining_diagnostics", None)
+        return mining() if mining is not None else {}
+
     def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
-        if self.regularizer is None or not hasattr(self.regularizer, "diagnostics"):
+        if self.regularizer is None:
             return {}
         return self.regularizer.diagnostics()
 
 
 def build_objective(config: RunConfig, num_classes: int) -> Objective:
     """Loss (or head + cross-entropy) and regulariser from the config."""
-    from sphere_engine.heads import create_head
-    from sphere_engine.losses import ClassifierLoss, create_loss
-    from sphere_engine.regularizers import create_regularizer
+    from sphere_engine.components import build_components
 
-    embedding_dim = config.model.embedding_dim
-    regularizer = None
-    if config.regularizer.name != "none":
-        regularizer = create_regularizer(
-            config.regularizer.name, embedding_dim, num_classes, **config.regularizer.options
-        )
-    composition = {
-        "embedding_regularizer": regularizer,
-        "embedding_reg_weight": config.regularizer.weight,
-    }
-    objective = config.objective
-    if objective.kind == "head":
-        head = create_head(objective.name, embedding_dim, num_classes, **objective.options)
-        return Objective(ClassifierLoss(head, **composition), head, regularizer)
-    loss = create_loss(objective.name, **composition, **objective.options)
-    return Objective(loss, None, regularizer)
+    parts = build_components(config, num_classes)
+    return Objective(parts.loss, parts.head, parts.regularizer)

@@ -20,12 +20,20 @@ def build_optimizer(
     config: OptimizerConfig, backbone: nn.Module, head_params: Iterable[nn.Parameter]
 ) -> torch.optim.Optimizer:
     """One optimiser over two parameter groups: ``backbone`` at ``lr`` and the head /
-    loss parameters at ``head_lr`` (``lr`` when unset). Each group remembers its base
-    learning rate in ``initial_lr`` for the schedule."""
+    loss parameters at ``head_lr`` (``lr`` when unset). The backbone's new embedding
+    layer (``backbone.embedding``) belongs to the head group, as in the DML papers'
+    "lr backbone / lr head" (a pretrained trunk learns slower than the fresh layers).
+    Each group remembers its base learning rate in ``initial_lr`` for the schedule."""
     head_lr = config.lr if config.head_lr is None else config.head_lr
+    embedding = getattr(backbone, "embedding", None)
+    fresh = list(embedding.parameters()) if isinstance(embedding, nn.Module) else []
+    fresh_ids = {id(p) for p in fresh}
+    head_params = [*fresh, *head_params]
     groups = [
         {
-            "params": [p for p in backbone.parameters() if p.requires_grad],
+            "params": [
+                p for p in backbone.parameters() if p.requires_grad and id(p) not in fresh_ids
+            ],
             "lr": config.lr,
             "initial_lr": config.lr,
             "name": "backbone",

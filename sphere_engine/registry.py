@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.option_checks import OptionError
 
 T = TypeVar("T")
@@ -87,6 +88,8 @@ class Registry(Generic[T]):
             if not isinstance(traits, ComponentTraits):
                 raise TypeError(f"{self.kind} {name!r}: traits must be a ComponentTraits")
             self._entries[name] = constructor
+            # the name is written once, in the decorator; the component reads it here
+            constructor.registered_name = name  # type: ignore[attr-defined]
             return constructor
 
         return decorator
@@ -159,20 +162,20 @@ class Registry(Generic[T]):
         return result
 
     def check_kwargs(self, name: str, kwargs: dict[str, Any], field: str | None = None) -> None:
-        """Raise ``ValueError`` naming ``field`` (default: ``options_field``) for an
+        """Raise ``ConfigError`` naming ``field`` (default: ``options_field``) for an
         unknown or missing option."""
         field = field or self.options_field
         params = self.params(name)
         for key in kwargs:
             if key not in params:
                 allowed = ", ".join(sorted(params)) or "none"
-                raise ValueError(
-                    f"{field}.{key}: unknown option {key!r} for {self.kind} {name!r}; "
-                    f"allowed: {allowed}"
+                raise ConfigError(
+                    f"{field}.{key}",
+                    f"unknown option {key!r} for {self.kind} {name!r}; allowed: {allowed}",
                 )
         for param in params.values():
             if param.required and param.name not in kwargs:
-                raise ValueError(f"{field}.{param.name}: required by {self.kind} {name!r}")
+                raise ConfigError(f"{field}.{param.name}", f"required by {self.kind} {name!r}")
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> T:
         """Build ``name``: fixed arguments (positional or by keyword) plus user options.

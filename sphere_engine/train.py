@@ -12,12 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
-from sphere_engine.config import RunConfig, TrainingConfig
+from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.optim import apply_lr
+from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.tracking import Tracker
 from sphere_engine.training import (
     StepReporter,
@@ -29,6 +31,7 @@ from sphere_engine.training import (
     save_checkpoint,
     train_step,
 )
+from sphere_engine.training.resume import resume
 
 __all__ = [
     "TrainingDivergedError",
@@ -50,29 +53,44 @@ class TrainingResult:
 
 
 def run_training(
-    config: RunConfig, tracker: Tracker, should_stop: Callable[[], bool] | None = None
+    config: RunConfig,
+    tracker: Tracker,
+    should_stop: Callable[[], bool] | None = None,
+    *,
+    parallel: DataParallel = SINGLE_PROCESS,
+    resume_from: str | Path | None = None,
+    checkpoint_dir: str | None = None,
 ) -> TrainingResult:
-    """Train ``config`` and report every statistic through ``tracker``."""
-    setup = prepare_training(config)
+    """Train ``config`` and report every statistic through ``tracker``; ``parallel``:
+    this process's share of a data-parallel job (statistics over the global batch,
+    evaluation and checkpoints on rank 0; see ``sphere_engine.parallel``); ``resume_from``:
+    a checkpoint to continue from (its states and step); checkpoints go to
+    ``training.checkpoint_dir``, else to ``checkpoint_dir``, else nowhere."""
+    setup = prepare_training(config, parallel, checkpoint_dir)
+    start_step = resume(setup, resume_from) if resume_from else 0
     tracker.track_run_info(setup.run_info())
-    return train_loop(setup, tracker, should_stop)
+    return train_loop(setup, tracker, should_stop, start_step)
 
 
 def train_loop(
-    setup: TrainingSetup, tracker: Tracker, should_stop: Callable[[], bool] | None = None
+    setup: TrainingSetup,
+    tracker: Tracker,
+    should_stop: Callable[[], bool] | None = None,
+    start_step: int = 0,
 ) -> TrainingResult:
-    """Step until ``training.steps`` or ``should_stop()``; evaluate and checkpoint on the
-    way and at the end."""
+    """Step from ``start_step`` until ``training.steps`` or ``should_stop()``; evaluate
+    and checkpoint on the way and at the end."""
     training, diagnostics = setup.config.training, setup.config.diagnostics
+    parallel, is_main = setup.parallel, setup.parallel.is_main
     needs_views = setup.objective.requires_views
     reporter = StepReporter(tracker)
-    step, cancelled, checkpoint_path = 0, False, None
+    step, cancelled, checkpoint_path = start_step, False, None
     final_metrics: dict[str, float] = {}
     setup.model.train()
     try:
         while step < training.steps:
-            # ---- cooperative cancel: checked every iteration
-            if should_stop is not None and should_stop():
+            # ---- cooperative cancel: checked every iteration (all ranks stop together)
+            if parallel.agree_to_stop(should_stop is not None and should_stop(), setup.device):
                 cancelled = True
                 break
             step += 1
@@ -98,7 +116,7 @@ def train_loop(
                 timing = {
                     "lr": lr,
                     "time/step": elapsed,
-                    "time/samples_per_s": len(labels) / max(elapsed, 1e-9),
+                    "time/samples_per_s": len(labels) * parallel.world_size / max(elapsed, 1e-9),
                 }
                 reporter.add(step, outcome.host, timing, setup.tracked.id_list)
             # K steps waiting, the oldest waited ~0.5 s, or the last step: reported before
@@ -107,21 +125,21 @@ def train_loop(
                 reporter.report()
             tracker.track_progress(step, training.steps)
 
-            # ---- periodic evaluation on the test split (and at the end)
-            if step % diagnostics.eval_every == 0 or step == training.steps:
+            # ---- periodic evaluation on the test split (and at the end), on rank 0
+            if is_main and (step % diagnostics.eval_every == 0 or step == training.steps):
                 reporter.report()
                 final_metrics = evaluate(setup, tracker, step, final=step == training.steps)
 
             # ---- periodic checkpoint
-            if checkpoint_due(training, step):
+            if is_main and checkpoint_due(setup, step):
                 reporter.report()
                 checkpoint_path = write_checkpoint(setup, tracker, step)
 
         # ---- end (finished or cancelled): final evaluation if it was not just done
-        if cancelled and step and step % diagnostics.eval_every:
+        if is_main and cancelled and step and step % diagnostics.eval_every:
             final_metrics = evaluate(setup, tracker, step, final=True)
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
-        if training.checkpoint_dir and step and not last_saved:
+        if is_main and setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
     finally:
         try:
@@ -135,7 +153,7 @@ def two_views(
     setup: TrainingSetup, inputs: torch.Tensor, labels: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two augmented views of each sample, labelled by instance (self-supervised losses)."""
-    instance = torch.arange(len(labels), device=setup.device)
+    instance = torch.arange(len(labels), device=setup.device) + setup.parallel.rank * len(labels)
     augment = setup.splits.augment
     return torch.cat([augment(inputs), augment(inputs)]), torch.cat([instance, instance])
 
@@ -147,16 +165,16 @@ def evaluate(setup: TrainingSetup, tracker: Tracker, step: int, *, final: bool) 
     return metrics
 
 
-def checkpoint_due(training: TrainingConfig, step: int) -> bool:
+def checkpoint_due(setup: TrainingSetup, step: int) -> bool:
     """Whether ``step`` is one of the periodic checkpoints."""
-    every = training.checkpoint_every
-    return bool(training.checkpoint_dir and every and step % every == 0)
+    every = setup.config.training.checkpoint_every
+    return bool(setup.checkpoint_dir and every and step % every == 0)
 
 
 def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:
     """Save the run's state at ``step`` and tell the tracker where it is."""
     path = save_checkpoint(
-        setup.config.training.checkpoint_dir,
+        setup.checkpoint_dir,
         step,
         setup.config,
         setup.model,

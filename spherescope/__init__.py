@@ -39,6 +39,8 @@ def init(
     log_every: int = 1,
     tracked: Any = None,
     strict: bool = False,
+    scope: str = "global",
+    launcher: str | None = None,
 ) -> Run:
     """Start a run in the store and return it (use it as a context manager).
 
@@ -47,9 +49,18 @@ def init(
     - ``tracked``: ``(inputs, forward_fn)`` to follow a fixed set of samples (their norms
       and how far they turn), or a sequence of sample ids (pass ``sample_ids`` to
       ``log_embeddings``);
-    - ``strict``: raise on a failed store write instead of warning and buffering.
+    - ``strict``: raise on a failed store write instead of warning and buffering;
+    - ``scope``: in a data-parallel job (an initialised ``torch.distributed`` process
+      group, or torchrun / srun / Accelerate / Lightning's environment), ``"global"``
+      makes every statistic one of the global batch (gathered on the logged steps;
+      every rank calls ``init``, ``log_embeddings`` and ``evaluate``); ``"rank0"``
+      records rank 0's own batch, without communication. Either way the job is one
+      run, created by rank 0, the only rank that touches the store;
+    - ``launcher``: how the job was launched, recorded with the run (the framework
+      callbacks name their strategy; default: as detected).
     """
     from db.store import RunStore
+    from sphere_engine.distributed import detect
 
     if config is None:
         config = {}
@@ -57,12 +68,16 @@ def init(
         raise ValueError(f"config must be a dict, got {type(config).__name__}")
     if isinstance(tags, str):
         tags = [tags]
+    context = detect()
     return Run(
-        RunStore(home),
+        RunStore(home) if context.is_main else None,
         name=name,
         config=dict(config),
         tags=tags,
         log_every=log_every,
         tracked=tracked,
         strict=bool(strict),
+        context=context,
+        scope=scope,
+        launcher=launcher,
     )

@@ -1,10 +1,9 @@
 """The SDK's writer thread: the store work a user's training step must not wait for.
 
-Three costs used to land inside whichever user step happened to trigger them: the
-batched finish of K logged steps (NumPy over K × N × d raw values, ~1–3 ms per 32 steps
-of the digits MLP), the tracker's flush (one Parquet chunk per table, fsynced, every
-second, ~5–15 ms) and its compaction (every 30 flushes, ~0.1 s). Spread over the steps
-they doubled the SDK's mean per-step cost over its median. ``Delivery`` runs them, in
+Three costs would otherwise land inside whichever user step happened to trigger them:
+the batched finish of K logged steps (NumPy over K × N × d raw values), the tracker's
+flush (one Parquet chunk per table, fsynced, every second) and its compaction (every 30
+flushes). ``Delivery`` runs them, in
 the order they were handed over, on one daemon thread that owns the tracker; the user's
 thread only hands over batches (one queue put every ~32 logged steps or ~0.5 s).
 

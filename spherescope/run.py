@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import numbers
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -15,7 +17,23 @@ from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
+from sphere_engine.distributed import (
+    DistributedContext,
+    broadcast_object,
+    gather_union,
+    reduce_values,
+    single_process,
+)
 from spherescope._delivery import Delivery
+from spherescope._job import (
+    RECORD_KEY,
+    JobLink,
+    RankFailed,
+    elastic_run,
+    job_record,
+    on_sigterm,
+    resume,
+)
 from spherescope._writer import SafeWriter
 
 if TYPE_CHECKING:
@@ -27,6 +45,8 @@ if TYPE_CHECKING:
 _HAND_OVER_CALLS = 64
 _HAND_OVER_AGE_S = 0.5
 
+SCOPES = ("global", "rank0")  # statistics of the global batch, or of rank 0's own
+
 
 class Run:
     """Logs scalars, per-step embedding diagnostics and evaluations of one run.
@@ -34,11 +54,17 @@ class Run:
     Create it with ``spherescope.init``. Use it as a context manager: leaving the block
     normally ends the run ``finished``; an exception ends it ``failed`` (with the
     exception's message) and propagates.
+
+    In a data-parallel job every rank holds a ``Run`` of the same id; rank 0's writes
+    the store. With ``scope="global"`` every rank must call ``log_embeddings`` and
+    ``evaluate`` on the same steps (they are collective); ``log`` is collective only
+    with ``reduce``. With ``scope="rank0"`` nothing is communicated after ``init`` and
+    the other ranks' calls record nothing.
     """
 
     def __init__(
         self,
-        store: RunStore,
+        store: RunStore | None,
         *,
         name: str | None,
         config: Mapping[str, Any],
@@ -46,33 +72,71 @@ class Run:
         log_every: int,
         tracked: Any,
         strict: bool,
+        context: DistributedContext | None = None,
+        scope: str = "global",
+        launcher: str | None = None,
     ) -> None:
         from sphere_engine.diagnostics.external_step import ExternalStep
 
-        self._steps = ExternalStep(log_every=log_every, tracked=tracked)  # checks first
+        if scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+        self.context = context or single_process()
+        self.scope = scope
+        # statistics of the global batch, or of each rank's own (rank 0's is recorded)
+        self._talks = self.context.is_distributed and scope == "global"
+        steps_context = self.context if self._talks else single_process()
+        self._steps = ExternalStep(log_every=log_every, tracked=tracked, context=steps_context)
         self.store = store
         self.strict = strict
         self.ended = False
         self.step: int | None = None  # the latest step seen, sent with the heartbeat
-        self._device_noted = False
-        self._lifecycle = self._start(config, name, tags)
-        self._writer = SafeWriter(self._lifecycle, strict=strict)
-        # store writes run on a writer thread (strict: inline, so a failure raises at
-        # its call); the user's thread collects them in ``_outbox`` between hand-overs
-        self._delivery = Delivery(self._writer, background=not strict)
+        self.resumed_step: int | None = None  # an elastic restart: the run's last step
+        self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
+        self._peer_failure: str | None = None
+        self._device_noted = False  # the device is recorded once, from the first batch
         self._outbox: list[Callable[[], None]] = []
         self._outbox_since = 0.0
+        self._lifecycle: RunLifecycle | None = None
+        if self.context.is_distributed:
+            config = {**config, RECORD_KEY: job_record(self.context, scope, launcher)}
+        self._run_id = self._start_on_rank0(config, name, tags)
+        if self._lifecycle is not None:
+            self._writer = SafeWriter(self._lifecycle, strict=strict)
+            # store writes run on a writer thread (strict: inline, so a failure raises
+            # at its call); the user's thread collects them in ``_outbox`` between
+            # hand-overs
+            self._delivery = Delivery(self._writer, background=not strict)
+        self._undo_sigterm: Callable[[], None] = lambda: None
+        self._link: JobLink | None = None
+        if self.context.is_distributed:
+            self._link = JobLink(self.context, self._run_id, heartbeat_interval())
+            self._link.start(self._on_peer_failure)
+            if self.context.is_main:
+                self._undo_sigterm = on_sigterm(self._link)
+            atexit.register(self._at_exit)
 
     @property
     def id(self) -> str:
-        return self._lifecycle.run_id
+        return self._run_id
+
+    @property
+    def rank(self) -> int:
+        return self.context.rank
+
+    @property
+    def world_size(self) -> int:
+        return self.context.world_size
 
     def __repr__(self) -> str:
+        if self.store is None:
+            return f"Run({self.id!r}, rank={self.rank})"
         return f"Run({self.id!r}, home={str(self.store.home)!r})"
 
     # -- logging ---------------------------------------------------------------------
-    def log(self, values: Mapping[str, Any], step: int) -> None:
-        """Scalars at ``step`` (numbers or 0-dim tensors), e.g. ``{"loss/total": 0.3}``."""
+    def log(self, values: Mapping[str, Any], step: int, reduce: str | None = None) -> None:
+        """Scalars at ``step`` (numbers or 0-dim tensors), e.g. ``{"loss/total": 0.3}``.
+        In a data-parallel job rank 0's values are recorded; ``reduce="mean"``, ``"sum"``
+        or ``"max"`` records them reduced over all ranks (then every rank must call it)."""
         if not isinstance(values, Mapping):
             raise ValueError(
                 f"values must be a dict of name -> number, got {type(values).__name__}"
@@ -83,19 +147,54 @@ class Run:
                 raise ValueError(f"metric names must be non-empty strings, got {name!r}")
             plain[name] = _number(name, value)
         self._note_step(step)
+        if reduce is not None:
+            if self._talks:
+                plain = reduce_values(plain, reduce, self.context)
+            elif reduce not in ("mean", "sum", "max"):
+                raise ValueError(f"reduce must be one of mean, sum, max, got {reduce!r}")
+        if self._lifecycle is None:  # another rank: rank 0 records
+            return
         self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
         self._deliver()
+
+    def log_mining(
+        self, active: Any, candidates: Any, step: int, hardest_neg_sim: Any = None
+    ) -> None:
+        """What the miner of a pair loss did at ``step``, as SphereScope's own losses log
+        it: ``active`` pairs / triplets the loss learnt from (non-zero loss, or kept by
+        the miner) out of ``candidates`` valid ones, each a count or a boolean mask
+        (array or tensor) → ``mining/active_fraction``; ``hardest_neg_sim``: the mean
+        cosine of each anchor's most similar negative. A run at 0 for long gets the
+        "dead loss" finding."""
+        counts = [
+            _count(name, value) for name, value in (("active", active), ("candidates", candidates))
+        ]
+        if counts[1] <= 0 or not 0 <= counts[0] <= counts[1]:
+            raise ValueError(
+                f"log_mining: active ({counts[0]:g}) must be between 0 and candidates "
+                f"({counts[1]:g}), and candidates above 0"
+            )
+        values = {"mining/active_fraction": counts[0] / counts[1]}
+        if hardest_neg_sim is not None:
+            values["mining/hardest_neg_sim"] = hardest_neg_sim
+        self.log(values, step)
 
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
     ) -> None:
         """The per-step geometry diagnostics of a batch of raw (un-normalised) N × d
         embeddings, as SphereScope's own training loop logs them. When ``embeddings``
-        requires a gradient, the gradient statistics are added when ``backward`` runs."""
-        self._deliver()
+        requires a gradient, the gradient statistics are added when ``backward`` runs.
+
+        In a data-parallel job (``scope="global"``) it is collective on the logged steps:
+        the global batch is gathered (and its gradients, during ``backward``)."""
         self._note_step(step)
+        if self._lifecycle is None and not self._talks:  # scope="rank0": rank 0's batch
+            return
+        if self._lifecycle is not None:
+            self._deliver()
         self._steps.observe(embeddings, labels, step, sample_ids)
-        if not self._device_noted and hasattr(embeddings, "device"):
+        if self._lifecycle is not None and not self._device_noted:
             # what the dashboard shows as the run's device (the SDK never picks one)
             self._device_noted = True
             info = {"device": str(embeddings.device)}
@@ -110,21 +209,65 @@ class Run:
         reference_labels: Any = None,
         vertices: Any = None,
         snapshot_size: int = 2000,
+        sample_ids: Any = None,
+        dataset_size: int | None = None,
+        shard_block: int = 1,
     ) -> dict[str, float]:
         """Evaluate held-out embeddings as a training run's evaluation does (retrieval,
         clustering, angular separation, vertex alignment given ``vertices``) and keep a
-        snapshot for the Geometry page. Returns the metrics."""
+        snapshot for the Geometry page. Returns the metrics.
+
+        In a data-parallel job (``scope="global"``) each rank passes its shard: they are
+        gathered and evaluated once, on rank 0, and every rank gets the metrics. The
+        duplicates ``DistributedSampler`` pads shards with are dropped by ``sample_ids``
+        (each id kept once, ordered by id), else by ``dataset_size`` (the data set's
+        length; ``shard_block``: samples dealt to a rank at a time, 1 for
+        ``DistributedSampler``, the per-device batch size for Accelerate's batch
+        sharding); shards may be uneven."""
         from sphere_engine.evaluation.external import evaluate_external
 
-        self._deliver(finish=True)  # the diagnostics before the evaluation
         self._note_step(step)
+        if self._talks:
+            union = gather_union(
+                _tensor(embeddings, "embeddings"),
+                _tensor(labels, "labels"),
+                self.context,
+                sample_ids=None if sample_ids is None else _tensor(sample_ids, "sample_ids"),
+                dataset_size=dataset_size,
+                block=shard_block,
+            )
+            embeddings, labels = union.embeddings, union.labels
+        elif self._lifecycle is None:  # scope="rank0": rank 0 evaluates its own shard
+            return {}
+        metrics: dict[str, float] = {}
+        if self._lifecycle is not None:
+            metrics = self._evaluate_here(
+                evaluate_external,
+                embeddings,
+                labels,
+                step,
+                reference=reference,
+                reference_labels=reference_labels,
+                vertices=vertices,
+                snapshot_size=snapshot_size,
+            )
+        if self._talks:
+            metrics = broadcast_object(metrics, self.context)
+        return metrics
+
+    def _evaluate_here(
+        self,
+        evaluate_external: Callable[..., Any],
+        embeddings: Any,
+        labels: Any,
+        step: int,
+        **options: Any,
+    ) -> dict[str, float]:
+        self._deliver(finish=True)  # the diagnostics before the evaluation
         metrics, points, point_labels = evaluate_external(
             embeddings,
             labels,
-            reference=reference,
-            reference_labels=reference_labels,
-            vertices=vertices,
-            snapshot_size=snapshot_size,
+            **options,
         )
         write = functools.partial(self._write_evaluation, dict(metrics), points, point_labels, step)
         self._post(write)
@@ -133,20 +276,28 @@ class Run:
 
     # -- ending ------------------------------------------------------------------------
     def finish(self, status: str = "finished", message: str = "") -> None:
-        """Flush everything and end the run (``finished``, ``failed`` or ``cancelled``)."""
+        """Flush everything and end the run (``finished``, ``failed`` or ``cancelled``).
+        In a data-parallel job rank 0 ends the run; another rank that finishes ``failed``
+        tells rank 0, which ends the run ``failed`` naming it."""
         if self.ended:
             return
         if status not in TERMINAL or status == "lost":
             raise ValueError(f"status must be finished, failed or cancelled, got {status!r}")
-        self._deliver(force=True)
-        self._delivery.close()  # everything handed over is written (or contained)
-        try:
-            self._writer.final_flush()  # raises only when strict
-        except BaseException as error:
-            self._end(error=error)
-            raise
-        self._lifecycle.end(status, message, **self._writer.problem())
-        self._end()
+        if self._lifecycle is None:
+            self._leave_job(f"{message or 'failed'}" if status == "failed" else None)
+            return
+        with self._ending:
+            if self.ended:  # the job's watcher ended it (another rank failed)
+                return
+            self._deliver(force=True)
+            self._delivery.close()  # everything handed over is written (or contained)
+            try:
+                self._writer.final_flush()  # raises only when strict
+            except BaseException as error:
+                self._end(error=error)
+                raise
+            self._lifecycle.end(status, message, **self._writer.problem())
+            self._end()
 
     def __enter__(self) -> Run:
         return self
@@ -159,12 +310,69 @@ class Run:
     ) -> None:
         if exc is None:
             self.finish()
-        elif not self.ended:  # failed or cancelled, recorded as every run records it
+        elif self._lifecycle is None:  # another rank: rank 0 records which and why
+            self._leave_job(f"{type(exc).__name__}: {exc}")
+        else:
+            self._fail(exc)
+
+    def _fail(self, error: BaseException) -> None:
+        """End the run failed (or cancelled) with ``error``, keeping what was logged."""
+        with self._ending:
+            if self.ended:
+                return
             with contextlib.suppress(Exception):  # the run's own error is what matters
                 self._deliver(force=True)
                 self._delivery.close()
                 self._writer.final_flush()
-            self._end(error=exc)
+            self._end(error=error)
+
+    # -- the data-parallel job ---------------------------------------------------------
+    def _start_on_rank0(self, config: Mapping[str, Any], name: str | None, tags: Any) -> str:
+        """Rank 0 starts the run (or resumes it, on an elastic restart); every rank
+        learns its id."""
+        run_id, problem = "", ""
+        if self.context.is_main:
+            try:
+                self._lifecycle = self._start(config, name, tags)
+                run_id = self._lifecycle.run_id
+            except Exception as error:
+                if not self.context.is_distributed:
+                    raise
+                broadcast_object(("", None, f"{type(error).__name__}: {error}"), self.context)
+                raise
+        if self.context.is_distributed:
+            run_id, self.resumed_step, problem = broadcast_object(
+                (run_id, self.resumed_step, problem), self.context
+            )
+            if problem:
+                raise RuntimeError(f"spherescope: rank 0 could not start the run ({problem})")
+        return run_id
+
+    def _on_peer_failure(self, message: str) -> None:
+        """Rank 0's job watcher: another rank failed or went silent; end the run now
+        (the main thread may be blocked in a collective with that rank)."""
+        self._peer_failure = message
+        self._fail(RankFailed(message))
+
+    def _leave_job(self, failure: str | None) -> None:
+        """A rank other than 0 is done (``failure``: why it failed, told to rank 0)."""
+        self.ended = True
+        if self._link is not None:
+            if failure is not None:
+                self._link.report_failure(failure)
+            self._link.stop()
+        atexit.unregister(self._at_exit)
+
+    def _at_exit(self) -> None:
+        """The process exits with the run still open (an uncaught error, or no
+        ``finish``): never leave it running."""
+        if self.ended:
+            return
+        reason = "the process exited without finishing the run (an uncaught error?)"
+        if self._lifecycle is None:
+            self._leave_job(reason)
+        else:
+            self._fail(RankFailed(f"rank 0: {reason}"))
 
     # -- internals -----------------------------------------------------------------------
     def _post(self, write: Callable[[], None]) -> None:
@@ -215,6 +423,8 @@ class Run:
             self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
 
     def _note_step(self, step: Any) -> None:
+        if self._peer_failure is not None:
+            raise RankFailed(self._peer_failure)
         if self.ended:
             raise ValueError(f"run {self.id} has ended; start a new one with spherescope.init")
         if not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
@@ -224,7 +434,15 @@ class Run:
     # The run's lifecycle (db.lifecycle, shared with the worker and the CLI): these two
     # methods are the only places that change its status or heartbeat.
     def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> RunLifecycle:
-        run_id = self.store.create_run(config, name, kind="external", tags=tags, status="running")
+        assert self.store is not None  # rank 0
+        earlier = elastic_run(self.store) if self.context.is_distributed else None
+        if earlier is not None:  # an elastic restart continues the first attempt's run
+            resume(self.store, earlier)
+            run_id, self.resumed_step = earlier.run_id, earlier.progress_step
+        else:
+            run_id = self.store.create_run(
+                config, name, kind="external", tags=tags, status="running"
+            )
         lifecycle = RunLifecycle(
             self.store,
             run_id,
@@ -237,6 +455,11 @@ class Run:
     def _end(self, error: BaseException | None = None) -> None:
         """Stop the heartbeat and write the outcome (``error``: failed or cancelled)."""
         self.ended = True
+        self._undo_sigterm()
+        if self._link is not None:
+            self._link.stop()
+            atexit.unregister(self._at_exit)
+        assert self._lifecycle is not None
         with contextlib.suppress(Exception):  # normally closed already; never twice
             self._delivery.close()
         try:
@@ -258,7 +481,15 @@ class _ProgressBeat:
         self.run = run
 
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
+        assert self.run.store is not None
         self.run.store.heartbeat(run_id, self.run.step if step is None else step, total)
+
+
+def _count(name: str, value: Any) -> float:
+    """A count given as a number or as a boolean mask (its number of True entries)."""
+    if hasattr(value, "sum") and getattr(value, "ndim", 0) > 0:
+        value = value.sum()
+    return _number(name, value)
 
 
 def _number(name: str, value: Any) -> float:
@@ -267,6 +498,17 @@ def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"metric {name!r} must be a number, got {value!r}")
     return float(value)  # NaN is kept: a gap in the series, as in the engine
+
+
+def _tensor(values: Any, name: str) -> Any:
+    import torch
+
+    if isinstance(values, torch.Tensor):
+        return values
+    try:
+        return torch.as_tensor(values)
+    except Exception as error:
+        raise ValueError(f"{name} must be an array or tensor ({error})") from None
 
 
 def _run_all(writes: list[Callable[[], None]]) -> None:

@@ -107,6 +107,26 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def _add_submit(commands: argparse._SubParsersAction) -> None:
+    from worker.slurm_options import add_slurm_options
+
+    submit = _command(
+        commands, "submit", "queue one config for the workers, or as a SLURM job (--slurm)"
+    )
+    submit.add_argument("config", help="TOML run config")
+    submit.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a setting, e.g. optimizer.lr=0.01 (repeatable)",
+    )  # fmt: skip
+    submit.add_argument("--name", default=None, help="run name (default: the config file's name)")
+    submit.add_argument("--tags", default="", metavar="TAG,TAG", help="comma-separated tags")
+    submit.add_argument("--json", action="store_true", help='print {"run_id": ...} last')
+    add_slurm_options(submit)
+
+    cancel = _command(commands, "cancel", "cancel a queued or running run (workers or SLURM)")
+    cancel.add_argument("run_id", metavar="RUN_ID", help="the run's id")
+
+
 def _add_analyze(commands: argparse._SubParsersAction) -> None:
     analyze = _command(
         commands,
@@ -125,6 +145,19 @@ def _add_analyze(commands: argparse._SubParsersAction) -> None:
     )
     analyze.add_argument("--gallery", default=None, help="gallery embeddings file")
     analyze.add_argument("--ks", type=_ks, default=None, help="Recall@K values, e.g. 1,10,20,30")
+    _add_face_protocols(analyze)
+
+
+def _add_face_protocols(analyze: argparse.ArgumentParser) -> None:
+    """Face protocols: PATH is then an .npz of embeddings keyed by image id."""
+    face = analyze.add_argument_group("face protocols (PATH: .npz with embeddings, ids)")
+    face.add_argument("--pairs", default=None, help="pairs list: LFW pairs.txt or 'a b same'")
+    face.add_argument("--templates", default=None, help="IJB template-media list (tid_mid)")
+    face.add_argument("--matches", default=None, help="IJB template pairs (1:1, a b label)")
+    face.add_argument("--probes", default=None, help="IJB 1:N probe CSV (TEMPLATE_ID,SUBJECT_ID)")
+    face.add_argument("--enrolled", default=None, help="IJB 1:N gallery CSV (same columns)")
+    face.add_argument("--distractors", default=None, help="1:N distractor images (.npz, ids)")
+    face.add_argument("--flip-sum", action="store_true", help="add flipped-image embeddings")
 
 
 def _add_export(commands: argparse._SubParsersAction) -> None:
@@ -198,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spherescope {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_train(commands)
+    _add_submit(commands)
     _add_analyze(commands)
     _add_export(commands)
     _add_stack(commands)
@@ -214,9 +248,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train_command(
             args.config, args.overrides, name=args.name, tags=tags, as_json=args.json
         )
+    if args.command == "submit":
+        from worker.slurm_options import slurm_request
+        from worker.submit_command import submit_command
+
+        tags = [tag.strip() for tag in args.tags.split(",") if tag.strip()]
+        return submit_command(
+            args.config, args.overrides, name=args.name, tags=tags, as_json=args.json,
+            slurm=slurm_request(args),
+        )  # fmt: skip
+    if args.command == "cancel":
+        from worker.submit_command import cancel_command
+
+        return cancel_command(args.run_id)
     if args.command == "analyze":
+        from worker.face_analyze import FACE_OPTIONS, face_analyze_command
         from worker.local_run import analyze_command
 
+        face = {key: getattr(args, key) for key in FACE_OPTIONS}
+        if any(face.values()):
+            return face_analyze_command(args.path, args.out, face | {"flip_sum": args.flip_sum})
         return analyze_command(
             args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks
         )

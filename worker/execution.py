@@ -15,7 +15,6 @@ from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from worker.failures import failure_message
 from worker.train_in_run import train_in_run
 
@@ -29,9 +28,8 @@ def execute_run(store: RunStore, run_id: str) -> str:
     )
     try:
         with lifecycle as run, run_log.capture(store.run_dir(run_id)):
-            # Checked again at start: a dataset root can vanish between launch and start.
+            # validated when it was submitted; the stored dict is that config
             config = RunConfig.from_dict(store.get_run(run_id).config)
-            validate(config)
             train_in_run(run, config)  # torch is imported here, in the child, never the parent
     except RunNotStartable as skipped:
         if skipped.status != "cancelled":

@@ -14,6 +14,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from db import lifecycle
 from db.store import RunStore
+from worker.distributed_run import RankFailedError
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ def failure_message(exc: BaseException) -> str:
             f"the worker process died while training ({exc}); "
             "killed by the system (out of memory?) or by hand"
         )
+    if isinstance(exc, RankFailedError):
+        return str(exc)  # names the rank and its error
     if isinstance(exc, (SoftTimeLimitExceeded, TimeLimitExceeded)):
         return f"the run exceeded the task time limit ({exc}); see SPHERESCOPE_TASK_TIME_LIMIT_S"
     return lifecycle.failure_message(exc)

@@ -20,13 +20,15 @@ import numpy as np
 from db import run_log
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
+from db.query_results import store_query_results
 from db.store import RunStore
 from db.write_errors import StoreWriteError
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
+from sphere_engine.config.validation import validated_config
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
+from worker.findings_summary import findings_json, format_findings, stored_run_findings
 from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run
 
@@ -84,11 +86,10 @@ def train_command(
     """Train in this process, recording into the store; returns the exit code.
 
     ``as_json``: the result goes to stdout as one JSON object (run id, status, steps,
-    device, final metrics, error); everything else goes to stderr."""
+    device, final metrics, findings, error); everything else goes to stderr."""
     report: dict[str, Any] = {"run_id": None, "name": name, "status": "invalid"}
     try:
-        config = RunConfig.from_toml(config_path, overrides)
-        validate(config)
+        config = validated_config(RunConfig.from_toml(config_path, overrides))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return _report(as_json, {**report, "error": str(error)}, 2)
@@ -107,19 +108,25 @@ def train_command(
         # Recorded as the worker does; one line (a full disk names the file it was writing).
         progress.close()
         print(f"\nerror: {error}", file=sys.stderr)
-        return _report(as_json, {**report, "error": str(error)}, 1)
+        found = stored_run_findings(store, run_id)
+        print(format_findings(found), file=sys.stderr)
+        return _report(
+            as_json, {**report, "error": str(error), "findings": findings_json(found)}, 1
+        )
     progress.close()
     report.update(
         status="cancelled" if result.cancelled else "finished",
         steps=result.steps_completed,
         device=result.device,
         metrics=result.final_metrics,
+        findings=findings_json(found := stored_run_findings(store, run_id)),
     )
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
         return _report(as_json, report, 130)
     if not as_json:
         print(format_metrics(result.final_metrics))
+        print(format_findings(found))
     return _report(as_json, report, 0)
 
 
@@ -154,6 +161,8 @@ def analyze_command(
     ``path`` alone: leave-one-out retrieval; ``query`` + ``gallery`` files instead:
     the query–gallery protocol (``sphere_engine.metrics.analysis``)."""
     from sphere_engine.metrics import analysis_metrics, load_labelled_embeddings, load_query_gallery
+    from sphere_engine.metrics.analysis import collected_results
+    from sphere_engine.metrics.per_query import QueryCollector
 
     try:
         if (query is None) != (gallery is None) or (path is None) == (query is None):
@@ -164,12 +173,16 @@ def analyze_command(
             embeddings = np.concatenate([queries.embeddings, galleries.embeddings])
             labels = np.concatenate([queries.labels, galleries.labels])
             is_query = np.arange(len(labels)) < len(queries.labels)
-            source = query
+            source, class_names = query, queries.class_names
         else:
             assert path is not None
-            embeddings, labels, _ = load_labelled_embeddings(path)
+            embeddings, labels, class_names = load_labelled_embeddings(path)
             source = path
-        metrics, roc = analysis_metrics(embeddings, labels, is_query=is_query, recall_ks=ks)
+        collector = QueryCollector()
+        metrics, roc = analysis_metrics(
+            embeddings, labels, is_query=is_query, recall_ks=ks, collector=collector
+        )
+        per_query = collected_results(collector, embeddings, labels, is_query)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -196,5 +209,6 @@ def analyze_command(
         if roc is not None:
             run.tracker.track_curve("verification/roc", roc[0].tolist(), roc[1].tolist(), 0)
         run.tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # seeded sample of ≤ 2000
+        store_query_results(store, run_id, 0, per_query, class_names)
     print(f"analysis recorded as run {run_id} in {store.home}", file=sys.stderr)
     return 0

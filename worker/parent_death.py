@@ -2,7 +2,7 @@
 
 ``spherescope up`` stops its private Redis, workers and dashboard when it is stopped
 (Ctrl-C, SIGTERM). Killed with SIGKILL (the OOM killer, ``kill -9``, a CI timeout) it
-cannot, and its children used to live on as orphans: a password-protected Redis and
+cannot, and its children would live on as orphans: a password-protected Redis and
 its data folder in the temporary directory, workers, a dashboard holding the port.
 On Linux the kernel sends each child SIGTERM when the process that started it dies
 (``PR_SET_PDEATHSIG``), so they take their own orderly exit: Redis stops, a worker

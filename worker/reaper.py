@@ -4,6 +4,8 @@ Tasks are acknowledged when they start, so Redis never re-runs a run whose worke
 died; this check is what turns such a run into a visible outcome. It runs in every
 worker's main process (``ReaperThread``) and once per ``spherescope status``. The rule,
 with its race guard, is ``db.lost_runs.mark_lost_runs`` (also ``RunStore.mark_lost_runs``).
+SLURM runs are first checked with SLURM (``worker.slurm.states``): a pending or requeued
+job is spared, an ended job's run gets SLURM's reason.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import datetime
 from db.lost_runs import mark_lost_runs
 from db.store import RunStore
 from worker import settings
+from worker.slurm.states import refresh_slurm_runs
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +29,7 @@ def reap_lost(
     """Mark running runs without a heartbeat for ``max_age_s`` seconds (default
     ``SPHERESCOPE_LOST_AFTER_S``) as lost; their ids. The rule is ``db.lost_runs``'s."""
     max_age_s = settings.lost_after() if max_age_s is None else max_age_s
-    return mark_lost_runs(store, max_age_s, now)
+    return mark_lost_runs(store, max_age_s, now, spare=refresh_slurm_runs(store))
 
 
 class ReaperThread(threading.Thread):

@@ -1,4 +1,4 @@
-"""Queued runs the broker lost are enqueued again (issue 13, item 3).
+"""Queued runs the broker lost are enqueued again.
 
 The private Redis keeps nothing on disk, so a broker restart (or a crash) drops every
 waiting message: their runs would stay ``queued`` forever. Each worker's main process
@@ -11,8 +11,7 @@ answers) is sent again with ``task_id = run_id`` on the queue its device asks fo
 Sending a run twice is harmless: the store's claim (``RunStore.start_run``, an
 ``O_EXCL`` file) lets exactly one task train it; the others find it running or ended
 and do nothing. So a worker that answers the inspection late costs a spare message,
-never a second training. The hook is connected here (``worker_ready``); the module is
-imported by ``worker.tasks``, which every worker loads.
+never a second training. The hooks that start and stop it are in ``worker.signals``.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from typing import Any
 
 import kombu
 import redis
-from celery import Celery, signals
+from celery import Celery
 
 from db import layout
 from db.store import RunStore
@@ -40,7 +39,6 @@ TASK_NAME = "spherescope.train_run"
 PRIORITY_SEPARATOR = "\x06\x16"  # kombu's Redis transport: "<queue>\x06\x16<priority>"
 PRIORITY_STEPS = (0, 3, 6, 9)
 UNACKED_KEY = "unacked"  # kombu's hash of delivered, not yet acknowledged messages
-_thread: ReconcileThread | None = None
 
 
 def requeue_after() -> float:
@@ -103,6 +101,8 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
     now = time.time()
     candidates = []
     for record in store.list_runs(status="queued"):
+        if record.executor:  # submitted to a scheduler (SLURM), not to the broker
+            continue
         try:
             still_since = (store.run_dir(record.run_id) / layout.STATUS).stat().st_mtime
         except FileNotFoundError:  # deleted meanwhile
@@ -161,16 +161,3 @@ class ReconcileThread(threading.Thread):
 
     def stop(self) -> None:
         self.stopped.set()
-
-
-@signals.worker_ready.connect
-def start_reconciling(sender: Any = None, **_: Any) -> None:
-    global _thread
-    _thread = ReconcileThread(sender.app, reconcile_interval())
-    _thread.start()
-
-
-@signals.worker_shutdown.connect
-def stop_reconciling(**_: Any) -> None:
-    if _thread is not None:
-        _thread.stop()

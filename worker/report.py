@@ -22,6 +22,7 @@ from db.queries import snapshot, snapshot_steps
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.experiments import EXPERIMENTS, TRAIN_MEAN_FRACTION
+from sphere_engine.experiments.paper_values import not_run_message, paper_table
 from sphere_engine.experiments.spec import merge
 from sphere_engine.experiments.tables import (
     check_claims,
@@ -31,6 +32,7 @@ from sphere_engine.experiments.tables import (
     pearson,
     to_markdown,
 )
+from worker.findings_summary import findings_markdown
 from worker.report_data import ExperimentData, load_experiment
 
 DEFAULT_OUT = Path("docs/reproduction.md")
@@ -81,7 +83,9 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
     experiment = data.experiment
     lines = [f"## `{experiment.name}`: {experiment.title}", "", experiment.description]
     if data.runs.empty:
-        lines += ["", f"**Not run yet.** Run `spherescope reproduce {experiment.name} --local`."]
+        lines += ["", f"**{not_run_message(experiment)}**"]
+        if any(variant.reference for variant in experiment.variants):
+            lines += ["", to_markdown(paper_table(experiment))]
         return "\n".join(lines)
     lines += [
         "",
@@ -108,6 +112,8 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
             f"- **{verdict.verdict}** — {verdict.claim.text} ({verdict.claim.source}). "
             f"{verdict.detail}"
         )
+    labels = [f"{row.variant} seed {row.seed}" for row in data.runs.itertuples()]
+    lines += ["", findings_markdown(store, zip(data.runs["run_id"], labels, strict=True))]
     if "loss_pairs" in experiment.analyses:
         lines += ["", _loss_pairs(data, figures, base)]
     if "polytope" in experiment.analyses:

@@ -11,56 +11,16 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from db.store import RunStore
-from sphere_engine.config import RunConfig, apply_overrides
-from sphere_engine.config.validation import validate
+from sphere_engine.config import RunConfig
+from sphere_engine.config.validation import validated_config
 from sphere_engine.errors import TrainingDivergedError
-from sphere_engine.experiments import EXPERIMENT_TAG, VARIANT_TAG, Experiment, get_experiment
+from sphere_engine.experiments import get_experiment
+from sphere_engine.experiments.plan import plan
 from worker.local_run import record_train_run, train_recorded
-
-
-@dataclass(frozen=True)
-class PlannedRun:
-    name: str
-    variant: str
-    seed: int
-    config: dict[str, Any]
-    tags: tuple[str, ...]
-
-
-def plan(
-    experiment: Experiment,
-    seeds: Sequence[int] | None = None,
-    steps_scale: float = 1.0,
-    data_root: str | None = None,
-    overrides: Sequence[str] = (),
-    variants: Sequence[str] | None = None,
-) -> list[PlannedRun]:
-    """Every (variant, seed) run of ``experiment`` with its full config dict;
-    ``overrides`` (``section.key=value``, as ``spherescope train --set``) apply last;
-    ``variants``: only these arms (default all)."""
-    if not steps_scale > 0:
-        raise ValueError(f"steps_scale: {steps_scale!r} must be positive")
-    chosen = tuple(experiment.seeds if seeds is None else seeds)
-    if not chosen:
-        raise ValueError("seeds: at least one seed is needed")
-    steps = max(1, round(experiment.steps * steps_scale))
-    chosen_variants = [experiment.variant(name) for name in variants] if variants else None
-    return [
-        PlannedRun(
-            name=f"{experiment.name} | {variant.name} | seed={seed}",
-            variant=variant.name,
-            seed=seed,
-            config=apply_overrides(experiment.config(variant, seed, steps, data_root), overrides),
-            tags=(f"{EXPERIMENT_TAG}{experiment.name}", f"{VARIANT_TAG}{variant.name}"),
-        )
-        for variant in chosen_variants or experiment.variants
-        for seed in chosen
-    ]
 
 
 def train_in_process(
@@ -69,8 +29,7 @@ def train_in_process(
     """Train one run here, recorded in ``store`` like any run; return its id. A run that
     diverges or fails is recorded ``failed`` (by the shared lifecycle) and the
     experiment goes on; anything else (e.g. Ctrl-C) stops it."""
-    validated = RunConfig.from_dict(config)
-    validate(validated)
+    validated = validated_config(config)
     run_id = record_train_run(store, validated, name, tags=tags, sweep_id=sweep_id)
     try:
         train_recorded(store, run_id, validated)
@@ -100,7 +59,6 @@ def reproduce(
         raise ValueError(f"mode: {mode!r} is not allowed; choose 'local' or 'launch'")
     experiment = get_experiment(name)
     runs = plan(experiment, seeds, steps_scale, data_root, overrides, variants)
-    from sphere_engine.config import RunConfig
 
     for run in runs:
         try:

@@ -4,9 +4,9 @@
 (read by ``db.store.RunStore``). There is no default broker: without ``REDIS_URL`` a
 process uses the private Redis of the ``spherescope up`` that runs on this store (its
 URL is in ``<home>/stack/redis-url``, readable by this user only), and anything that
-needs a broker fails with one line saying what to do. (A silent default of
-``redis://127.0.0.1:6379/0`` once queued runs into an unrelated Redis, where they never
-ran.) Everything else has a default that suits a laptop and can be overridden.
+needs a broker fails with one line saying what to do (a silent default would queue
+runs into whatever Redis listens there, where they never run). Everything else has a
+default that suits a laptop and can be overridden.
 """
 
 from __future__ import annotations
@@ -16,11 +16,6 @@ from pathlib import Path
 
 from db.layout import resolve_home
 
-# The dashboard asks for this secret when it listens beyond loopback (app/auth.py);
-# `spherescope up --host <not loopback>` refuses to start without it.
-TOKEN_ENV = "SPHERESCOPE_TOKEN"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
-
 REDIS_URL_MISSING = "REDIS_URL is not set: start the stack with `spherescope up` or set REDIS_URL"
 
 CPU_QUEUE = "cpu"
@@ -29,6 +24,10 @@ QUEUES = (GPU_QUEUE, CPU_QUEUE)
 
 # Redis key a worker serving the gpu queue refreshes while it lives (routing of `auto`).
 GPU_ALIVE_KEY = "spherescope:alive:gpu"
+# Redis key (``<key>:<node name>`` = device count) every live worker refreshes (worker.devices).
+DEVICES_KEY = "spherescope:devices"
+# Overrides the devices a worker counts (GPUs it sees, else CPU cores).
+DEVICES_ENV = "SPHERESCOPE_WORKER_DEVICES"
 
 
 def _float_env(name: str, default: float) -> float:
@@ -37,12 +36,6 @@ def _float_env(name: str, default: float) -> float:
         return float(raw) if raw else default
     except ValueError:
         raise ValueError(f"{name}: {raw!r} is not a number") from None
-
-
-def is_loopback(address: str | None) -> bool:
-    """Whether a server bound to ``address`` is reachable from this machine only
-    (unset or empty means every interface)."""
-    return bool(address) and (address in LOOPBACK_HOSTS or address.startswith("127."))
 
 
 class BrokerNotConfigured(ValueError):
@@ -74,6 +67,16 @@ def redis_url() -> str:
     if not url:
         raise BrokerNotConfigured()
     return url
+
+
+def worker_devices_override() -> int | None:
+    """``SPHERESCOPE_WORKER_DEVICES`` as a count ≥ 1, None when unset."""
+    raw = os.environ.get(DEVICES_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{DEVICES_ENV}: {raw!r} is not a device count (an integer >= 1)")
+    return int(raw)
 
 
 def lost_after() -> float:

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 
 from db.layout import resolve_home
+from db.network_access import TOKEN_ENV, is_loopback
 from db.store import RunStore
 from worker import processes, settings
 from worker.redis_server import PrivateRedis, masked
@@ -191,14 +192,14 @@ def write_stack_url(home: str, url: str) -> Path:
 
 
 def exposed_without_token(host: str, with_app: bool) -> bool:
-    return with_app and not settings.is_loopback(host) and not os.environ.get(settings.TOKEN_ENV)
+    return with_app and not is_loopback(host) and not os.environ.get(TOKEN_ENV)
 
 
 def up(host: str, port: int, concurrency: int, with_app: bool = True) -> int:
     if exposed_without_token(host, with_app):
         say(
             f"--host {host} makes the dashboard reachable from other machines: set "
-            f"{settings.TOKEN_ENV} to a secret first (the dashboard then asks for it)",
+            f"{TOKEN_ENV} to a secret first (the dashboard then asks for it)",
             error=True,
         )
         return 2

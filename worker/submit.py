@@ -15,10 +15,11 @@ from typing import Any
 
 import redis
 
+from db.executor import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
-from worker import routing
+from sphere_engine.config.validation import validated_config
+from worker import devices, routing
 from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir
 from worker.settings import BrokerNotConfigured
@@ -28,16 +29,16 @@ from worker.tasks import train_run
 log = logging.getLogger(__name__)
 
 
-def validate_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
-    """A validated ``RunConfig`` from a dict or a ``RunConfig`` (re-checked either way):
-    schema and cross-field rules (``from_dict``), then registries and data (``validate``)."""
-    if isinstance(config, RunConfig):
-        config = config.to_dict()
-    if not isinstance(config, Mapping):
-        raise ValueError(f"run config: expected a dict or a RunConfig, got {type(config).__name__}")
-    validated = RunConfig.from_dict(dict(config))
-    validate(validated)
-    return validated
+def check_devices(config: RunConfig) -> None:
+    """``ValueError`` when ``training.devices`` is more than any live worker has
+    (``worker.devices``); a broker that cannot be asked is left to the enqueue to report."""
+    if config.training.devices == 1:
+        return
+    try:
+        live = devices.live_worker_devices(routing.redis_client(broker_url()))
+    except (redis.RedisError, OSError):
+        return
+    devices.check_devices_available(config.training.devices, live)
 
 
 def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:
@@ -59,13 +60,43 @@ def launch(
     store: RunStore | None = None,
 ) -> str:
     """Validate, record as queued and enqueue one run; return its id."""
-    validated = validate_config(config)
+    return launch_many([config], [name], tags, sweep_id, store=store)[0]
+
+
+def launch_many(
+    configs: Sequence[RunConfig | Mapping[str, Any]],
+    names: Sequence[str | None] = (),
+    tags: Iterable[str] = (),
+    sweep_id: str | None = None,
+    *,
+    run_tags: Sequence[Sequence[str]] = (),
+    store: RunStore | None = None,
+) -> list[str]:
+    """Validate every config, then record and enqueue each; return their ids. One
+    invalid config records none of them. ``run_tags``: each run's own tags, after the
+    common ``tags``."""
+    validated = [validated_config(config) for config in configs]  # the one check
+    chosen = list(names) or [None] * len(validated)
+    own_tags = list(run_tags) or [()] * len(validated)
+    if not len(chosen) == len(own_tags) == len(validated):
+        raise ValueError(
+            f"names, run_tags: {len(chosen)} names and {len(own_tags)} tag lists for "
+            f"{len(validated)} configs"
+        )
+    common = tuple(tags)
     store = store or RunStore()
-    check_checkpoint_dir(validated, store.home)
+    for config in validated:
+        check_checkpoint_dir(config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
-    run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags), sweep_id=sweep_id)
-    _enqueue(store, run_id, validated)
-    return run_id
+    for config in validated:
+        check_devices(config)
+    run_ids = []
+    for config, name, own in zip(validated, chosen, own_tags, strict=True):
+        run_tags_all = (*common, *own)
+        run_id = store.create_run(config.to_dict(), name, tags=run_tags_all, sweep_id=sweep_id)
+        _enqueue(store, run_id, config)
+        run_ids.append(run_id)
+    return run_ids
 
 
 def check_sweep(
@@ -78,11 +109,11 @@ def check_sweep(
     The first invalid combination raises ``ValueError`` naming it and the field
     (``"sweep combination optimizer.lr=-1: optimizer.lr: -1 is below the minimum 0.0"``).
     """
-    base = validate_config(base_config).to_dict()
+    base = validated_config(base_config).to_dict()
     validated = []
     for data, label in expand_grid(base, grid, seeds):
         try:
-            validated.append((validate_config(data), label))
+            validated.append((validated_config(data), label))
         except ValueError as error:
             raise ValueError(f"sweep combination {label or '(base)'}: {error}") from None
     return validated
@@ -116,6 +147,8 @@ def launch_sweep(
     for config, _ in validated:
         check_checkpoint_dir(config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
+    for config, _ in validated:
+        check_devices(config)
     sweep_id = f"sweep-{uuid.uuid4().hex[:10]}"
     prefix = name or sweep_id
     run_ids = []
@@ -131,6 +164,7 @@ def launch_sweep(
 def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """Ask a run to stop; return its status afterwards.
 
+    A SLURM run is cancelled by ``worker.slurm.cancel`` (cancel flag, then scancel).
     A running run stops cooperatively within seconds (status ``cancelled`` set by its
     worker, metrics and last checkpoint kept). A queued run is marked
     ``cancelled`` at once; when its message reaches a worker, the status check there
@@ -138,13 +172,17 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
     """
     store = store or RunStore()
     record = store.get_run(run_id)
+    if record.executor.get("executor") == SLURM:
+        from worker.slurm.cancel import cancel_slurm
+
+        return cancel_slurm(record, store)
     if record.is_terminal:
         return record.status
     store.request_cancel(run_id)
     if record.status == "queued":
         # No Celery revoke: the store is the truth, and a worker that takes the message
-        # skips a run that is no longer queued. (A revoke also made every worker log
-        # "Failed to mark task ... as revoked in backend": there is no result backend.)
+        # skips a run that is no longer queued (and a revoke needs a result backend,
+        # which there is none of).
         # ValueError: a worker took it in the meantime; it sees the cancel flag and stops
         with contextlib.suppress(ValueError):
             store.set_status(run_id, "cancelled", "cancelled before it started")

@@ -7,10 +7,13 @@ from typing import Any
 from celery import Task
 
 from db.store import RunStore
+from worker import settings
 from worker.celery_app import app
+from worker.devices import too_few_devices
 from worker.execution import execute_run
 from worker.failures import record_failure
-from worker.reconcile import start_reconciling  # noqa: F401  (connects its worker_ready hook)
+
+DEVICE_RETRY_S = 10.0  # a run sent back for want of devices is offered again this much later
 
 
 class RunTask(Task):
@@ -23,7 +26,13 @@ class RunTask(Task):
         record_failure(RunStore(), run_id, exc)
 
 
-@app.task(base=RunTask, name="spherescope.train_run")
-def train_run(run_id: str) -> str:
-    """Train the queued run ``run_id``; returns the status it ended with."""
-    return execute_run(RunStore(), run_id)
+@app.task(base=RunTask, name="spherescope.train_run", bind=True)
+def train_run(self: Task, run_id: str) -> str:
+    """Train the queued run ``run_id``; returns the status it ended with. A run needing
+    more devices than this worker has goes back to its queue (``worker.devices``)."""
+    store = RunStore()
+    queue = (self.request.delivery_info or {}).get("routing_key") or settings.CPU_QUEUE
+    if too_few_devices(store, run_id, self.request.hostname, queue == settings.GPU_QUEUE):
+        self.apply_async((run_id,), task_id=run_id, queue=queue, countdown=DEVICE_RETRY_S)
+        return "queued"
+    return execute_run(store, run_id)

@@ -22,10 +22,17 @@ def train_in_run(
     (e.g. "stopped: the stack was shut down at step N"), otherwise ``finished``."""
     from sphere_engine.train import run_training  # torch: only in the training process
 
-    if not config.training.checkpoint_dir:
-        config.training.checkpoint_dir = str(run.checkpoint_dir)
-    tracker = CompositeTracker(run.tracker, progress) if progress else run.tracker
-    result = run_training(config, tracker, run.should_stop)
+    # the run's own directory is passed, not written into the config: the config stays
+    # the one validated and recorded (meta.json and every checkpoint hold the same)
+    if config.training.devices > 1:  # rank 0 of its processes writes the run
+        from worker.distributed_run import run_distributed
+
+        result = run_distributed(config, run.run_id, config.training.devices, store=run.store)
+    else:
+        tracker = CompositeTracker(run.tracker, progress) if progress else run.tracker
+        result = run_training(
+            config, tracker, run.should_stop, checkpoint_dir=str(run.checkpoint_dir)
+        )
     if result.cancelled:
         reason = run.store.cancel_reason(run.run_id) or "cancelled"
         run.end("cancelled", f"{reason} at step {result.steps_completed}", device=result.device)

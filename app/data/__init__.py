@@ -20,19 +20,21 @@ from app.data.actions import (
     new_sweep_id,
     set_notes,
     set_tags,
+    submit_slurm_run,
 )
 from app.data.cache import home, store
 from app.data.components import (
+    backbone_size,
     component_names,
     component_params,
     config_error,
     default_config,
     registries,
     sweep_error,
-    validate_config,
 )
+from app.data.findings import badges as finding_badges
+from app.data.findings import findings
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
-from app.data.lifecycle import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.paper import paper_best, paper_table
 from app.data.reads import (
     Totals,
@@ -53,6 +55,7 @@ from app.data.reads import (
     snapshot,
     snapshot_steps,
 )
+from app.data.status_texts import gpu_worker_alive, no_metrics_message, waiting_note
 from app.data.tables import (
     ACTIVE_STATUSES,
     KEY_COLUMNS,
@@ -80,6 +83,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
     "Totals",
+    "backbone_size",
     "cancel_run",
     "centroid_angles",
     "column_label",
@@ -95,6 +99,8 @@ __all__ = [
     "eval_names",
     "eval_series",
     "final_metrics",
+    "finding_badges",
+    "findings",
     "fixed_head",
     "flatten_config",
     "gpu_worker_alive",
@@ -134,11 +140,11 @@ __all__ = [
     "snapshot",
     "snapshot_steps",
     "store",
+    "submit_slurm_run",
     "sweep_error",
     "sweeps",
     "tags",
     "to_wide",
-    "validate_config",
     "waiting_note",
 ]
 

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.data.cache import store
-from app.data.components import validate_config
 from app.data.reads import final_metrics, latest_metrics, run, runs
 
 
@@ -25,16 +24,21 @@ def launch_runs(
     names: Sequence[str | None] = (),
     tags: Sequence[str] = (),
     sweep_id: str | None = None,
+    run_tags: Sequence[Sequence[str]] = (),
 ) -> list[str]:
-    """Validate and enqueue each config (one worker job per run); returns the run ids."""
+    """Enqueue each config (one worker job per run; the launcher validates them all
+    before it records any); ``run_tags``: each run's own tags after ``tags``; returns
+    the run ids."""
     import worker
 
-    validated = [validate_config(c) for c in configs]
-    chosen = list(names) or [None] * len(validated)
-    ids = [
-        worker.launch(config, name=name, tags=tuple(tags), sweep_id=sweep_id, store=store())
-        for config, name in zip(validated, chosen, strict=True)
-    ]
+    ids = worker.launch_many(
+        [dict(config) for config in configs],
+        names,
+        tuple(tags),
+        sweep_id,
+        run_tags=run_tags,
+        store=store(),
+    )
     _clear_listings()
     return ids
 
@@ -50,12 +54,24 @@ def launch_sweep(
     """Enqueue every grid combination × seed; returns (sweep id, run ids)."""
     import worker
 
-    validate_config(base)
     sweep_id, ids = worker.launch_sweep(
         dict(base), dict(grid), list(seeds), name=name or None, tags=tuple(tags), store=store()
     )
     _clear_listings()
     return sweep_id, list(ids)
+
+
+def submit_slurm_run(
+    config: Mapping[str, Any], request: Mapping[str, Any], *, name: str | None, tags: Sequence[str]
+) -> str:
+    """Validate and submit one run as a SLURM job (``worker.slurm``); its id. A bad
+    request or a refusal by SLURM raises ``ValueError`` with one line."""
+    from worker.slurm import SlurmRequest
+    from worker.slurm.submit import submit_slurm
+
+    run_id = submit_slurm(dict(config), SlurmRequest(**request), name, tags, store=store())
+    _clear_listings()
+    return run_id
 
 
 def new_sweep_id(label: str) -> str:

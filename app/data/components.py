@@ -12,60 +12,65 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from sphere_engine.config import ConfigError
+from sphere_engine.config.registries import (
+    NONE,
+    OPTIONAL_KINDS,
+    component_registries,
+    name_choices,
+)
+
 if TYPE_CHECKING:
     from sphere_engine.registry import Param, Registry
 
 
 @st.cache_resource(show_spinner="Loading the component registries…")
 def registries() -> dict[str, Registry[Any]]:
-    """The registries the launch form is built from (imports torch once per process)."""
-    from sphere_engine.data import DATASETS
-    from sphere_engine.heads import HEADS
-    from sphere_engine.losses import LOSSES
-    from sphere_engine.models import MODELS
-    from sphere_engine.regularizers import REGULARIZERS
-
-    return {
-        "data": DATASETS,
-        "model": MODELS,
-        "head": HEADS,
-        "loss": LOSSES,
-        "regularizer": REGULARIZERS,
-    }
+    """The registries the launch form is built from (imports torch once per process):
+    the same map validation looks names up in."""
+    return component_registries()
 
 
 def component_names(kind: str) -> list[str]:
-    """Registered names of one kind (data, model, head, loss, regularizer)."""
-    names = registries()[kind].names()
-    return ["none", *names] if kind == "regularizer" else names
+    """Registered names of one kind (data, model, head, loss, regularizer), ``none``
+    first for an optional one (validation's rule)."""
+    registries()  # torch loads once, behind the spinner
+    return name_choices(kind)
+
+
+@st.cache_data(show_spinner=False)
+def backbone_size(name: str, embedding_dim: int) -> str:
+    """``"24.6 M parameters"`` for backbone ``name`` (counted on the meta device, no
+    weights allocated), or "" when it cannot be counted without more options."""
+    from sphere_engine.models.parameter_counts import parameter_count
+
+    try:
+        count = parameter_count(name, embedding_dim)
+    except ValueError:
+        return ""
+    return "" if count is None else f"{count / 1e6:.1f} M parameters"
 
 
 def component_params(kind: str, name: str) -> dict[str, Param]:
     """name's options: {option: Param(default, annotation, help)}; {} for "none"."""
-    if kind == "regularizer" and name == "none":
+    if kind in OPTIONAL_KINDS and name == NONE:
         return {}
     return registries()[kind].params(name)
 
 
-def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate as ``worker.launch`` does: schema, then registries and data (raises
-    ValueError naming the field)."""
-    from sphere_engine.config import RunConfig
-    from sphere_engine.config.validation import validate
-
-    run_config = RunConfig.from_dict(dict(config))
-    validate(run_config)
-    return run_config.to_dict()
-
-
 @st.cache_data(ttl=5, max_entries=256, show_spinner=False)
-def config_error(config_json: str) -> str | None:
-    """``validate_config``'s message for a config given as JSON, or None when it is
-    valid. Cached briefly (every rerun of the form asks; ``data.root`` may change)."""
+def config_error(config_json: str) -> ConfigError | None:
+    """The error ``worker.launch`` would refuse a config given as JSON with (the same
+    ``validated_config``), or None when it is valid. Cached briefly (every rerun of the
+    form asks; ``data.root`` may change)."""
+    from sphere_engine.config.validation import validated_config
+
     try:
-        validate_config(json.loads(config_json))
-    except ValueError as error:
-        return str(error)
+        validated_config(json.loads(config_json))
+    except ConfigError as error:
+        return error
+    except ValueError as error:  # not about one field: shown above the tabs
+        return ConfigError("run config", str(error))
     return None
 
 

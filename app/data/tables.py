@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 
 from app import transforms
-from app.data.lifecycle import waiting_note
+from app.data.executor import runs_on, scheduler_note
+from app.data.findings import table_badges
 from app.data.reads import metric_series, points_total, runs
 from app.data.run_metrics import key_values
+from app.data.status_texts import waiting_note
 from db.config_diff import flatten
 from sphere_engine.catalogue import RUNS_TABLE, Source, column_key, header, split_column_key
 from sphere_engine.catalogue import label as metric_label
@@ -105,12 +107,15 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     """The Runs page's table: one row per run with progress, elapsed time and the
     catalogue's key metrics (columns ``KEY_COLUMNS``, qualified by their source)."""
     columns = [
-        "name", "status", "progress", "elapsed", "device", *KEY_COLUMNS, "kind", "tags",
+        "name", "status", "findings", "progress", "elapsed", "device", "runs on", *KEY_COLUMNS,
+        "kind", "tags",
         "sweep_id", "created", "message", "run_id",
     ]  # fmt: skip
     if frame.empty:
         return pd.DataFrame(columns=columns)
-    records = frame[["status", "kind", "config", "started_at", "finished_at"]].to_dict("records")
+    records = frame.reindex(  # executor: absent from frames made before runs had one
+        columns=["status", "kind", "config", "started_at", "finished_at", "executor"]
+    ).to_dict("records")
     table = pd.DataFrame(
         {
             "run_id": frame["run_id"],
@@ -124,6 +129,7 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
             ],
             "elapsed": [elapsed_seconds(row, now) for row in records],
             "device": frame["device"].fillna(""),
+            "runs on": [runs_on(row) for row in records],
             "kind": frame["kind"],
             "tags": [
                 ", ".join(t) if isinstance(t, (list, tuple, np.ndarray)) else ""
@@ -132,7 +138,9 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
             "sweep_id": frame["sweep_id"].fillna(""),
             "created": frame["created_at"],
             "message": [
-                waiting_note(row) or (message if isinstance(message, str) else "")
+                waiting_note(row)
+                or scheduler_note(row)
+                or (message if isinstance(message, str) else "")
                 for row, message in zip(records, frame["status_message"], strict=True)
             ],
         }
@@ -142,6 +150,10 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     values = key_values(frame, KEY_COLUMNS)
     for column in KEY_COLUMNS:
         table[column] = pd.to_numeric(values[column].to_numpy(), errors="coerce")
+    live = {
+        r for r, status in zip(frame["run_id"], frame["status"], strict=True) if is_active(status)
+    }
+    table["findings"] = table_badges(frame, live)
     return table[columns]
 
 

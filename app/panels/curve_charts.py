@@ -6,6 +6,7 @@ import altair as alt
 import pandas as pd
 
 from app.charts import CHART_HEIGHT, run_color_scale
+from sphere_engine.catalogue import Source, column_key
 
 ROBUSTNESS_TITLES = {"accuracy": "accuracy under attack", "recall@1": "R@1 under attack"}
 
@@ -68,7 +69,7 @@ def tar_table(finals: pd.DataFrame, labels: dict[str, str] | None = None) -> pd.
     """One row per run: run, then TAR@FAR columns (FAR descending), EER, AUC and
     10-fold accuracy, from ``final_metrics`` columns ``eval:verification/...``."""
     labels = labels or {}
-    prefix = "eval:verification/"
+    prefix = column_key(Source.EVALUATION, "verification/")
     tar_columns = sorted(
         (c for c in finals.columns if c.startswith(prefix + "tar@far=")),
         key=lambda c: -float(c.rsplit("=", 1)[1]),

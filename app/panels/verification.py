@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import data, ui
 from app.panels.curve_charts import roc_chart, tar_table
+from sphere_engine.catalogue import Source, column_key
 
 TABLE_KEYS = ("verification/eer", "verification/auc", "verification/accuracy")
 
@@ -24,7 +25,7 @@ def show(run_ids: Sequence[str], labels: dict[str, str] | None = None) -> None:
     if len(curves):
         ui.show_chart(roc_chart(curves, labels))
     wanted = [n for n in names if n.startswith("verification/tar@far=") or n in TABLE_KEYS]
-    finals = data.final_metrics(run_ids, [f"eval:{n}" for n in wanted])
+    finals = data.final_metrics(run_ids, [column_key(Source.EVALUATION, n) for n in wanted])
     st.dataframe(tar_table(finals, labels), hide_index=True, width="stretch")
     st.caption(
         "Cosine scores of genuine (same class) and impostor pairs at the last evaluation. "

@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.charts.geometry import MAX_COORDS, shared_domains
-from app.panels import scatter_matrix
+from app.panels import projector, scatter_matrix
 
 #: Columns the scatter matrix shows at first: all 8 fit the page's width, 4 half of it.
 DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}
@@ -183,6 +183,7 @@ def _panel(
         )
     if first:
         return
+    ui.guarded(projector.show)(panel.run_id, panel.step, key=f"geometry.projector{panel.slot}")
     if len(shown) >= 1:
         _matrix(panel, record, basis, shown, shared)
     angles, classes = data.centroid_angles(panel.run_id, panel.step)

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data, launch_checks, launch_form, ui
+from app.panels import run_on
 from app.presets import PRESETS
 from app.sweep_form import sweep_size, sweep_widgets
 from app.ui import plural
@@ -45,6 +46,7 @@ def main() -> None:
     run_name = name_col.text_input("Run name (optional)", key="launch.name")
     tag_text = tags_col.text_input("Tags (comma-separated)", key="launch.tags")
     tags = [t.strip() for t in tag_text.split(",") if t.strip()]
+    slurm_request = run_on.render()
     sweep = st.toggle("Sweep mode: a grid of values × several seeds", key="launch.sweep")
     grid: dict[str, list] = {}
     seeds: list[int] = []
@@ -64,6 +66,8 @@ def main() -> None:
     )
     _estimate(config)
     blocked = error or sweep_problem or (None if confirmed else "confirm the unusual settings")
+    if slurm_request is not None and sweep:
+        blocked = blocked or "sweeps run on the workers; a SLURM job is one run"
     label = f"Launch sweep ({plural(sweep_size(grid, seeds), 'run')})" if sweep else "Launch run"
     launch_clicked = st.button(
         label,
@@ -78,9 +82,10 @@ def main() -> None:
             sweep_id = data.new_sweep_id(preset.key)
             ids = data.launch_runs(
                 preset.configs,
-                names=[f"{preset.key}: {n}" for n in preset.names],
+                names=preset.names,
                 tags=[preset.key, *tags],
                 sweep_id=sweep_id,
+                run_tags=preset.tags,  # the experiment's: the runs count in its report
             )
             st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
         if launch_clicked and not blocked:
@@ -89,6 +94,11 @@ def main() -> None:
                     config, grid, seeds, name=run_name or None, tags=tags
                 )
                 st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
+            elif slurm_request is not None:
+                run_id = data.submit_slurm_run(
+                    config, slurm_request, name=run_name or None, tags=tags
+                )
+                st.session_state[LAUNCHED] = {"ids": [run_id], "sweep_id": None}
             else:
                 ids = data.launch_runs([config], names=[run_name or None], tags=tags)
                 st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": None}

@@ -18,6 +18,7 @@ from sphere_engine.experiments import (
     EXPERIMENTS,
     VARIANT_TAG,
 )
+from sphere_engine.experiments.paper_values import not_run_message, paper_table
 from sphere_engine.experiments.tables import (
     check_claims,
     display_table,
@@ -51,10 +52,9 @@ def main() -> None:
     st.caption(experiment.description)
     runs, values = _load(name)
     if runs.empty:
-        st.info(
-            f"Not run yet: `spherescope reproduce {name} --local` (or `--launch`).",
-            icon=":material/info:",
-        )
+        st.info(not_run_message(experiment), icon=":material/info:")
+        if any(variant.reference for variant in experiment.variants):
+            st.dataframe(paper_table(experiment), hide_index=True, width="stretch")
         st.stop()
     steps = ", ".join(str(s) for s in sorted(set(runs["steps"])))
     seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))

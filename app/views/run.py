@@ -18,8 +18,10 @@ from app.panels import (
     live_feed,
     run_notes,
     run_tiles,
+    slurm_job,
     training_charts,
 )
+from app.panels import findings as findings_panel
 from app.panels.chart_controls import chart_controls
 from app.panels.downloads import downloads
 from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
@@ -118,6 +120,7 @@ def _tiles(record: Any, *, has_metrics: bool) -> None:
             # charts, or the finished run without polling).
             st.rerun(scope="app")
         run_tiles.tiles(latest)
+        slurm_job.show(latest)
 
     tiles()
 
@@ -151,6 +154,7 @@ def _live(
             if box.open:
                 log_lines()
 
+    ui.guarded(findings_panel.show)(run_id, live=live)
     if names:
         ui.guarded(_charts)(run_id, names, options=options, evals=evals, live=live)
     else:

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data, launch_form, ui
+from app.data.slurm_states import refresh_slurm_states
 from app.panels import runs_columns
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled", "lost")
@@ -50,6 +51,7 @@ def _table(
     def table() -> None:
         # Only the filters set: without any, this is the very call (and cache entry) of
         # main()'s listing, so a render lists the runs once, not twice (500 runs: ~0.2 s).
+        refresh_slurm_states(str(data.home()))  # SLURM's word on its runs, every 10 s
         filters = {"status": status, "search": search, "tag": tag, "kind": kind}
         frame = data.runs(**{name: value for name, value in filters.items() if value})
         if frame.empty:

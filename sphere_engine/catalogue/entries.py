@@ -10,6 +10,7 @@ statistic gets one ``Metric`` line here (and, for a new chart, one ``ChartGroup`
 
 from __future__ import annotations
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.catalogue.metric import ChartGroup, Metric, Source
 
 TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
@@ -41,7 +42,8 @@ OVERVIEW, NORMS, GRADIENTS, OPTIMISATION = (
     "Gradients and directions",
     "Optimisation and speed",
 )
-CHART_SECTIONS: tuple[str, ...] = (OVERVIEW, NORMS, GRADIENTS, OPTIMISATION)
+MINING = "Mining"  # pair losses that mine only: shown when a run logged mining/*
+CHART_SECTIONS: tuple[str, ...] = (OVERVIEW, NORMS, GRADIENTS, OPTIMISATION, MINING)
 
 #: The Run page's training-step charts, in page order within their tab (two per row).
 CHART_GROUPS: tuple[ChartGroup, ...] = (
@@ -93,6 +95,21 @@ CHART_GROUPS: tuple[ChartGroup, ...] = (
     ChartGroup("lr", "Learning rate", OPTIMISATION, log_scale=True),
     ChartGroup("time", "Seconds per step", OPTIMISATION, y_title="s"),
     ChartGroup("throughput", "Training samples per second", OPTIMISATION, y_title="samples / s"),
+    ChartGroup(
+        "mining_active",
+        "Active pairs / triplets (fraction of the batch's candidates)",
+        MINING,
+        y_title="fraction",
+        requires=("mining/active_fraction",),
+    ),
+    ChartGroup(
+        "mining_similarity",
+        "Hardest-negative cosine against the mean positive / negative cosine",
+        MINING,
+        y_title="cosine",
+        also=("cos/pos", "cos/neg"),
+        requires=("mining/hardest_neg_sim",),
+    ),
 )
 
 METRICS: tuple[Metric, ...] = (
@@ -131,6 +148,14 @@ METRICS: tuple[Metric, ...] = (
     Metric("isotropic/m", "regularizer", "isotropic mean squared radius"),
     Metric("center/mean_distance", "regularizer", "mean distance to class centre"),
     Metric("norm_hist/", "norm_hist", "fraction of the batch in a norm bin (norm_hist/<bin>)"),
+    Metric(
+        "mining/active_fraction",
+        "mining_active",
+        "active pairs / triplets",
+        "fraction",
+        short="active",
+    ),
+    Metric("mining/hardest_neg_sim", "mining_similarity", "hardest-negative cosine"),
     Metric("lr", "lr", "learning rate"),
     Metric("time/step", "time", "step time", "s", higher_is_better=False),
     Metric("time/samples_per_s", "throughput", "throughput", "samples/s", higher_is_better=True),
@@ -139,7 +164,7 @@ METRICS: tuple[Metric, ...] = (
         Metric(
             f"recall@{k}", "eval", f"recall@{k}", "fraction", True, sources=(EVAL,), short=f"R@{k}"
         )
-        for k in (1, 2, 4, 8)
+        for k in DEFAULT_RECALL_KS
     ),
     Metric("precision@1", "eval", "precision@1", "fraction", True, sources=(EVAL,)),
     Metric("r_precision", "eval", "R-precision", "fraction", True, sources=(EVAL,)),
@@ -150,6 +175,12 @@ METRICS: tuple[Metric, ...] = (
         "retrieval/queries_skipped", "eval", "queries without a match", "count", sources=(EVAL,)
     ),
     Metric("retrieval/max_r", "eval", "largest R of MAP@R", "count", sources=(EVAL,)),
+    Metric(
+        "retrieval/classes_skipped", "eval", "classes without a match", "count", sources=(EVAL,)
+    ),
+    Metric(
+        "clustering/train_points", "eval", "points k-means trained on", "count", sources=(EVAL,)
+    ),
     Metric("nmi", "eval", "NMI (k-means)", "fraction", True, sources=(EVAL,), short="NMI"),
     Metric("ami", "eval", "AMI (k-means)", "fraction", True, sources=(EVAL,), short="AMI"),
     Metric("f1", "eval", "pairwise F1 (k-means)", "fraction", True, sources=(EVAL,), short="F1"),
@@ -178,6 +209,14 @@ METRICS: tuple[Metric, ...] = (
         sources=(EVAL,),
     ),
     Metric("uniformity", "eval", "uniformity", "", False, sources=(EVAL,)),
+    Metric(
+        "effective_rank",
+        "eval",
+        "effective rank (unit embeddings)",
+        "dimensions",
+        True,
+        sources=(EVAL,),
+    ),
     Metric(
         "uniformity/points", "eval", "points in the uniformity sample", "count", sources=(EVAL,)
     ),

@@ -1,6 +1,7 @@
 """The run configuration: the typed ``RunConfig`` (torch-free), its field helpers and option
 checks, and ``validation`` (the checks that need the registries and the dataset)."""
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.evaluation import EvaluationConfig, RobustnessConfig
 from sphere_engine.config.fields import coerce_value
 from sphere_engine.config.run_config import (
@@ -22,6 +23,7 @@ from sphere_engine.config.run_config import (
 
 __all__ = [
     "SECTIONS",
+    "ConfigError",
     "DataConfig",
     "DiagnosticsConfig",
     "EvaluationConfig",

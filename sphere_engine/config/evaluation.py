@@ -21,12 +21,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from sphere_engine.catalogue.facts import ATTACKS, DEFAULT_EPSILONS
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.fields import option
 
 if TYPE_CHECKING:
     from sphere_engine.config import RunConfig
 
-ATTACKS = ("fgsm", "pgd")  # as sphere_engine.robustness.ATTACKS (that one imports torch)
 MAX_LIST = 16  # longest K / FAR / ε list (each value is a stored series)
 
 
@@ -84,9 +85,9 @@ class RobustnessConfig:
         "Adversarial robustness (accuracy for heads, R@1 against a clean gallery for pair "
         "losses) as a function of ε; never on the training steps",
     )
-    attacks: list[str] = option(["fgsm", "pgd"], "L∞ attacks: fgsm, pgd")
+    attacks: list[str] = option(list(ATTACKS), f"L∞ attacks: {', '.join(ATTACKS)}")
     epsilons: list[float] = option(
-        [0.0, 0.05, 0.1, 0.2], "ε values in pixel units (inputs in [0, 1]); 0 = clean"
+        list(DEFAULT_EPSILONS), "ε values in pixel units (inputs in [0, 1]); 0 = clean"
     )
     steps: int = option(10, "PGD iterations", min=1, max=1000)
     step_size: float = option(0.0, "PGD step α in pixel units (0: 2.5·ε / steps)", min=0.0)
@@ -99,12 +100,12 @@ class RobustnessConfig:
 
 def _check_list(name: str, values: list, check: object, rule: str) -> None:
     if not values or len(values) > MAX_LIST:
-        raise ValueError(f"{name}: {values!r} must list 1 to {MAX_LIST} values")
+        raise ConfigError(name, f"{values!r} must list 1 to {MAX_LIST} values")
     for value in values:
         if not check(value):  # type: ignore[operator]
-            raise ValueError(f"{name}: {value!r} is out of range; must be {rule}")
+            raise ConfigError(name, f"{value!r} is out of range; must be {rule}")
     if len(set(values)) != len(values):
-        raise ValueError(f"{name}: {values!r} repeats a value")
+        raise ConfigError(name, f"{values!r} repeats a value")
 
 
 def check_evaluation_combinations(config: RunConfig) -> None:
@@ -118,12 +119,17 @@ def check_evaluation_combinations(config: RunConfig) -> None:
         "in (0, 1)",
     )
     if evaluation.linear_probe == "on" and config.data.split != "standard":
-        raise ValueError(
-            "evaluation.linear_probe: 'on' needs data.split = 'standard' (the probe is "
-            f"scored on test classes it was trained on); data.split is {config.data.split!r}"
+        raise ConfigError(
+            "evaluation.linear_probe",
+            "'on' needs data.split = 'standard' (the probe is scored on test classes it "
+            f"was trained on); data.split is {config.data.split!r}",
+            related=["data.split"],
         )
     _check_list(
-        "robustness.attacks", robustness.attacks, lambda a: a in ATTACKS, "one of 'fgsm', 'pgd'"
+        "robustness.attacks",
+        robustness.attacks,
+        lambda a: a in ATTACKS,
+        "one of " + ", ".join(map(repr, ATTACKS)),
     )
     _check_list(
         "robustness.epsilons",
@@ -132,4 +138,4 @@ def check_evaluation_combinations(config: RunConfig) -> None:
         "in [0, 1] (pixel units)",
     )
     if not math.isfinite(robustness.step_size):
-        raise ValueError(f"robustness.step_size: {robustness.step_size!r} is not finite")
+        raise ConfigError("robustness.step_size", f"{robustness.step_size!r} is not finite")

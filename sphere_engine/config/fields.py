@@ -13,6 +13,8 @@ import typing
 from dataclasses import field
 from typing import Any, Literal
 
+from sphere_engine.config.config_error import ConfigError
+
 
 def option(default: Any, help: str, *, label: str = "", **constraints: Any) -> Any:
     """A dataclass field with help text, the label forms show (``label``; declared once
@@ -33,10 +35,10 @@ def _type_name(annotation: Any) -> str:
 
 
 def check_finite(value: Any, field_name: str) -> None:
-    """``ValueError`` naming the field if ``value`` is or holds a NaN or an infinity
+    """``ConfigError`` naming the field if ``value`` is or holds a NaN or an infinity
     (``<`` range checks pass NaN; the store's strict JSON has neither)."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{field_name}: {value!r} is not a finite number")
+        raise ConfigError(field_name, f"{value!r} is not a finite number")
     if isinstance(value, dict):
         for key, item in value.items():
             check_finite(item, f"{field_name}.{key}")
@@ -48,19 +50,19 @@ def check_finite(value: Any, field_name: str) -> None:
 def coerce_value(value: Any, annotation: Any, field_name: str) -> Any:
     """Check ``value`` against ``annotation`` and return it (ints widen to floats).
 
-    Raises ``ValueError`` naming the field, the value and the expected type (or a NaN).
+    Raises ``ConfigError`` naming the field, the value and the expected type (or a NaN).
     """
     check_finite(value, field_name)
     if annotation is None or annotation is Any:
         return value
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    bad = ValueError(f"{field_name}: {value!r} is not a valid {_type_name(annotation)}")
+    bad = ConfigError(field_name, f"{value!r} is not a valid {_type_name(annotation)}")
     if origin is Literal:
         if value not in args or isinstance(value, bool) != isinstance(args[0], bool):
-            raise ValueError(
-                f"{field_name}: {value!r} is not allowed; choose one of "
-                + ", ".join(repr(a) for a in args)
+            raise ConfigError(
+                field_name,
+                f"{value!r} is not allowed; choose one of " + ", ".join(repr(a) for a in args),
             )
         return value
     if origin in (typing.Union, types.UnionType):
@@ -107,11 +109,12 @@ def check_range(value: Any, meta: dict[str, Any], field_name: str) -> None:
     if value is None:
         return
     if "choices" in meta and value not in meta["choices"]:
-        raise ValueError(
-            f"{field_name}: {value!r} is not allowed; choose one of "
-            + ", ".join(repr(c) for c in meta["choices"])
+        raise ConfigError(
+            field_name,
+            f"{value!r} is not allowed; choose one of "
+            + ", ".join(repr(c) for c in meta["choices"]),
         )
     if "min" in meta and value < meta["min"]:
-        raise ValueError(f"{field_name}: {value!r} is below the minimum {meta['min']!r}")
+        raise ConfigError(field_name, f"{value!r} is below the minimum {meta['min']!r}")
     if "max" in meta and value > meta["max"]:
-        raise ValueError(f"{field_name}: {value!r} is above the maximum {meta['max']!r}")
+        raise ConfigError(field_name, f"{value!r} is above the maximum {meta['max']!r}")

@@ -16,15 +16,19 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from sphere_engine.config.config_error import ConfigError
 
-class OptionError(ValueError):
-    """A component option outside its allowed values (a ``ValueError``)."""
+
+class OptionError(ConfigError):
+    """A component option outside its allowed values (a ``ConfigError``)."""
 
     def __init__(self, path: str, value: Any, requirement: str) -> None:
-        self.path = path
         self.value = value
         self.requirement = requirement
-        super().__init__(f"{path}: {value!r} is out of range; must be {requirement}")
+        super().__init__(path, f"{value!r} is out of range; must be {requirement}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (OptionError, (self.path, self.value, self.requirement))
 
     @property
     def option(self) -> str:

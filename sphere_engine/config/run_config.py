@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, SPLITS, OptimizerName
+from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.devices import check_device_split
 from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
@@ -34,13 +37,13 @@ from sphere_engine.config.fields import check_range, coerce_value, option
 
 def _section_from_dict(cls: type, data: Any, section: str) -> Any:
     if not isinstance(data, dict):
-        raise ValueError(f"{section}: expected a table of settings, got {data!r}")
+        raise ConfigError(section, f"expected a table of settings, got {data!r}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in dataclasses.fields(cls)}
     for key in data:
         if key not in known:
-            raise ValueError(
-                f"{section}.{key}: unknown setting; allowed: {', '.join(sorted(known))}"
+            raise ConfigError(
+                f"{section}.{key}", f"unknown setting; allowed: {', '.join(sorted(known))}"
             )
     values = {}
     for name, fld in known.items():
@@ -70,7 +73,7 @@ class DataConfig:
         "class_disjoint",
         "class_disjoint: first half of the classes trains, the rest tests (metric learning); "
         "standard: the dataset's own train/test split with the same classes",
-        choices=("class_disjoint", "standard"),
+        choices=SPLITS,
         label="Train/test split",
     )
     options: dict[str, Any] = option(
@@ -85,16 +88,17 @@ class DataConfig:
         label="Samples per class (K)",
     )
     num_workers: int = option(
-        0,
-        "DataLoader worker processes (0 = load in the main process)",
-        min=0,
+        -1,
+        "DataLoader worker processes (0 = load in the main process; -1 = automatic: half "
+        "the cores, at most 8, for datasets decoded from files)",
+        min=-1,
         max=64,
         label="Loader workers",
     )
     image_size: int = option(
         0,
         "Side of the square images fed to the model (0 = the backbone's default: 227 "
-        "bninception, 224 other ImageNet backbones); for datasets read from image files",
+        "for BN-Inception, 224 for other ImageNet backbones); for datasets read from image files",
         min=0,
         max=4096,
         label="Image size (px)",
@@ -170,11 +174,11 @@ class RegularizerConfig:
 
 @dataclass
 class OptimizerConfig:
-    name: Literal["sgd", "adam", "adamw"] = option("adam", "Optimiser", label="Optimiser")
+    name: OptimizerName = option("adam", "Optimiser", label="Optimiser")
     lr: float = option(1e-3, "Learning rate of the backbone", min=0.0, label="Learning rate")
     head_lr: float | None = option(
         None,
-        "Learning rate of the head / loss parameters (default: same as lr)",
+        "Learning rate of the embedding layer and the head / loss parameters (default: same as lr)",
         min=0.0,
         label="Head learning rate",
     )
@@ -204,6 +208,14 @@ class TrainingConfig:
     seed: int = option(0, "Random seed (data order, initialisation)", min=0, label="Seed")
     device: Literal["auto", "cpu", "cuda"] = option(
         "auto", "auto uses CUDA when present", label="Device"
+    )
+    devices: int = option(
+        1,
+        "Data-parallel processes (one per GPU; on CPU, gloo processes) that share each "
+        "batch: every process trains on its slice of the configured global batch",
+        min=1,
+        max=1024,
+        label="Devices",
     )
     checkpoint_every: int = option(
         0,
@@ -253,7 +265,7 @@ class DiagnosticsConfig:
         True, "Gradient diagnostics on the embedding", label="Gradient statistics"
     )
     recall_ks: list[int] = option(
-        [1, 2, 4, 8],
+        list(DEFAULT_RECALL_KS),
         "K values of Recall@K at evaluation (In-shop: 1, 10, 20, 30)",
         label="Recall@K values",
     )
@@ -297,7 +309,7 @@ class RunConfig:
             raise ValueError(f"run config: expected a table of sections, got {data!r}")
         for key in data:
             if key not in SECTIONS:
-                raise ValueError(f"{key}: unknown config section; allowed: {', '.join(SECTIONS)}")
+                raise ConfigError(key, f"unknown config section; allowed: {', '.join(SECTIONS)}")
         sections = {
             name: _section_from_dict(cls_, data.get(name, {}), name)
             for name, cls_ in SECTIONS.items()
@@ -331,41 +343,47 @@ class RunConfig:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
-    def with_overrides(self, overrides: list[str] | tuple[str, ...]) -> RunConfig:
-        return RunConfig.from_dict(apply_overrides(self.to_dict(), overrides))
-
     # -- validation -----------------------------------------------------------------
     def check_combinations(self) -> None:
         """Cross-field rules that need no registry (pure, cheap)."""
         data = self.data
         if data.samples_per_class:
             if data.samples_per_class > data.batch_size:
-                raise ValueError(
-                    f"data.samples_per_class: {data.samples_per_class} is larger than "
-                    f"data.batch_size {data.batch_size}"
+                raise ConfigError(
+                    "data.samples_per_class",
+                    f"{data.samples_per_class} is larger than data.batch_size {data.batch_size}",
+                    related=["data.batch_size"],
                 )
             if data.batch_size % data.samples_per_class:
-                raise ValueError(
-                    f"data.batch_size: {data.batch_size} is not a multiple of "
-                    f"data.samples_per_class {data.samples_per_class} (P×K batches)"
+                raise ConfigError(
+                    "data.batch_size",
+                    f"{data.batch_size} is not a multiple of "
+                    f"data.samples_per_class {data.samples_per_class} (P×K batches)",
+                    related=["data.samples_per_class"],
                 )
         if self.regularizer.name == "none" and self.regularizer.weight > 0:
-            raise ValueError(
-                f"regularizer.weight: {self.regularizer.weight} is set but regularizer.name is "
-                "'none'; choose a regulariser or set weight 0"
+            raise ConfigError(
+                "regularizer.weight",
+                f"{self.regularizer.weight} is set but regularizer.name is 'none'; "
+                "choose a regulariser or set weight 0",
+                related=["regularizer.name"],
             )
         for milestone in self.schedule.milestones:
             if not 0 < milestone <= self.training.steps:
-                raise ValueError(
-                    f"schedule.milestones: {milestone} is outside 1..training.steps "
-                    f"({self.training.steps})"
+                raise ConfigError(
+                    "schedule.milestones",
+                    f"{milestone} is outside 1..training.steps ({self.training.steps})",
+                    related=["training.steps"],
                 )
         if self.schedule.warmup_steps >= self.training.steps:
-            raise ValueError(
-                f"schedule.warmup_steps: {self.schedule.warmup_steps} must be below "
-                f"training.steps ({self.training.steps})"
+            raise ConfigError(
+                "schedule.warmup_steps",
+                f"{self.schedule.warmup_steps} must be below training.steps "
+                f"({self.training.steps})",
+                related=["training.steps"],
             )
         check_evaluation_combinations(self)
+        check_device_split(self)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -5,8 +5,10 @@ else; ``validate(config)`` adds what needs the components: registry names, optio
 and types, what a component's ``traits`` ask of the batch (P×K batches with K ≥ 2 for
 pair losses), the dataset's class count (classes per batch, polytope dimensions; this
 may read ``data.root``). Losses, heads and regularisers are cheap to build, so they are
-built once here and their own option checks fire up front too. Every error is a
-``ValueError`` that names the field; ``validate`` changes nothing.
+built here by ``build_components`` (the function training builds them with), so their
+own option checks fire up front too. Every error is a ``ConfigError`` carrying the
+fields it concerns; ``validate`` changes nothing. ``validated_config`` is the one entry
+the launch paths, the CLI and the Launch form call.
 
 The registries (and with them torch) are imported inside the functions, not at module
 level: the dashboard and the launch path import this module cheaply and pay for torch
@@ -15,41 +17,15 @@ only when they validate.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from sphere_engine.config import RunConfig, coerce_value
+from sphere_engine.config import ConfigError, RunConfig
+from sphere_engine.config.config_error import config_error_of
+from sphere_engine.config.registries import NONE, name_choices, registry_for
 from sphere_engine.registry import Registry
 
-
-def registry_for(section: str, objective_kind: str = "loss") -> Registry[Any]:
-    """The registry a config section's ``name`` is looked up in (``objective`` by kind)."""
-    from sphere_engine.data import DATASETS
-    from sphere_engine.heads import HEADS
-    from sphere_engine.losses import LOSSES
-    from sphere_engine.models import MODELS
-    from sphere_engine.regularizers import REGULARIZERS
-
-    registries: dict[str, Registry[Any]] = {
-        "data": DATASETS,
-        "model": MODELS,
-        "objective": HEADS if objective_kind == "head" else LOSSES,
-        "regularizer": REGULARIZERS,
-    }
-    if section not in registries:
-        raise ValueError(f"{section}: has no registry; choose one of {', '.join(registries)}")
-    return registries[section]
-
-
-def name_choices(section: str, objective_kind: str = "loss") -> list[str]:
-    """The names ``<section>.name`` accepts, from the registry (``none`` first for the
-    regulariser). Help texts and dropdowns use this instead of a hard-coded list."""
-    names = registry_for(section, objective_kind).names()
-    return ["none", *names] if section == "regularizer" else names
-
-
-def _named(field: str, error: ValueError) -> ValueError:
-    message = str(error)
-    return ValueError(message if message.startswith(field) else f"{field}: {message}")
+__all__ = ["name_choices", "registry_for", "validate", "validated_config"]
 
 
 def _known_name(section: str, name: str, objective_kind: str = "loss") -> Registry[Any]:
@@ -57,32 +33,36 @@ def _known_name(section: str, name: str, objective_kind: str = "loss") -> Regist
     try:
         registry.get(name)  # unknown name → ValueError listing the known ones
     except ValueError as error:
-        raise _named(f"{section}.name", error) from None
+        raise config_error_of(f"{section}.name", error) from None
     return registry
 
 
-def _typed_options(registry: Registry[Any], name: str, options: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``options`` with names and types checked (ints widened to floats)."""
-    registry.check_kwargs(name, options)
-    params = registry.params(name)
-    field = registry.options_field
-    return {
-        key: coerce_value(value, params[key].annotation, f"{field}.{key}")
-        for key, value in options.items()
-    }
+def validated_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
+    """The one check of a run config: a ``RunConfig`` from a dict (schema and
+    cross-field rules, ``from_dict``) or as given, then ``validate``. Raises
+    ``ConfigError`` naming the fields."""
+    if isinstance(config, RunConfig):
+        checked = config
+    elif isinstance(config, Mapping):
+        checked = RunConfig.from_dict(dict(config))
+    else:
+        raise ConfigError(
+            "run config", f"expected a dict or a RunConfig, got {type(config).__name__}"
+        )
+    validate(checked)
+    return checked
 
 
 def validate(config: RunConfig) -> None:
-    """Raise ``ValueError`` naming the field for anything the components reject."""
+    """Raise ``ConfigError`` naming the fields for anything the components reject."""
     if not isinstance(config, RunConfig):
         raise ValueError(
             "run config: validate() takes a RunConfig (build it with RunConfig.from_dict), "
             f"got {type(config).__name__}"
         )
+    from sphere_engine.components import build_components, typed_options
     from sphere_engine.data import dataset_info
-    from sphere_engine.heads import create_head, polytope_dim
-    from sphere_engine.losses import create_loss
-    from sphere_engine.regularizers import create_regularizer
+    from sphere_engine.heads import polytope_dim
 
     data, model, objective, regularizer = (
         config.data,
@@ -93,70 +73,60 @@ def validate(config: RunConfig) -> None:
     datasets = _known_name("data", data.name)
     models = _known_name("model", model.name)
     objectives = _known_name("objective", objective.name, objective.kind)
-    regularizers = None
-    if regularizer.name != "none":
-        regularizers = _known_name("regularizer", regularizer.name)
+    if regularizer.name != NONE:
+        _known_name("regularizer", regularizer.name)
 
     if objectives.traits(objective.name).needs_positives and data.samples_per_class < 2:
-        raise ValueError(
-            f"data.samples_per_class: {data.samples_per_class} gives batches without "
-            f"guaranteed positive pairs; pair loss {objective.name!r} needs at least 2 "
-            "samples per class (a P×K batch with K ≥ 2)"
+        raise ConfigError(
+            "data.samples_per_class",
+            f"{data.samples_per_class} gives batches without guaranteed positive pairs; "
+            f"pair loss {objective.name!r} needs at least 2 samples per class (a P×K batch "
+            "with K ≥ 2)",
         )
 
     from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.models.build import check_backbone
 
-    data_options = _typed_options(datasets, data.name, resolved_data_options(config))
+    data_options = typed_options(datasets, data.name, resolved_data_options(config))
     try:
         info = dataset_info(
             data.name, root=data.root, split=data.split, download=data.download, **data_options
         )
     except ValueError as error:
-        raise _named("data", error) from None
+        raise config_error_of("data", error) from None
     num_classes = info.num_classes_train
     if config.robustness.enabled and not getattr(datasets.get(data.name), "has_pixel_range", True):
-        raise ValueError(
-            f"robustness.enabled: dataset {data.name!r} declares no valid input range to "
-            "attack within; turn robustness off or use an image dataset"
+        raise ConfigError(
+            "robustness.enabled",
+            f"dataset {data.name!r} declares no valid input range to attack within; turn "
+            "robustness off or use an image dataset",
         )
     if data.samples_per_class:
         classes_per_batch = data.batch_size // data.samples_per_class
         if classes_per_batch > num_classes:
-            raise ValueError(
-                f"data.batch_size: {data.batch_size} / samples_per_class "
-                f"{data.samples_per_class} = {classes_per_batch} classes per batch, but the "
-                f"{data.split} training split of {data.name!r} has only {num_classes} classes"
+            raise ConfigError(
+                "data.batch_size",
+                f"{data.batch_size} / samples_per_class {data.samples_per_class} = "
+                f"{classes_per_batch} classes per batch, but the {data.split} training split "
+                f"of {data.name!r} has only {num_classes} classes",
+                related=["data.samples_per_class"],
             )
 
-    _typed_options(models, model.name, model.options)
+    typed_options(models, model.name, model.options)
     try:
         check_backbone(model, info.input_shape)
-    except ValueError as error:
-        if str(error).startswith(("model.", "data.")):
-            raise
-        raise _named("model.name", error) from None
+    except ValueError as error:  # its messages name model.* or data.* fields, or neither
+        named = str(error).partition(".")[0]
+        raise config_error_of(
+            named if named in ("model", "data") else "model.name", error
+        ) from None
 
-    objective_options = _typed_options(objectives, objective.name, objective.options)
     if objectives.traits(objective.name).is_fixed:  # a polytope head: d must hold it
         needed = polytope_dim(objectives.get(objective.name).kind, num_classes)
         if model.embedding_dim < needed:
-            raise ValueError(
-                f"model.embedding_dim: {model.embedding_dim} is too small for a "
-                f"{objective.name} head with {num_classes} classes; it needs at least "
-                f"{needed} dimensions"
+            raise ConfigError(
+                "model.embedding_dim",
+                f"{model.embedding_dim} is too small for a {objective.name} head with "
+                f"{num_classes} classes; it needs at least {needed} dimensions",
             )
-    try:
-        if objective.kind == "head":
-            create_head(objective.name, model.embedding_dim, num_classes, **objective_options)
-        else:
-            create_loss(objective.name, **objective_options)
-    except ValueError as error:  # option errors already name objective.options.<option>
-        raise _named("objective.options", error) from None
-
-    if regularizers is not None:
-        options = _typed_options(regularizers, regularizer.name, regularizer.options)
-        try:
-            create_regularizer(regularizer.name, model.embedding_dim, num_classes, **options)
-        except ValueError as error:
-            raise _named("regularizer.options", error) from None
+    build_components(config, num_classes)  # their own option checks fire here

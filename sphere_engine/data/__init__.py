@@ -4,6 +4,7 @@ Importing this package registers every dataset in ``DATASETS``.
 """
 
 from sphere_engine.data import (  # noqa: F401 - imported to register the datasets
+    benchmarks,
     cifar10,
     cifar100,
     digits,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
@@ -24,6 +24,18 @@ class _WithIndex(Dataset[tuple[Tensor, Tensor, int]]):
         return x, y, index
 
 
+class _Sharded:
+    """A batch sampler whose batches are ``shard`` of the wrapped sampler's."""
+
+    def __init__(
+        self, sampler: Iterable[list[int]], shard: Callable[[list[int]], list[int]]
+    ) -> None:
+        self.sampler, self.shard = sampler, shard
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return (self.shard(batch) for batch in self.sampler)
+
+
 def batch_sampler(
     labels: Any, batch_size: int, samples_per_class: int, seed: int
 ) -> PKBatchSampler | ShuffledBatchSampler:
@@ -41,6 +53,7 @@ def iter_batches(
     *,
     num_workers: int = 0,
     device: torch.device | str | None = None,
+    shard: Callable[[list[int]], list[int]] | None = None,
 ) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
     """Yield ``(x, y, indices)`` forever: inputs (B, *input_shape) float32, labels (B,)
     int64 and the dataset indices (B,) int64 of the samples (for tracking).
@@ -48,8 +61,12 @@ def iter_batches(
     ``split`` needs ``.labels``. With ``get_batch`` (in-memory data) batches are taken
     by indexing tensors directly, after moving the data to ``device`` once; otherwise a
     DataLoader with ``num_workers`` decodes them and each batch is moved to ``device``.
+    ``shard``: this process's part of each batch (data-parallel training; every process
+    draws the same global batches from the same seed).
     """
-    sampler = batch_sampler(split.labels, batch_size, samples_per_class, seed)
+    sampler: Iterable[list[int]] = batch_sampler(split.labels, batch_size, samples_per_class, seed)
+    if shard is not None:
+        sampler = _Sharded(sampler, shard)
     if hasattr(split, "get_batch"):
         if device is not None and hasattr(split, "to"):
             split = split.to(device)

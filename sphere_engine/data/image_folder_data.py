@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +36,16 @@ class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
         image_size: int,
         mean: Sequence[float] = IMAGENET_MEAN,
         std: Sequence[float] = IMAGENET_STD,
+        transform: Callable | None = None,
+        class_names: Sequence[str] | None = None,
     ) -> None:
         if len(paths) != len(labels):
             raise ValueError(f"paths has {len(paths)} entries but labels has {len(labels)}")
         self.paths = list(paths)
         self.labels, self.classes = remap_labels(np.asarray(labels))
-        self.transform = v2.Compose(
+        #: The name of each remapped class (None: the dataset has no names).
+        self.class_names = list(class_names) if class_names is not None else None
+        self.transform = transform or v2.Compose(
             [
                 v2.ToImage(),
                 v2.Resize((image_size, image_size), antialias=True),

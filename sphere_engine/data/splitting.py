@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-SPLITS = ("class_disjoint", "standard")
+from sphere_engine.catalogue.facts import SPLITS
 
 
 def check_split(split: str) -> None:

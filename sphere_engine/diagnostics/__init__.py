@@ -16,7 +16,7 @@ from sphere_engine.diagnostics.batch_statistics import (
     embedding_statistics,
     gradient_statistics,
     norm_histogram,
-    norm_statistics,
+    packed_norm_statistics,
     pair_cosines,
     reduces_on_host,
 )
@@ -35,7 +35,7 @@ __all__ = [
     "embedding_statistics",
     "gradient_statistics",
     "norm_histogram",
-    "norm_statistics",
+    "packed_norm_statistics",
     "pair_cosines",
     "reduces_on_host",
 ]

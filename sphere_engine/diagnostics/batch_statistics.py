@@ -64,20 +64,18 @@ __all__ = [
     "embedding_statistics",
     "gradient_statistics",
     "norm_histogram",
-    "norm_statistics",
+    "packed_norm_statistics",
     "pair_cosines",
     "reduces_on_host",
 ]
 
 
 @torch.no_grad()
-def norm_statistics(
-    norms: torch.Tensor, sorted_norms: torch.Tensor | None = None
-) -> PackedStatistics:
-    """Statistics of the L2 norms (one per sample) of a batch of raw embeddings.
-
-    ``norm/var`` is the population variance (divide by N), as the SEC paper reports it.
-    (``sorted_norms`` is accepted for compatibility; the host sorts.)
+def packed_norm_statistics(norms: torch.Tensor) -> PackedStatistics:
+    """Statistics of the L2 norms (one per sample) of a batch of raw embeddings, packed
+    for the host (``sphere_engine.metrics.norm_statistics`` is the evaluation's, on
+    embeddings). ``norm/var`` is the population variance (divide by N), as the SEC
+    paper reports it; the host sorts for the percentiles.
     """
 
     return PackedStatistics(NORM_NAMES, norms.detach().reshape(-1), _finish_norm_rows)

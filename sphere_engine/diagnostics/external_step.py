@@ -9,6 +9,13 @@ Completed steps are moved to the host lazily, once per logged step, by
 forces a device sync in the middle of the backward pass. They wait in a
 ``PendingStatistics`` and are handed over K steps at once (when due, or when asked to
 finish), unfinished: the SDK finishes them on its writer thread.
+
+In a data-parallel job (``context``) every rank calls ``observe`` on the same steps:
+the logged steps' embeddings, labels and sample ids are gathered into the global
+batch (``sphere_engine.distributed``), and in the backward pass the gradients too,
+divided by the world size as DistributedDataParallel averages them, so the statistics
+equal those of the global batch on one process with the loss averaged over it. Only
+rank 0 computes statistics; the other ranks only send.
 """
 
 from __future__ import annotations
@@ -29,6 +36,12 @@ from sphere_engine.diagnostics.batch_statistics import (
     reduces_on_host,
 )
 from sphere_engine.diagnostics.pending_statistics import PendingStatistics, WaitingStep
+from sphere_engine.distributed import (
+    DistributedContext,
+    gather_batch,
+    gather_rows,
+    single_process,
+)
 
 __all__ = ["ExternalStep"]
 
@@ -38,7 +51,8 @@ TrackedForward = tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]
 @dataclass
 class _Pending:
     step: int
-    stats: StepStatistics
+    stats: StepStatistics | None  # None on the ranks that only send
+    sizes: list[int] = field(default_factory=list)  # rows per rank (a distributed step)
     sample_ids: list[int] = field(default_factory=list)
     embeddings: torch.Tensor | None = None  # detached float copy, kept for the hook
     norms: torch.Tensor | None = None  # their norms (None when reduced on the host)
@@ -53,9 +67,16 @@ class ExternalStep:
     ``forward_fn`` under ``no_grad`` each logged step (ids 0..M−1) — or a sequence of
     sample ids, whose norms are taken from the batches that contain them (pass
     ``sample_ids`` to ``observe``); direction updates need every tracked id in the batch.
+    ``context``: this rank of a data-parallel job (default: one process); ``observe``
+    is then collective on logged steps.
     """
 
-    def __init__(self, log_every: int = 1, tracked: TrackedForward | Sequence[int] | None = None):
+    def __init__(
+        self,
+        log_every: int = 1,
+        tracked: TrackedForward | Sequence[int] | None = None,
+        context: DistributedContext | None = None,
+    ):
         if not isinstance(log_every, int) or log_every < 1:
             raise ValueError(f"log_every must be an integer >= 1, got {log_every!r}")
         self.log_every = log_every
@@ -75,6 +96,7 @@ class ExternalStep:
                         "tracked must be (inputs, forward_fn) or a 1-D sequence of sample ids"
                     )
                 self.tracked_ids = np.unique(ids.astype(np.int64))
+        self.context = context or single_process()
         self.directions = DirectionTracker()
         self._pending: list[_Pending] = []
         self._unfinished = PendingStatistics()  # on the host, awaiting the batched finish
@@ -102,12 +124,26 @@ class ExternalStep:
         if not self.should_log(step):
             return False
         self._close_waiting()  # a previous step whose backward never ran: log it without
+        sizes: list[int] = []
+        if self.context.is_distributed:
+            ids = None if sample_ids is None else torch.as_tensor(sample_ids).reshape(-1)
+            batch = gather_batch(embeddings, labels, self.context, ids)
+            if not self.context.is_main:
+                self._send_only(embeddings, step, batch.sizes)
+                return True
+            detached, labels, sample_ids, sizes = (
+                batch.embeddings,
+                batch.labels,
+                batch.sample_ids,
+                batch.sizes,
+            )
+        else:
+            detached = _snapshot(embeddings)
         stats = StepStatistics()
         with torch.no_grad():
-            detached = _snapshot(embeddings)
             packed, norms = embedding_statistics(detached, labels, None)
             stats.add(packed)
-        pending = _Pending(step, stats, [])
+        pending = _Pending(step, stats, sizes, [])
         self._add_tracked(pending, detached, sample_ids)
         if embeddings.requires_grad:
             pending.embeddings, pending.norms, pending.labels = detached, norms, labels
@@ -125,7 +161,7 @@ class ExternalStep:
         backward pass (logged without gradient statistics)."""
         if force:
             self._close_waiting()
-        ready = [p for p in self._pending if not p.waiting_for_grad]
+        ready = [p for p in self._pending if not p.waiting_for_grad and p.stats is not None]
         self._pending = [p for p in self._pending if p.waiting_for_grad]
         for pending in ready:
             host = pending.stats.transfer()  # the step's one sync point
@@ -135,6 +171,21 @@ class ExternalStep:
         return []
 
     # -- internals -----------------------------------------------------------------
+    def _send_only(self, embeddings: torch.Tensor, step: int, sizes: list[int]) -> None:
+        """A rank other than 0: its batch is sent; its gradient will be, in the hook."""
+        if not embeddings.requires_grad:
+            return
+        pending = _Pending(step, None, sizes, waiting_for_grad=True)
+        embeddings.register_hook(self._gradient_hook(pending))
+        self._pending.append(pending)
+
+    def _global_gradient(self, pending: _Pending, grad: torch.Tensor) -> torch.Tensor:
+        """The step's gradient over the global batch, as DDP averages it (collective)."""
+        if not pending.sizes:
+            return _snapshot(grad)
+        gathered = gather_rows(grad.detach().float(), self.context, pending.sizes)
+        return gathered / self.context.world_size
+
     def _close_waiting(self) -> None:
         for pending in self._pending:
             if pending.waiting_for_grad:
@@ -145,16 +196,18 @@ class ExternalStep:
         def hook(grad: torch.Tensor) -> None:
             if not pending.waiting_for_grad:  # a second backward through the same graph
                 return
+            grad = self._global_gradient(pending, grad)
+            if pending.stats is None:  # sent; rank 0 computes
+                pending.waiting_for_grad = False
+                return
             if pending.norms is None:  # reduced on the host: one group, as the engine's
                 # (its batch group is the first; the gradient joins it, so the finish
                 # reduces the embeddings once and they travel once)
                 pending.stats.groups[0] = batch_statistics(
-                    pending.embeddings, pending.labels, _snapshot(grad), host=True
+                    pending.embeddings, pending.labels, grad, host=True
                 )
             else:
-                pending.stats.add(
-                    gradient_statistics(pending.embeddings, pending.norms, _snapshot(grad))
-                )
+                pending.stats.add(gradient_statistics(pending.embeddings, pending.norms, grad))
             pending.waiting_for_grad = False
             pending.embeddings = pending.norms = pending.labels = None
 

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from sphere_engine.catalogue import norm_histogram as hist
+from sphere_engine.geometry import norm_cv
 
 EPS = 1e-12
 _STILL_DEGREES = 1e-6  # below this mean turn the tracked samples did not move
@@ -70,7 +71,7 @@ def finish_norms(norms: np.ndarray, ordered: np.ndarray) -> np.ndarray:
     var = (centred * centred).sum(axis=1) / count
     std = np.sqrt(var)
     last = count - 1
-    columns = [mean, var, std, std / np.maximum(mean, EPS), ordered[:, 0], ordered[:, -1]]
+    columns = [mean, var, std, norm_cv(std, mean), ordered[:, 0], ordered[:, -1]]
     for q in _QUANTILES:
         position = q * last
         below = math.floor(position)

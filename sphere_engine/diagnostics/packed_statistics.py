@@ -24,11 +24,10 @@ from sphere_engine.diagnostics.pending_statistics import HostStep, finish_steps
 # A CPU batch of at most this many values (N × d) is not reduced by torch at all: its
 # raw embeddings (and gradients) go to the host whole, and the batched finish reduces K
 # steps of them with NumPy at once (``diagnostics_host.batch_per_sample``). On a CPU the
-# "transfer" is a copy, while the dozen torch ops of the reduction cost ~40–50 µs of
-# dispatch per step on a 40 × 64 batch (the host path: ~8 µs plus its share of the
-# finish). Larger CPU batches, and every GPU batch, are reduced where they live and only
-# O(N) numbers travel. The bound also caps what K pending steps hold (32 steps × 2 ×
-# 65,536 × 8 bytes).
+# "transfer" is a copy, while the dozen torch ops of the reduction cost far more in
+# dispatch than the batched NumPy finish on a small batch. Larger CPU batches, and every
+# GPU batch, are reduced where they live and only O(N) numbers travel. The bound also
+# caps what K pending steps hold (32 steps × 2 × 65,536 × 8 bytes).
 HOST_REDUCE_MAX_VALUES = 65536
 
 

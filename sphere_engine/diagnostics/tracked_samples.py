@@ -2,14 +2,11 @@
 
 At every logged step the tracked samples are embedded with the current weights (their
 norms and how far they turned, ``diagnostics.DirectionTracker``) in a no-grad pass of
-their own. Not as extra rows of the training forward: on the digits MLP that saves
-~15 µs of the ~85 µs their pass costs, and it would change the training batch's matmul
-shapes, so a run's trajectory would depend, in its last bits, on whether it tracks
-samples; a diagnostic must not perturb what it observes. Nor on a helper thread during
-the backward (the weights do not change before the optimiser step, and torch releases
-the GIL inside ops): with both cores busy (other runs, the dashboard) the loop then
-waits for the scheduler to run that thread, and the digits MLP's full step went from
-1.5× to 2.8–3.3× its bare step in an A/B on the loaded 2-core machine.
+their own. Not as extra rows of the training forward: that would change the training
+batch's matmul shapes, so a run's trajectory would depend, in its last bits, on whether
+it tracks samples; a diagnostic must not perturb what it observes. Nor on a helper
+thread during the backward: with every core busy (other runs, the dashboard) the loop
+would wait for the scheduler to run that thread.
 """
 
 from __future__ import annotations

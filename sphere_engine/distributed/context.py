@@ -9,9 +9,14 @@ Accelerate, Lightning's ddp subprocesses) or ``SLURM_PROCID`` / ``SLURM_NTASKS``
 the default process group initialised here (``env://``), so ``init_process_group``
 must come before, not after, when the user calls it too.
 
-SphereScope talks over a group of its own (``new_group``: the same ranks, its own
-communicator), so its gathers — one of them inside the backward pass, for the
-gradients — never interleave with DistributedDataParallel's all-reduces.
+SphereScope talks over the default group (or one the caller passes). Its gathers —
+one of them inside the backward pass, for the gradients — are issued at the same
+point of the same program on every rank (the forward pass, and a tensor hook that
+autograd runs in the same order everywhere), so they keep the same order relative to
+DistributedDataParallel's all-reduces on every rank, which is all a group needs. A
+group of its own (``new_group``) is not made: after an elastic restart the agent's
+store still holds the first attempt's addresses, and a new gloo group can connect to
+a dead rank's.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ def launcher_world() -> tuple[int, int, int, str] | None:
 def detect(group: Any = None) -> DistributedContext:
     """This process's context; initialises the default process group when only the
     launcher's environment describes the job. ``group``: talk over this group instead
-    of a new one (all ranks must pass the same)."""
+    of the default one (all ranks must pass the same)."""
     if dist.is_available() and dist.is_initialized():
         world = dist.get_world_size()
         if world == 1:
@@ -98,7 +103,7 @@ def detect(group: Any = None) -> DistributedContext:
         source = launcher
     local = _int_env("LOCAL_RANK") if "LOCAL_RANK" in os.environ else dist.get_rank()
     if group is None:
-        group = dist.new_group(backend=str(dist.get_backend()))  # collective: every rank
+        group = dist.group.WORLD
     return DistributedContext(dist.get_rank(), world, local, source, group)
 
 

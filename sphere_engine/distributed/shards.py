@@ -6,6 +6,9 @@ rank gets ceil(N / W). Gathered in rank order, the shards are interleaved back i
 sampler order and cut at the data set's size; with ``sample_ids`` instead, each id is
 kept once (its first occurrence), ordered by id, so the result does not depend on the
 number of ranks. Uneven shards with no padding (a user's own split) are kept whole.
+Accelerate (the Hugging Face Trainer) deals whole batches instead of single samples
+(rank r gets batches r, r + W, ...) and completes the last ones from the start: the
+same rule with ``block`` rows dealt at a time.
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ def union_rows(
     *,
     sample_ids: np.ndarray | None = None,
     dataset_size: int | None = None,
+    block: int = 1,
 ) -> np.ndarray:
     """Row indices into the rank-order concatenation of shards of ``sizes`` rows that
     give each sample once: by ``sample_ids`` (sorted by id), else by ``dataset_size``
-    (sampler order, padding dropped), else every row in rank order."""
+    (sampler order, padding dropped; ``block``: rows dealt to a rank at a time), else
+    every row in rank order."""
     total = sum(sizes)
     if sample_ids is not None:
         ids = np.asarray(sample_ids).reshape(-1)
@@ -41,16 +46,22 @@ def union_rows(
         return np.arange(total, dtype=np.int64)
     if isinstance(dataset_size, bool) or not isinstance(dataset_size, (int, np.integer)):
         raise ValueError(f"dataset_size must be an integer, got {dataset_size!r}")
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise ValueError(f"block must be an integer >= 1, got {block!r}")
     world = len(sizes)
     extra = total - int(dataset_size)
-    if dataset_size < 1 or extra >= world:
+    if dataset_size < 1 or extra >= world * block:
         raise ValueError(
             f"dataset_size={dataset_size} does not fit {total} rows from {world} ranks "
-            f"(DistributedSampler pads at most {world - 1}); pass sample_ids instead"
+            f"dealt {block} at a time (padding is under {world * block} rows); "
+            "pass sample_ids instead"
         )
-    # sampler position of row i of rank r is i * world + r
+    # sampler position of row i of rank r: its block's turn, then its place in the block
     positions = np.concatenate(
-        [np.arange(size, dtype=np.int64) * world + rank for rank, size in enumerate(sizes)]
+        [
+            (rows // block) * world * block + rank * block + rows % block
+            for rank, rows in ((r, np.arange(size, dtype=np.int64)) for r, size in enumerate(sizes))
+        ]
     )
     order = np.argsort(positions, kind="stable")
     return order[: min(total, int(dataset_size))]
@@ -63,6 +74,7 @@ def gather_union(
     *,
     sample_ids: torch.Tensor | None = None,
     dataset_size: int | None = None,
+    block: int = 1,
 ) -> GatheredBatch:
     """All ranks' evaluation shards as one set, each sample once (see ``union_rows``);
     collective, the result on every rank."""
@@ -70,7 +82,7 @@ def gather_union(
     if sample_ids is not None and batch.sample_ids is None:
         raise ValueError("sample_ids: every rank must pass them, or none")
     ids = None if batch.sample_ids is None else batch.sample_ids.cpu().numpy()
-    rows = union_rows(batch.sizes, sample_ids=ids, dataset_size=dataset_size)
+    rows = union_rows(batch.sizes, sample_ids=ids, dataset_size=dataset_size, block=block)
     index = torch.as_tensor(rows, device=batch.embeddings.device)
     return GatheredBatch(
         batch.embeddings[index],

@@ -28,6 +28,8 @@ def gather_inputs(dataset: Any, indices: np.ndarray) -> torch.Tensor:
     if hasattr(dataset, "get_batch"):
         inputs, _ = dataset.get_batch(torch.as_tensor(np.asarray(indices), dtype=torch.long))
         return inputs
+    if not len(indices):  # no tracked samples: an empty batch of the right shape
+        return dataset[0][0].new_zeros((0, *dataset[0][0].shape))
     return torch.stack([dataset[int(i)][0] for i in indices])
 
 
@@ -63,8 +65,11 @@ class Evaluator:
         evaluation = config.evaluation
         self.is_query = None
         if evaluation.retrieval_protocol == "query_gallery":
-            self.is_query = query_mask(
-                len(self.indices), evaluation.query_fraction, config.training.seed
+            official = getattr(splits.test, "is_query", None)  # In-Shop's own queries
+            self.is_query = (
+                np.asarray(official)[self.indices]
+                if official is not None
+                else query_mask(len(self.indices), evaluation.query_fraction, config.training.seed)
             )
         self.probe_rows = None
         if linear_probe_enabled(config):
@@ -146,8 +151,7 @@ class Evaluator:
             metrics["classifier_accuracy"] = float((predictions == labels).mean())
             if getattr(head, "is_fixed", False):
                 vertices = head.vertices.detach().cpu().numpy()
-                for name, value in vertex_alignment(embeddings, labels, vertices).items():
-                    metrics[name if name.startswith("vertex/") else f"vertex/{name}"] = value
+                metrics |= vertex_alignment(embeddings, labels, vertices)
         host = embeddings.float().cpu().numpy()
         metrics |= self._verification(host, labels, tracker, step)
         if self.probe_rows is not None:
@@ -163,7 +167,10 @@ class Evaluator:
             metrics |= self._robustness(model, head, labels)
         tracker.track_eval(metrics, step)
         if len(self.snapshot_rows):
-            tracker.track_snapshot(host[self.snapshot_rows], labels[self.snapshot_rows], step)
+            rows = self.snapshot_rows
+            tracker.track_snapshot(
+                host[rows], original_classes(self.splits.test, labels[rows]), step
+            )
         return metrics
 
     def _verification(
@@ -199,3 +206,16 @@ class Evaluator:
             self.config.robustness,
             self.config.training.seed,
         )
+
+
+def original_classes(dataset: Any, labels: np.ndarray) -> np.ndarray:
+    """The dataset's own class ids of split-local labels 0..C-1 (a class-disjoint test
+    split's classes 5-9 stay 5-9 in the snapshot the Geometry page colours by)."""
+    classes = getattr(dataset, "classes", None)
+    if (
+        classes is None
+        or len(classes) == 0
+        or not np.issubdtype(np.asarray(classes).dtype, np.integer)
+    ):
+        return labels
+    return np.asarray(classes, dtype=np.int64)[labels]

@@ -11,11 +11,14 @@ from sphere_engine.experiments import (
     isotropic,
     reponet,
     sec_ablation,
+    sec_benchmarks,
     sec_bn_wn,
     sec_losses,
     sec_optimizers,
     sec_simclr,
+    sec_simclr_cifar10,
 )
+from sphere_engine.experiments.plan import EXPERIMENT_TAG, VARIANT_TAG, PlannedRun, plan
 from sphere_engine.experiments.spec import (
     TRAIN_MEAN_FRACTION,
     TRAIN_MEAN_PREFIX,
@@ -29,10 +32,9 @@ from sphere_engine.experiments.spec import (
 
 _MODULES = (sec_ablation, sec_losses, sec_bn_wn, sec_optimizers, sec_simclr, reponet, isotropic)
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in _MODULES}
-
-#: Tags that mark a run as part of an experiment and name its variant.
-EXPERIMENT_TAG = "repro:"
-VARIANT_TAG = "variant:"
+# research-scale settings: the benchmarks in their official layouts, on a GPU
+for _experiment in (*sec_benchmarks.EXPERIMENTS, sec_simclr_cifar10.EXPERIMENT):
+    EXPERIMENTS[_experiment.name] = _experiment
 
 
 def get_experiment(name: str) -> Experiment:
@@ -53,6 +55,8 @@ __all__ = [
     "Comparison",
     "Experiment",
     "Metric",
+    "PlannedRun",
     "Variant",
     "get_experiment",
+    "plan",
 ]

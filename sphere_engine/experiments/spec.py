@@ -96,10 +96,19 @@ class Experiment:
     seeds: tuple[int, ...] = (0, 1, 2)
     steps: int = 600
     needs_data_root: bool = False  # MNIST etc. from --data-root
+    needs_gpu: bool = False  # research-scale: a GPU run (hours on a CPU)
     analyses: tuple[str, ...] = ()  # extra report sections: "loss_pairs", "polytope"
     #: (baseline, treatment) variant pairs compared seed by seed ("loss_pairs")
     pairs: tuple[tuple[str, str], ...] = ()
     notes: str = ""
+
+    @property
+    def requirements(self) -> str:
+        """What running it needs beyond this machine ("" when nothing)."""
+        needs = [
+            w for w, n in (("a data root", self.needs_data_root), ("a GPU", self.needs_gpu)) if n
+        ]
+        return f"needs {' and '.join(needs)}" if needs else ""
 
     def metric_sources(self) -> tuple[list[str], list[tuple[str, str, float, str]]]:
         """What the tables need: evaluation metric names, and per training statistic

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from sphere_engine.config.option_checks import check_option
+from sphere_engine.losses.mining_record import MiningRecord
 from sphere_engine.registry import ComponentTraits
 
 
@@ -41,6 +42,8 @@ class BaseLoss(nn.Module):
         self.embedding_regularizer = embedding_regularizer
         self.embedding_reg_weight = float(embedding_reg_weight)
         self.last_terms: dict[str, torch.Tensor] = {}
+        # Set by a mining pair loss in ``compute_loss`` (``note_mining``); None otherwise.
+        self.last_mining: MiningRecord | None = None
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Loss of a batch.
@@ -51,6 +54,7 @@ class BaseLoss(nn.Module):
         with weight 0, so a baseline run still reports its regulariser value.
         """
         check_batch(embeddings, labels)
+        self.last_mining = None
         metric = self.compute_loss(embeddings, labels)
         terms = {"metric": metric.detach()}
         total = metric
@@ -65,10 +69,24 @@ class BaseLoss(nn.Module):
         """The loss itself on N × d raw embeddings and N labels; a 0-dim tensor."""
         raise NotImplementedError
 
+    def note_mining(
+        self,
+        active: torch.Tensor,
+        candidates: torch.Tensor,
+        similarity: torch.Tensor,
+        negative: torch.Tensor,
+    ) -> None:
+        """Keep what the miner did on this batch (references only; reduced when logged)."""
+        self.last_mining = MiningRecord(active, candidates, similarity.detach(), negative)
+
+    def mining_diagnostics(self) -> dict[str, torch.Tensor]:
+        """``mining/*`` 0-dim tensors of the last batch; empty for a loss without mining."""
+        return {} if self.last_mining is None else self.last_mining.statistics()
+
 
 def regularizer_name(regularizer: nn.Module) -> str:
     """The key of a regulariser's term in ``last_terms`` (its registry name)."""
-    return getattr(regularizer, "name", None) or type(regularizer).__name__.lower()
+    return getattr(regularizer, "registered_name", "") or type(regularizer).__name__.lower()
 
 
 def check_batch(embeddings: torch.Tensor, labels: torch.Tensor) -> None:

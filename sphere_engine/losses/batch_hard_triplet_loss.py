@@ -34,4 +34,5 @@ class BatchHardTripletLoss(CosineMarginLoss):
         hardest_pos = sim.masked_fill(~positive, float("inf")).amin(dim=1)
         hardest_neg = sim.masked_fill(~negative, float("-inf")).amax(dim=1)
         losses = (hardest_neg[valid] - hardest_pos[valid] + self.margin).clamp(min=0)
+        self.note_mining(losses > 0, torch.ones_like(losses, dtype=torch.bool), sim, negative)
         return losses.mean()

@@ -41,4 +41,5 @@ class ContrastiveLoss(BaseLoss):
         positive, negative = pair_masks(labels)
         pos_loss = (self.pos_margin - sim).clamp(min=0) * positive
         neg_loss = (sim - self.neg_margin).clamp(min=0) * negative
+        self.note_mining((pos_loss > 0) | (neg_loss > 0), positive | negative, sim, negative)
         return mean_over_active(pos_loss) + mean_over_active(neg_loss)

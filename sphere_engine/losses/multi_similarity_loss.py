@@ -59,6 +59,7 @@ class MultiSimilarityLoss(BaseLoss):
         pos_term = soft_plus_sum(-self.alpha * (sim - self.thresh), kept_pos) / self.alpha
         neg_term = soft_plus_sum(self.beta * (sim - self.thresh), kept_neg) / self.beta
         valid = kept_pos.any(dim=1) & kept_neg.any(dim=1)
+        self.note_mining(kept_pos | kept_neg, positive | negative, sim, negative)
         return ((pos_term + neg_term) * valid).sum() / len(labels)
 
 

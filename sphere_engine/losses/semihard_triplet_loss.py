@@ -46,4 +46,5 @@ class SemiHardTripletLoss(CosineMarginLoss):
         sim_an = sim[anchor, chosen]  # M; anchors without negatives give s = its own row
         valid = is_negative.any(dim=1)
         losses = (sim_an - sim_ap + self.margin).clamp(min=0) * valid
+        self.note_mining(losses > 0, valid, sim, negative)
         return losses.sum() / valid.sum().clamp(min=1)

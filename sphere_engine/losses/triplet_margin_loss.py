@@ -40,4 +40,5 @@ class TripletMarginLoss(CosineMarginLoss):
         # M × N: row = an anchor-positive pair, column = a candidate negative.
         losses = sim[anchor] - sim[anchor, pos][:, None] + self.margin
         losses = losses.clamp(min=0) * negative[anchor]
+        self.note_mining(losses > 0, negative[anchor], sim, negative)
         return mean_over_active(losses)

@@ -11,6 +11,7 @@ from sphere_engine.metrics.clustering import (
     nmi,
     pairwise_f1,
 )
+from sphere_engine.metrics.effective_rank import effective_rank
 from sphere_engine.metrics.embedding_files import (
     LabelledEmbeddings,
     load_embeddings_file,
@@ -53,6 +54,7 @@ __all__ = [
     "angular_separation",
     "class_centroids",
     "clustering_metrics",
+    "effective_rank",
     "evaluate_embeddings",
     "hyperspherical_energy",
     "kmeans_labels",

@@ -4,8 +4,11 @@
   verification metrics and the downsampled ROC;
 - a query file and a gallery file (In-shop style): the same on the two sets together
   (geometry, clustering, verification), with the retrieval keys replaced by those of
-  the queries searching only the gallery. String labels of the two files are matched
-  by name (``load_query_gallery``).
+  the queries searching only the gallery (no leave-one-out retrieval is run for it).
+  String labels of the two files are matched by name (``load_query_gallery``).
+
+With a ``collector`` (``per_query.py``) the retrieval also keeps per-query and
+per-class results, whose similarities are those of the protocol's own search.
 """
 
 from __future__ import annotations
@@ -15,12 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.metrics.embedding_files import LabelledEmbeddings, load_labelled_embeddings
 from sphere_engine.metrics.evaluate import evaluate_embeddings
-from sphere_engine.metrics.query_gallery import IN_SHOP_KS, query_gallery_metrics
+from sphere_engine.metrics.inputs import check_ks, check_pair, l2_normalize
+from sphere_engine.metrics.per_query import QueryCollector, QueryResults
+from sphere_engine.metrics.query_gallery import IN_SHOP_KS
+from sphere_engine.metrics.retrieval import retrieval_scores
 from sphere_engine.metrics.verification import verification_scores_and_roc
 
-LEAVE_ONE_OUT_KS = (1, 2, 4, 8)
+LEAVE_ONE_OUT_KS = DEFAULT_RECALL_KS
 Roc = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -62,23 +69,40 @@ def analysis_metrics(
     recall_ks: Any = None,
     verification: bool = True,
     seed: int = 0,
+    collector: QueryCollector | None = None,
 ) -> tuple[dict[str, float], Roc | None]:
     """(metrics, ROC or None) of N × d embeddings; ``is_query`` (N booleans) switches to
     the query–gallery protocol (default Ks: 1, 10, 20, 30; leave-one-out: 1, 2, 4, 8)."""
     if is_query is None:
         ks = LEAVE_ONE_OUT_KS if recall_ks is None else recall_ks
-        metrics = evaluate_embeddings(embeddings, labels, ks=ks, seed=seed)
+        metrics = evaluate_embeddings(embeddings, labels, ks=ks, seed=seed, collector=collector)
     else:
-        ks = IN_SHOP_KS if recall_ks is None else recall_ks
-        points, true = np.asarray(embeddings), np.asarray(labels)
-        metrics = evaluate_embeddings(points, true, ks=(1,), seed=seed)
-        for key in [k for k in metrics if k.startswith("recall@")]:
-            del metrics[key]  # leave-one-out recall of the union: replaced below
-        metrics |= query_gallery_metrics(
-            points[is_query], true[is_query], points[~is_query], true[~is_query], recall_ks=ks
-        )
+        ks = check_ks(IN_SHOP_KS if recall_ks is None else recall_ks)
+        points, true = check_pair(embeddings, labels)
+        metrics = evaluate_embeddings(points, true, seed=seed, retrieval=False)
+        unit = l2_normalize(points)
+        metrics |= retrieval_scores(
+            unit[is_query], true[is_query], unit[~is_query], true[~is_query],
+            exclude_self=False, ks=ks, collector=collector,
+        )  # fmt: skip
     roc = None
     if verification:
         scores, roc = verification_scores_and_roc(embeddings, labels, seed=seed)
         metrics |= scores
     return metrics, roc
+
+
+def collected_results(
+    collector: QueryCollector,
+    embeddings: Any,
+    labels: Any,
+    is_query: np.ndarray | None = None,
+) -> QueryResults:
+    """The collector's results for the arrays ``analysis_metrics`` searched (query rows
+    numbered within the queries, neighbour rows within the gallery, in the
+    query–gallery protocol)."""
+    points, true = check_pair(embeddings, labels)
+    unit = l2_normalize(points)
+    if is_query is None:
+        return collector.results(unit, unit, true, "cosine")
+    return collector.results(unit[is_query], unit[~is_query], true[~is_query], "cosine")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.geometry import class_centroids
 from sphere_engine.metrics.angles import angular_separation_scores
 from sphere_engine.metrics.backend import resolve_backend
 from sphere_engine.metrics.clustering import agglomerative_nmi, clustering_scores
+from sphere_engine.metrics.effective_rank import effective_rank_scores
 from sphere_engine.metrics.hypersphere import (
     UNIFORMITY_MAX_POINTS,
     alignment_scores,
@@ -23,6 +25,7 @@ from sphere_engine.metrics.inputs import (
     l2_normalize,
 )
 from sphere_engine.metrics.norms import norm_statistics
+from sphere_engine.metrics.per_query import QueryCollector
 from sphere_engine.metrics.retrieval import KNN_NEIGHBORS, retrieval_scores
 
 
@@ -31,7 +34,7 @@ def evaluate_embeddings(
     labels: Any,
     *,
     normalize: bool = True,
-    ks: Any = (1, 2, 4, 8),
+    ks: Any = DEFAULT_RECALL_KS,
     clustering: bool = True,
     agglomerative: bool = False,
     seed: int = 0,
@@ -39,6 +42,8 @@ def evaluate_embeddings(
     reference_labels: Any = None,
     backend: str = "auto",
     memory_budget_mb: float = 256.0,
+    retrieval: bool = True,
+    collector: QueryCollector | None = None,
 ) -> dict[str, float]:
     """All metrics of N × d embeddings with N labels (numpy arrays or torch tensors).
 
@@ -59,8 +64,11 @@ def evaluate_embeddings(
       ``angle/intra_mean``, ``angle/intra_over_inter`` (degrees), ``alignment``
       (exact, all same-class pairs), ``hyperspherical_energy`` (of the class
       centroids), ``uniformity`` (all pairs of at most 4,096 points: a seeded uniform
-      subsample above that; ``uniformity/points`` says how many).
+      subsample above that; ``uniformity/points`` says how many), ``effective_rank`` (of
+      the same points, ``sphere_engine.metrics.effective_rank``).
 
+    ``retrieval=False`` leaves the retrieval keys out (a caller with its own protocol);
+    ``collector`` keeps per-query and per-class results (``per_query.py``).
     ``normalize``: retrieval and clustering on L2-normalised embeddings (cosine);
     ``False`` uses the raw vectors (Euclidean). ``backend``: ``"auto"``, ``"faiss"``
     or ``"torch"`` (see ``backend.py``). ``memory_budget_mb`` bounds the neighbour
@@ -89,18 +97,21 @@ def evaluate_embeddings(
         ref = l2_normalize(ref, "reference") if normalize else ref
         exclude_self = False
 
-    results = retrieval_scores(
-        search_points,
-        true,
-        ref,
-        ref_labels,
-        exclude_self=exclude_self,
-        ks=ks,
-        metric="cosine" if normalize else "euclidean",
-        knn=KNN_NEIGHBORS,
-        backend=chosen,
-        memory_budget_mb=memory_budget_mb,
-    )
+    results: dict[str, float] = {}
+    if retrieval:
+        results = retrieval_scores(
+            search_points,
+            true,
+            ref,
+            ref_labels,
+            exclude_self=exclude_self,
+            ks=ks,
+            metric="cosine" if normalize else "euclidean",
+            knn=KNN_NEIGHBORS,
+            backend=chosen,
+            memory_budget_mb=memory_budget_mb,
+            collector=collector,
+        )
     if clustering:
         results |= clustering_scores(search_points, true, seed=seed, backend=chosen)
     if agglomerative:
@@ -114,4 +125,5 @@ def evaluate_embeddings(
     sample = subsample(unit, UNIFORMITY_MAX_POINTS, seed)
     results["uniformity"] = uniformity_scores(sample)
     results["uniformity/points"] = float(sample.shape[0])
+    results["effective_rank"] = effective_rank_scores(sample)
     return {name: float(value) for name, value in results.items()}

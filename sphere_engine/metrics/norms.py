@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sphere_engine.geometry import norm_cv
 from sphere_engine.metrics.inputs import check_embeddings
 
 
@@ -21,7 +22,7 @@ def norm_statistics(embeddings: Any) -> dict[str, float]:
         "norm/mean": mean,
         "norm/var": float(norms.var()),
         "norm/std": std,
-        "norm/cv": std / mean if mean > 0 else float("nan"),
+        "norm/cv": float(norm_cv(std, mean)),
         "norm/min": float(norms.min()),
         "norm/max": float(norms.max()),
     }

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.metrics.inputs import check_embeddings, check_labels, to_numpy
 from sphere_engine.metrics.retrieval import KNN_NEIGHBORS, retrieval_metrics
 
@@ -75,7 +76,7 @@ def retrieval_protocol_metrics(
     *,
     protocol: str = "leave_one_out",
     is_query: Any = None,
-    recall_ks: Any = (1, 2, 4, 8),
+    recall_ks: Any = DEFAULT_RECALL_KS,
     **options: Any,
 ) -> dict[str, float]:
     """Retrieval metrics of N × d embeddings under ``protocol`` (see the module doc).

@@ -15,12 +15,13 @@ samples of the query's class (of reference samples with the query's label when a
   a tied vote goes to the tied label met first in rank order.
 
 Queries with R = 0 (single-sample classes, or labels absent from the reference) have
-no positives and are left out of every one of these; ``retrieval/queries_skipped``
-counts them and ``retrieval/queries`` counts those used (all metrics are NaN when no
-query is left). No cap on R is ever applied, in bounded memory: a query with R up
-to ``COUNTING_MIN_R`` ranks its R nearest (``neighbors.py``, faiss or torch); a longer
-one counts its positives' ranks from a matmul search (``positive_ranks.py``).
-``retrieval/max_r`` reports the largest R.
+no positives and are left out of every one of these (they cannot be retrieved, so
+they do not count as misses); ``retrieval/queries_skipped`` counts them,
+``retrieval/classes_skipped`` their classes, and ``retrieval/queries`` counts those
+used (all metrics are NaN when no query is left). No cap on R is ever applied, in
+bounded memory: a query with R up to ``COUNTING_MIN_R`` ranks its R nearest
+(``neighbors.py``, faiss or torch); a longer one counts its positives' ranks from a
+matmul search (``positive_ranks.py``). ``retrieval/max_r`` reports the largest R.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.metrics.backend import resolve_backend
 from sphere_engine.metrics.inputs import check_embeddings, check_ks, check_labels, l2_normalize
 from sphere_engine.metrics.neighbors import ranked_neighbors
+from sphere_engine.metrics.per_query import QueryCollector
 from sphere_engine.metrics.positive_ranks import ranked_blocks
 
 KNN_NEIGHBORS = 10
@@ -129,19 +132,23 @@ def retrieval_scores(
     reference_labels: np.ndarray,
     *,
     exclude_self: bool,
-    ks: tuple[int, ...] = (1, 2, 4, 8),
+    ks: tuple[int, ...] = DEFAULT_RECALL_KS,
     metric: str = "cosine",
     knn: int = KNN_NEIGHBORS,
     backend: str = "auto",
     memory_budget_mb: float = 256.0,
+    collector: QueryCollector | None = None,
 ) -> dict[str, float]:
     """Retrieval metrics on already-checked arrays (queries Q × d, reference N × d).
 
     ``exclude_self`` means the queries are the reference (leave-one-out retrieval).
-    Use ``retrieval_metrics`` for raw user input.
+    ``collector`` (``per_query.py``) is given every scored query's numbers as they
+    stream. Use ``retrieval_metrics`` for raw user input.
     """
     positives = _positives_per_query(query_labels, reference_labels, exclude_self)
     used = np.flatnonzero(positives > 0)
+    if collector is not None:
+        collector.start(query_labels, used)
     nan = float("nan")
     result: dict[str, float] = {f"recall@{k}": nan for k in ks}
     result |= {"precision@1": nan, "r_precision": nan, "map@r": nan, "knn_accuracy": nan}
@@ -149,13 +156,14 @@ def retrieval_scores(
         "retrieval/queries": float(used.size),
         "retrieval/queries_skipped": float(query_labels.size - used.size),
         "retrieval/max_r": float(positives.max(initial=0)),
+        "retrieval/classes_skipped": float(np.unique(query_labels[positives <= 0]).size),
     }
     if used.size == 0:
         return result
 
     hits = dict.fromkeys(ks, 0)
     totals = {"precision@1": 0.0, "r_precision": 0.0, "map@r": 0.0, "knn_accuracy": 0.0}
-    nearest = max(max(ks), knn)
+    nearest = max(max(ks), knn, 0 if collector is None else collector.top_k)
     long = positives[used] > COUNTING_MIN_R
     for queried, neighbours, hits_in_r, precision_sum in (
         *_ranked_lists(
@@ -178,6 +186,8 @@ def retrieval_scores(
         totals["map@r"] += float((precision_sum / r).sum())
         winner = _majority_vote(neighbour_labels[:, :knn])
         totals["knn_accuracy"] += float((winner == labels).sum())
+        if collector is not None:
+            collector.add(queried, labels, r, relevant[:, 0], precision_sum / r, neighbours)
 
     for k in ks:
         result[f"recall@{k}"] = hits[k] / used.size
@@ -190,7 +200,7 @@ def retrieval_metrics(
     embeddings: Any,
     labels: Any,
     *,
-    ks: Any = (1, 2, 4, 8),
+    ks: Any = DEFAULT_RECALL_KS,
     normalize: bool = True,
     reference: Any = None,
     reference_labels: Any = None,

@@ -151,6 +151,10 @@ class BNInception(Backbone):
 
     default_image_size = 227
     min_image_size = 32
+    weights_source = "torch_hub"
+    #: The file name of the ImageNet weights in the torch-hub cache (as the Caffe port's
+    #: loader saves them there).
+    hub_filename: ClassVar[str] = "bn_inception-52deb4733.pth"
     param_help: ClassVar[dict[str, str]] = {
         "pooling": "Global pooling of the last feature map: avg, max or avg+max",
     }

@@ -61,11 +61,15 @@ def cached_weights_file(model_name: str, backbone: nn.Module) -> Path:
     """The torch-hub (torchvision) or Hugging Face (timm) cache's weights of the
     backbone, without any download."""
     source = getattr(backbone, "weights_source", "")
-    if source == "torchvision":
+    if source in ("torchvision", "torch_hub"):
         from sphere_engine.tv_compat import torchvision
 
-        weights = torchvision.models.get_model_weights(backbone.arch).DEFAULT
-        path = Path(torch.hub.get_dir()) / "checkpoints" / os.path.basename(weights.url)
+        if source == "torchvision":
+            weights = torchvision.models.get_model_weights(backbone.arch).DEFAULT
+            filename = os.path.basename(weights.url)
+        else:
+            filename = backbone.hub_filename
+        path = Path(torch.hub.get_dir()) / "checkpoints" / filename
         if path.is_file():
             return path
         raise ValueError(

@@ -12,12 +12,16 @@ from sphere_engine.config.option_checks import OptionError
 from sphere_engine.models.backbone import Backbone
 from sphere_engine.models.pooling import PoolingName
 from sphere_engine.models.registry import MODELS
-from sphere_engine.tv_compat import torchvision  # noqa: F401 - before timm imports torchvision
-
-if True:  # timm is imported after the torchvision shim (isort would lift it above)
-    import timm
+from sphere_engine.tv_compat import torchvision  # noqa: F401 - timm imports torchvision
 
 TIMM_PREFIX = "timm/"
+
+
+def _timm() -> Any:
+    """timm, imported on first use (slow to import; after the torchvision shim above)."""
+    import timm
+
+    return timm
 
 
 class TimmBackbone(Backbone):
@@ -51,6 +55,7 @@ class TimmBackbone(Backbone):
                 f"input_shape: {tuple(input_shape)!r} is not allowed for {self.timm_name}; "
                 "it needs images (C, H, W)"
             )
+        timm = _timm()
         args = {"num_classes": 0, "in_chans": input_shape[0], **(model_args or {})}
         try:
             net = timm.create_model(self.timm_name, img_size=tuple(input_shape[1:]), **args)
@@ -96,6 +101,7 @@ class ViTSmall(TimmBackbone):
 def timm_family(name: str) -> type[TimmBackbone] | None:
     """The backbone class of timm model ``name`` (``timm/<name>``); unknown names raise
     with the close matches among timm's models."""
+    timm = _timm()
     if not timm.is_model(name):
         close = difflib.get_close_matches(name, timm.list_models(), n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(TIMM_PREFIX + c for c in close)}?" if close else ""

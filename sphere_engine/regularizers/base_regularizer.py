@@ -14,10 +14,11 @@ from sphere_engine.registry import ComponentTraits
 class BaseRegularizer(nn.Module):
     """``reg(embeddings, labels) -> scalar`` on raw embeddings, plus ``diagnostics()``.
 
-    ``name`` is the registry name; a loss logs the term under it in ``last_terms``.
+    ``registered_name`` is set by ``REGULARIZERS.register``; a loss logs the term under
+    it in ``last_terms``.
     """
 
-    name: ClassVar[str] = ""
+    registered_name: ClassVar[str] = ""
     # Most regularisers take d and K only for a uniform signature and ignore them.
     traits: ClassVar[ComponentTraits] = ComponentTraits()
     param_help: ClassVar[dict[str, str]] = {}

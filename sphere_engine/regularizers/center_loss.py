@@ -21,7 +21,6 @@ class CenterLoss(BaseRegularizer):
     from a standard normal draw. Diagnostic ``center/mean_distance`` (mean ||f_i − c_{y_i}||).
     """
 
-    name: ClassVar[str] = "center"
     traits: ClassVar[ComponentTraits] = ComponentTraits(
         needs_num_classes=True, needs_embedding_dim=True
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import torch
 
 from sphere_engine.regularizers.base_regularizer import BaseRegularizer
@@ -19,8 +17,6 @@ class IsotropicRegularizer(BaseRegularizer):
     over the batch and it never drags the mean). m is detached, which changes nothing:
     ∂L/∂m = −(2/N) Σ_i (||f_i − c||² − m) = 0 exactly. Diagnostic ``isotropic/m``.
     """
-
-    name: ClassVar[str] = "isotropic"
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         squared_radii = radii(embeddings, centre="batch_mean", power=2)  # N

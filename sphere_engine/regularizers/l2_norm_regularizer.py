@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import torch
 
 from sphere_engine.regularizers.base_regularizer import BaseRegularizer
@@ -17,8 +15,6 @@ class L2NormRegularizer(BaseRegularizer):
 
     Gradient: ∂L/∂f_i = 2 f_i / N. No options, no diagnostics.
     """
-
-    name: ClassVar[str] = "l2"
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         return radii(embeddings, centre="origin", power=2).mean()

@@ -24,7 +24,6 @@ class SphericalEmbeddingConstraint(BaseRegularizer):
     Diagnostics: ``sec/mu_batch`` and ``sec/mu_ema`` (the target used).
     """
 
-    name: ClassVar[str] = "sec"
     param_help: ClassVar[dict[str, str]] = {
         "momentum": "ρ in (0, 1]: weight of the current batch's mean norm in the target "
         "μ ← ρ·μ_batch + (1−ρ)·μ; 1 = batch mean",

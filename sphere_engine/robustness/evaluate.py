@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sphere_engine.catalogue.facts import ATTACKS, DEFAULT_EPSILONS
 from sphere_engine.robustness.attacks import (
     LossOf,
     check_attack_options,
@@ -34,8 +35,6 @@ from sphere_engine.robustness.attacks import (
     fgsm,
     pgd,
 )
-
-ATTACKS = ("fgsm", "pgd")
 
 
 @contextmanager
@@ -144,7 +143,7 @@ def robustness_accuracy(
     inputs: torch.Tensor,
     labels: torch.Tensor,
     *,
-    epsilons: Sequence[float] = (0.0, 0.1, 0.2, 0.3),
+    epsilons: Sequence[float] = DEFAULT_EPSILONS,
     attacks: Sequence[str] = ATTACKS,
     steps: int = 10,
     step_size: float | None = None,
@@ -179,7 +178,7 @@ def robustness_recall(
     *,
     gallery_embeddings: torch.Tensor | None = None,
     gallery_labels: torch.Tensor | None = None,
-    epsilons: Sequence[float] = (0.0, 0.1, 0.2, 0.3),
+    epsilons: Sequence[float] = DEFAULT_EPSILONS,
     attacks: Sequence[str] = ATTACKS,
     steps: int = 10,
     step_size: float | None = None,

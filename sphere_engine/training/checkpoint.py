@@ -7,12 +7,8 @@ from typing import Any
 
 import torch
 
+from sphere_engine.catalogue.facts import checkpoint_file_name
 from sphere_engine.config import RunConfig
-
-
-def checkpoint_file_name(step: int) -> str:
-    """The file a checkpoint of ``step`` is written to (sorts by step)."""
-    return f"step_{step:08d}.pt"
 
 
 def save_checkpoint(

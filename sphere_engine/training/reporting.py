@@ -32,6 +32,8 @@ class StepReporter:
     def divergence_message(self, step: int, loss: float) -> str:
         """Why the run stops at ``step``, with the last finite values reported."""
         self.report()  # every step before this one had a finite loss
+        # the non-finite loss is logged at its step: the run's findings show where
+        self.tracker.track(loss, "loss/total", step)
         last = self.pending.last
         return divergence_message(step, loss, last.values if last else {}, last and last.step)
 

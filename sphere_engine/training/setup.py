@@ -21,7 +21,9 @@ from sphere_engine.diagnostics.tracked_samples import choose_tracked_samples, tr
 from sphere_engine.evaluation import Evaluator, gather_inputs
 from sphere_engine.objective import Objective, build_objective
 from sphere_engine.optim import build_optimizer, lr_multiplier
+from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.training.device import resolve_device, seed_everything
+from sphere_engine.training.precision import Precision, build_precision
 
 
 @dataclass
@@ -40,8 +42,9 @@ class TrackedSamples:
 
 @dataclass
 class TrainingSetup:
-    """A run's built parts. ``model`` is the module the step calls (a wrapper, when one
-    is added, goes here); checkpoints and evaluation read its weights."""
+    """A run's built parts. ``model`` is the module checkpoints and evaluation read;
+    ``trained`` the one the step calls (``model`` under DistributedDataParallel in a
+    data-parallel job, whose ``parallel`` says which process this is)."""
 
     config: RunConfig
     device: torch.device
@@ -53,6 +56,12 @@ class TrainingSetup:
     batches: Iterator[tuple[torch.Tensor, torch.Tensor, Any]]
     tracked: TrackedSamples
     evaluator: Evaluator
+    precision: Precision  # training.amp: autocast and gradient scaling of the step
+    trained: torch.nn.Module  # the model as the step calls it (under DDP in a data-parallel job)
+    channels_last: bool = False  # image batches are converted before the forward
+    pretrained: dict[str, str] | None = None  # the weights file and its SHA-256
+    parallel: DataParallel = SINGLE_PROCESS
+    checkpoint_dir: str = ""  # "" when the run writes no checkpoints
 
     def run_info(self) -> dict[str, Any]:
         """What the run reports once, before its first step."""
@@ -65,13 +74,36 @@ class TrainingSetup:
             "num_classes_train": self.splits.num_classes_train,
             "num_classes_test": self.splits.num_classes_test,
             "tracked_samples": self.tracked.id_list,
+            **({"pretrained": self.pretrained} if self.pretrained else {}),
+            **_class_names(self.splits.test),
         }
 
 
-def prepare_training(config: RunConfig) -> TrainingSetup:
-    """Seed, then build the data, model, objective, optimiser and trackers of ``config``."""
+#: Class names are recorded for test splits of at most this many classes.
+MAX_RECORDED_CLASS_NAMES = 1000
+
+
+def _class_names(test: Any) -> dict[str, list[str]]:
+    names = getattr(test, "class_names", None)
+    if not names or len(names) > MAX_RECORDED_CLASS_NAMES:
+        return {}
+    return {"class_names_test": list(names)}
+
+
+def prepare_training(
+    config: RunConfig,
+    parallel: DataParallel = SINGLE_PROCESS,
+    checkpoint_dir: str | None = None,
+) -> TrainingSetup:
+    """Seed, then build the data, model, objective, optimiser and trackers of ``config``
+    (``parallel``: this process's slice of each batch, the model under DDP).
+
+    ``checkpoint_dir``: where checkpoints go when ``training.checkpoint_dir`` is empty
+    (a recorded run's own directory); the config itself is never changed."""
+    from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.data import create_dataset, iter_batches
-    from sphere_engine.models import create_model
+    from sphere_engine.data.loader_workers import resolve_num_workers
+    from sphere_engine.models.build import build_backbone
 
     training, data = config.training, config.data
     device = resolve_device(training.device)
@@ -82,16 +114,17 @@ def prepare_training(config: RunConfig) -> TrainingSetup:
         split=data.split,
         download=data.download,
         seed=training.seed,
-        **data.options,
+        **resolved_data_options(config),
     )
-    model = create_model(
-        config.model.name,
-        splits.input_shape,
-        config.model.embedding_dim,
-        embedding_bn=config.model.embedding_bn,
-        weight_norm=config.model.weight_norm,
-        **config.model.options,
-    ).to(device)
+    precision = build_precision(training.amp, device)
+    model, weights = build_backbone(config.model, splits.input_shape)
+    channels_last = training.channels_last and len(splits.input_shape) == 3
+    model = model.to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    if training.compile:
+        model.compile()  # in place: the state dict keeps its keys for checkpoints
+    trained = parallel.wrap(model, device)
     objective = build_objective(config, splits.num_classes_train).to(device)
     optimizer = build_optimizer(config.optimizer, model, objective.parameters())
     batches = iter_batches(
@@ -99,8 +132,9 @@ def prepare_training(config: RunConfig) -> TrainingSetup:
         data.batch_size,
         data.samples_per_class,
         seed=training.seed,
-        num_workers=data.num_workers,
+        num_workers=resolve_num_workers(data.num_workers, splits.train),
         device=device,
+        shard=parallel.shard if parallel.enabled else None,
     )
     tracked_ids = choose_tracked_samples(
         splits.train.labels, config.diagnostics.tracked_samples, training.seed
@@ -122,4 +156,10 @@ def prepare_training(config: RunConfig) -> TrainingSetup:
         batches=batches,
         tracked=tracked,
         evaluator=Evaluator(splits, config, device),
+        precision=precision,
+        channels_last=channels_last,
+        pretrained=weights.as_info() if weights else None,
+        trained=trained,
+        parallel=parallel,
+        checkpoint_dir=training.checkpoint_dir or checkpoint_dir or "",
     )

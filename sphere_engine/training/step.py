@@ -35,16 +35,22 @@ def train_step(
 ) -> StepOutcome:
     """Train on one batch. A step whose loss is not finite is not applied."""
     keep_embedding_grad = logged and setup.config.diagnostics.gradient_stats
+    precision = setup.precision
+    if setup.channels_last:
+        inputs = inputs.contiguous(memory_format=torch.channels_last)
 
-    # ---- forward
-    embeddings = setup.model(inputs)
+    # ---- forward (the backbone under training.amp; loss and diagnostics in float32)
+    with precision.autocast():
+        embeddings = setup.trained(inputs)
+    embeddings = embeddings.float()
     if keep_embedding_grad:
         embeddings.retain_grad()
     loss = setup.objective(embeddings, labels)
 
     # ---- backward
     setup.optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    precision.backward(loss)
+    setup.parallel.average_gradients(setup.objective.parameters())
 
     # ---- diagnostics (no autograd; one host transfer for all of them)
     if logged:
@@ -56,7 +62,7 @@ def train_step(
 
     # ---- optimiser step
     if not outcome.diverged:
-        setup.optimizer.step()
+        precision.step(setup.optimizer)
     return outcome
 
 
@@ -69,17 +75,21 @@ def measure_step(
 ) -> HostStep:
     """A logged step's statistics, moved to the host in one transfer (the step's one
     sync point); ``PendingStatistics`` finishes them later."""
-    objective, tracked = setup.objective, setup.tracked
+    objective, tracked, parallel = setup.objective, setup.tracked, setup.parallel
     stats = StepStatistics()
-    stats.add(  # the named 0-dim tensors: one group, one stack
-        {
-            "loss/total": loss,
-            **{f"loss/{k}": v for k, v in objective.last_terms.items()},
-            **objective.regularizer_diagnostics(),
-        }
+    stats.add(  # the named 0-dim tensors (averaged over ranks): one group, one stack
+        parallel.mean(
+            {
+                "loss/total": loss,
+                **{f"loss/{k}": v for k, v in objective.last_terms.items()},
+                **objective.regularizer_diagnostics(),
+                **objective.mining_diagnostics(),
+            }
+        )
     )
-    stats.add(batch_statistics(embeddings, labels, embeddings.grad if with_gradients else None))
-    if len(tracked.ids):
+    gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
+    stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
+    if len(tracked.ids) and parallel.is_main:
         stats.add(tracked.directions.update(tracked.embed(tracked.inputs)))
         stats.sample_norms = tracked.directions.norms
     return stats.transfer()

@@ -40,11 +40,15 @@ class RunOwner:
         self.owned = run is None
         self.init_kwargs = init_kwargs
 
-    def ensure(self) -> Run:
+    def ensure(self, launcher: str | None = None) -> Run:
+        """The run; started here (on every rank of a data-parallel job: one run per
+        job) when the user gave none. ``launcher``: the framework's strategy."""
         if self.run is None:
             import spherescope
 
-            self.run = spherescope.init(**self.init_kwargs)
+            kwargs = dict(self.init_kwargs)
+            kwargs.setdefault("launcher", launcher)
+            self.run = spherescope.init(**kwargs)
         return self.run
 
     def end(self, status: str = "finished", message: str = "") -> None:

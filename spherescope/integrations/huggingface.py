@@ -6,10 +6,16 @@ model's ``labels`` argument. Training steps get the per-step diagnostics, with t
 gradient statistics; each ``evaluate`` gets the evaluation metrics and a snapshot.
 
     trainer = Trainer(model, args, ..., callbacks=[SphereScopeCallback(module="bert.pooler")])
+
+Under ``torchrun`` or ``accelerate launch`` every process runs the callback: the job
+is one run with the global batch's statistics (the Trainer has set up the process
+group before training begins), and the evaluation shards, which Accelerate deals a
+batch at a time and completes from the start, are gathered and evaluated once.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -69,7 +75,7 @@ class SphereScopeCallback(TrainerCallback):
     ) -> None:
         if model is None:
             raise ValueError("SphereScopeCallback needs the model (the Trainer passes it)")
-        self.owner.ensure()
+        self.owner.ensure(launcher=_launcher(args))
         self._remove_hooks()
         target = model.get_submodule(self.module_name)
         self._handles = [
@@ -86,8 +92,18 @@ class SphereScopeCallback(TrainerCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         collected = self.evaluation.take()
-        if collected is not None and self.evaluate:
-            self.run.evaluate(*collected, step=state.global_step)
+        if collected is None or not self.evaluate:
+            return
+        size, block = None, 1
+        if args.world_size > 1:  # collective: every rank's shard, dealt a batch at a time
+            size = _dataset_size(kwargs.get("eval_dataloader"))
+            split = getattr(args.accelerator_config, "split_batches", False)
+            block = (
+                args.eval_batch_size // args.world_size
+                if split
+                else args.per_device_eval_batch_size
+            )
+        self.run.evaluate(*collected, step=state.global_step, dataset_size=size, shard_block=block)
 
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
@@ -115,3 +131,21 @@ class SphereScopeCallback(TrainerCallback):
         for handle in self._handles:
             handle.remove()
         self._handles = []
+
+
+def _launcher(args: TrainingArguments) -> str:
+    """How the Trainer's job runs, as recorded with the run."""
+    if args.world_size <= 1:
+        return "hf trainer"
+    if any(name.startswith("ACCELERATE_") for name in os.environ):
+        return "hf trainer (accelerate launch)"
+    if "TORCHELASTIC_RUN_ID" in os.environ:
+        return "hf trainer (torchrun)"
+    return f"hf trainer ({args.parallel_mode.value})"
+
+
+def _dataset_size(loader: Any) -> int | None:
+    try:
+        return len(loader.dataset)
+    except (AttributeError, TypeError):  # none given, or an iterable data set
+        return None

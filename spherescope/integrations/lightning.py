@@ -7,6 +7,12 @@ gradient statistics are logged too. At the end of each validation epoch the vali
 embeddings (same source) are evaluated as a training run's evaluation is.
 
     trainer = Trainer(callbacks=[SphereScopeCallback(name="cub", config=vars(args))])
+
+Under ``ddp``, ``ddp_spawn``, ``ddp_find_unused_parameters_true`` (any strategy with a
+process group) the job is one run with the global batch's statistics: the callback
+starts the run on every rank once the strategy has set up its process group, and
+the validation shards (``DistributedSampler``'s, padding dropped) are gathered and
+evaluated once.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ class SphereScopeCallback(Callback):
 
     # -- fit ---------------------------------------------------------------------------
     def on_fit_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self.owner.ensure()
+        self.owner.ensure(launcher=f"lightning {_strategy_name(trainer)}")
         if self.module_name is not None:
             target = pl_module.get_submodule(self.module_name)
             self._hook = target.register_forward_hook(self._forward_hook(trainer, pl_module))
@@ -135,7 +141,9 @@ class SphereScopeCallback(Callback):
         collected = self.validation.take()
         if collected is None or trainer.sanity_checking:
             return
-        self.run.evaluate(*collected, step=trainer.global_step)
+        # a data-parallel job: every rank evaluates its shard together (collective)
+        size = _dataset_size(trainer.val_dataloaders) if trainer.world_size > 1 else None
+        self.run.evaluate(*collected, step=trainer.global_step, dataset_size=size)
 
     def _detach(self, pl_module: LightningModule) -> None:
         if self._hook is not None:
@@ -144,6 +152,27 @@ class SphereScopeCallback(Callback):
         if self._original_step is not None:
             del pl_module.training_step  # back to the class's method
             self._original_step = None
+
+
+def _strategy_name(trainer: Trainer) -> str:
+    """As the strategy is registered: ddp, ddp_spawn, ddp_find_unused_parameters_true..."""
+    strategy = trainer.strategy
+    name = type(strategy).__name__.removesuffix("Strategy").lower()
+    start_method = getattr(strategy, "_start_method", "popen")
+    if start_method != "popen":
+        name += f"_{start_method}"
+    if getattr(strategy, "_ddp_kwargs", {}).get("find_unused_parameters"):
+        name += "_find_unused_parameters_true"
+    return name
+
+
+def _dataset_size(loaders: Any) -> int | None:
+    """The validation set's length (DistributedSampler pads the shards to equal size)."""
+    loader = loaders[0] if isinstance(loaders, (list, tuple)) and len(loaders) == 1 else loaders
+    try:
+        return len(loader.dataset)
+    except (AttributeError, TypeError):  # several loaders, or an iterable data set
+        return None
 
 
 def _batch_labels(batch: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from app_fixtures import STEPS, held_out_variance
 
 from app import data, transforms
+from sphere_engine.config import ConfigError
 
 
 def test_runs_and_filters(filled):
@@ -123,30 +125,35 @@ def test_fixed_head_vertices_scaled_to_the_median_norm(filled):
     assert data.fixed_head({"objective": {"kind": "loss", "name": "triplet"}}) is None
 
 
-def test_validate_config_names_the_field():
-    with pytest.raises(ValueError, match=r"^data\.batch_size"):
-        data.validate_config({"data": {"batch_size": 30, "samples_per_class": 4}})
+def test_config_error_carries_the_fields_it_concerns():
+    error = data.config_error(json.dumps({"data": {"batch_size": 30, "samples_per_class": 4}}))
+    assert isinstance(error, ConfigError)
+    assert error.paths == ("data.batch_size", "data.samples_per_class")
+    assert str(error).startswith("data.batch_size: 30 is not a multiple")
+    assert data.config_error(json.dumps({"training": {"steps": 7}})) is None
 
 
-def test_launch_runs_validates_and_enqueues(store, monkeypatch):
-    import worker
+def test_launch_runs_validates_all_then_records_and_enqueues(store, monkeypatch):
+    import worker.submit
 
-    calls = []
-
-    def fake_launch(config, name=None, tags=(), sweep_id=None, *, store=None):
-        calls.append((config, name, tags, sweep_id))
-        return store.create_run(config, name, tags=tags, sweep_id=sweep_id)
-
-    monkeypatch.setattr(worker, "launch", fake_launch)
+    enqueued = []
+    monkeypatch.setattr(worker.submit, "broker_url", lambda: "redis://127.0.0.1:1/0")
+    monkeypatch.setattr(
+        worker.submit, "_enqueue", lambda _store, run_id, config: enqueued.append(config)
+    )
     assert data.runs().empty
     ids = data.launch_runs([{"training": {"steps": 7}}], names=["mine"], tags=["t"])
     assert len(ids) == 1
-    assert calls[0][0]["training"]["steps"] == 7  # the full validated config is sent
-    assert calls[0][1:] == ("mine", ("t",), None)
+    assert enqueued[0].training.steps == 7  # the full validated config is sent
+    record = store.get_run(ids[0])
+    assert (record.name, record.tags, record.config["training"]["steps"]) == ("mine", ["t"], 7)
     assert data.runs()["run_id"].tolist() == ids  # the cached listing was cleared
-    with pytest.raises(ValueError, match=r"regularizer\.weight"):
-        data.launch_runs([{"regularizer": {"name": "none", "weight": 1.0}}])
-    assert len(calls) == 1
+    invalid = {"regularizer": {"name": "none", "weight": 1.0}}
+    with pytest.raises(ConfigError) as caught:
+        data.launch_runs([{"training": {"steps": 8}}, invalid])
+    assert caught.value.paths == ("regularizer.weight", "regularizer.name")
+    assert len(enqueued) == 1  # the valid config before the invalid one was not launched
+    assert data.runs()["run_id"].tolist() == ids
 
 
 def test_tags_notes_and_delete(filled_fresh):

@@ -1,4 +1,5 @@
-"""app/presets.py: every preset is a valid config and reproduces its SCIENCE.md experiment."""
+"""app/presets.py: the presets are the declared experiments, and their runs count in the
+report."""
 
 from __future__ import annotations
 
@@ -6,15 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from app import data
 from app.presets import PRESETS
-from sphere_engine.config import RunConfig
+from db.experiment_runs import experiment_runs
+from sphere_engine.config import ConfigError, RunConfig
 from sphere_engine.config.validation import validate
+from sphere_engine.experiments import EXPERIMENT_TAG, EXPERIMENTS, VARIANT_TAG
 
 
 @pytest.mark.parametrize("key", sorted(PRESETS))
 def test_every_preset_run_validates(key):
     preset = PRESETS[key]
-    assert len(preset.configs) == len(preset.names) >= 1
+    assert len(preset.configs) == len(preset.names) == len(preset.tags) >= 1
     assert len(set(preset.names)) == len(preset.names)
     for name, config in preset.runs():
         run_config = RunConfig.from_dict(config)
@@ -22,69 +26,45 @@ def test_every_preset_run_validates(key):
         if root and not Path(root).exists():
             # A preset over local files (MNIST under ../shared/data on the development
             # machines) is refused exactly for its missing root where the files are absent.
-            with pytest.raises(ValueError, match=r"^data\.root: "):
+            with pytest.raises(ConfigError, match=r"^data\.root: "):
                 validate(run_config)
         else:
-            validate(run_config)  # raises ValueError naming the field if not
+            validate(run_config)  # raises ConfigError naming the field if not
         assert name
 
 
-def _settings(key, *paths):
-    result = []
-    for config in PRESETS[key].configs:
-        full = RunConfig.from_dict(config).to_dict()
-        result.append(tuple(_get(full, p) for p in paths))
-    return result
+def test_every_experiment_is_a_preset_of_one_run_per_variant():
+    for name, experiment in EXPERIMENTS.items():
+        preset = PRESETS[name]
+        assert [run.variant for run in preset.planned] == [v.name for v in experiment.variants]
+        assert {run.seed for run in preset.planned} == {experiment.seeds[0]}
+        for run, variant in zip(preset.planned, experiment.variants, strict=True):
+            expected = experiment.config(
+                variant, experiment.seeds[0], experiment.steps, run.config["data"].get("root")
+            )
+            assert run.config == expected
 
 
-def _get(config, dotted):
-    for part in dotted.split("."):
-        config = config[part]
-    return config
+def test_a_preset_run_counts_in_the_report(store, monkeypatch):
+    import worker.submit
+
+    monkeypatch.setattr(worker.submit, "broker_url", lambda: "redis://127.0.0.1:1/0")
+    monkeypatch.setattr(worker.submit, "_enqueue", lambda *_: None)
+    preset = PRESETS["sec-ablation"]
+    ids = data.launch_runs(preset.configs, names=preset.names, tags=["mine"], run_tags=preset.tags)
+    for run_id in ids:  # as a worker would end them
+        store.start_run(run_id)
+        store.set_status(run_id, "finished")
+    found = experiment_runs(store, f"{EXPERIMENT_TAG}sec-ablation", VARIANT_TAG)
+    assert sorted(found["run_id"]) == sorted(ids)
+    assert sorted(found["variant"]) == sorted(v.name for v in EXPERIMENTS["sec-ablation"].variants)
+    assert "mine" in store.get_run(ids[0]).tags
 
 
-def test_sec_ablation_has_baseline_sec_and_l2_towards_zero():
-    settings = _settings("sec_ablation", "regularizer.name", "regularizer.weight")
-    assert settings == [
-        ("none", 0.0),
-        ("sec", 0.5),
-        ("l2", 0.1),
-        ("l2", 0.01),
-        ("l2", 0.005),
-        ("l2", 0.001),
-    ]
-
-
-def test_polytope_heads_use_lenetpp_and_the_automatic_margin():
-    settings = _settings(
-        "polytope_heads", "model.name", "objective.name", "objective.options", "model.embedding_dim"
-    )
-    assert settings[:3] == [
-        ("lenetpp", "simplex", {"margin": "auto"}, 9),
-        ("lenetpp", "orthoplex", {"margin": "auto"}, 5),
-        ("lenetpp", "cube", {"margin": "auto"}, 4),
-    ]
-    assert settings[3][1] == "linear"
-
-
-def test_bn_and_weight_norm_with_and_without_sec():
-    settings = set(
-        _settings("bn_wn_sec", "model.embedding_bn", "model.weight_norm", "regularizer.name")
-    )
-    for bn, wn in ((True, False), (False, True), (False, False)):
-        assert {(bn, wn, "none"), (bn, wn, "sec")} <= settings
-
-
-def test_sgd_and_adam_are_otherwise_the_same_run():
-    configs = [RunConfig.from_dict(c).to_dict() for c in PRESETS["sgd_vs_adam"].configs]
-    assert [(c["optimizer"]["name"], c["regularizer"]["name"]) for c in configs] == [
-        ("sgd", "none"),
-        ("sgd", "sec"),
-        ("adam", "none"),
-        ("adam", "sec"),
-    ]
-    for config in configs:
-        assert config["data"] == configs[0]["data"] and config["model"] == configs[0]["model"]
+def test_the_smoke_preset_stays_out_of_the_report():
+    (run,) = PRESETS["smoke"].planned
+    assert run.tags == () and run.config["training"]["steps"] == 60
+    assert run.config["regularizer"]["name"] == "sec"
 
 
 def test_runs_returns_copies():

@@ -85,7 +85,7 @@ def test_a_damaged_status_is_logged_once_per_process_not_once_per_store(
     store still lists the problem."""
     run_id = store.create_run(config, status="running")
     _damage(store, run_id)
-    with caplog.at_level("WARNING", logger="db.catalogue"):
+    with caplog.at_level("WARNING", logger="db.file_catalogue"):
         for _ in range(3):
             fresh = RunStore(store.home)
             assert mark_lost_runs(fresh, 3600.0) == []

@@ -55,7 +55,15 @@ def finish_norms(norms: np.ndarray, order: np.ndarray) -> dict[str, float]:
         below = math.floor(position)
         low, high = ordered[below], ordered[min(below + 1, last)]
         quantiles.append(low + (position - below) * (high - low))
-    values = [mean, var, std, std / max(mean, EPS), ordered[0], ordered[-1], *quantiles]
+    values = [
+        mean,
+        var,
+        std,
+        (std / mean if mean > 0 else math.nan),
+        ordered[0],
+        ordered[-1],
+        *quantiles,
+    ]
     return dict(zip(NORM_NAMES, values, strict=True))
 
 

@@ -14,14 +14,14 @@ from sphere_engine.diagnostics import (
     StepStatistics,
     batch_statistics,
     gradient_statistics,
-    norm_statistics,
+    packed_norm_statistics,
     pair_cosines,
 )
 
 
-def test_norm_statistics_by_hand() -> None:
+def test_packed_norm_statistics_by_hand() -> None:
     norms = torch.tensor([1.0, 2.0, 3.0, 6.0])
-    stats = norm_statistics(norms)
+    stats = packed_norm_statistics(norms)
     assert math.isclose(stats["norm/mean"].item(), 3.0)
     assert math.isclose(stats["norm/var"].item(), (4 + 1 + 0 + 9) / 4)  # population variance
     assert math.isclose(stats["norm/cv"].item(), math.sqrt(3.5) / 3.0, rel_tol=1e-6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
 import torch
 
 from sphere_engine.diagnostics import StepStatistics, batch_statistics
@@ -54,3 +55,19 @@ def test_tracked_samples_of_a_mode_free_model_need_no_mode_switch() -> None:
     embedded = tracked_embedder(model)(inputs)
     assert switches == [True] and not embedded.requires_grad
     assert torch.equal(embedded, model(inputs).detach())
+
+
+def test_norm_cv_is_one_routine_with_nan_for_a_zero_mean() -> None:
+    """The per-step diagnostics and the evaluation metrics gave 0 and NaN for all-zero
+    norms; both now say the ratio is undefined."""
+    from sphere_engine.diagnostics.host import finish_norms
+    from sphere_engine.metrics.norms import norm_statistics
+
+    zeros = np.zeros((1, 5))
+    (row,) = finish_norms(zeros, zeros)
+    assert math.isnan(row[3])  # NORM_NAMES order: mean, var, std, cv, ...
+    assert math.isnan(norm_statistics(np.zeros((5, 3)))["norm/cv"])
+    spread = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])
+    (row,) = finish_norms(spread, spread)
+    expected = norm_statistics(np.diag(spread[0]))["norm/cv"]
+    assert row[3] == expected == np.std(spread) / np.mean(spread)

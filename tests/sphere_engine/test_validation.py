@@ -6,8 +6,13 @@ import copy
 
 import pytest
 
-from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import name_choices, registry_for, validate
+from sphere_engine.config import ConfigError, RunConfig
+from sphere_engine.config.validation import (
+    name_choices,
+    registry_for,
+    validate,
+    validated_config,
+)
 
 
 def small(**sections: dict) -> dict:
@@ -119,8 +124,20 @@ def test_a_good_config_passes_and_is_left_unchanged() -> None:
 )
 def test_validate_catches_what_from_dict_does_not(data: dict, message: str) -> None:
     config = RunConfig.from_dict(data)  # schema and cross-field rules: fine
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ConfigError, match=message) as caught:
         validate(config)
+    # the field a form shows the error under is carried, not parsed from the message
+    assert str(caught.value).startswith(f"{caught.value.paths[0]}: ")
+
+
+def test_a_rule_between_fields_names_each_of_them() -> None:
+    config = RunConfig.from_dict(small(data={"batch_size": 60, "samples_per_class": 2}))
+    with pytest.raises(ConfigError) as caught:
+        validated_config(config)
+    assert caught.value.paths == ("data.batch_size", "data.samples_per_class")
+    with pytest.raises(ConfigError) as caught:
+        validated_config({"schedule": {"warmup_steps": 50}, "training": {"steps": 50}})
+    assert caught.value.paths == ("schedule.warmup_steps", "training.steps")
 
 
 def test_traits_decide_which_objectives_need_pk_batches() -> None:

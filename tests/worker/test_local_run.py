@@ -14,9 +14,11 @@ import pytest
 
 import sphere_engine.train
 from db import layout, queries
+from db.query_results import per_class_results, query_results
 from db.schema import TABLES
 from db.store import RunStore
 from sphere_engine.errors import TrainingDivergedError
+from sphere_engine.training import load_checkpoint
 from worker.cli import main
 from worker.execution import execute_run
 from worker.reaper import reap_lost
@@ -65,7 +67,12 @@ def test_train_records_a_finished_run(tmp_path, store, capsys) -> None:
     assert sorted(series["step"]) == list(range(1, 11))
     assert set(queries.eval_series(store, [run_id])["step"]) == {6, 10}
     assert queries.snapshot_steps(store, run_id) == [6, 10]
-    assert len(queries.checkpoints(store, run_id)) >= 1
+    checkpoints = queries.checkpoints(store, run_id)
+    assert len(checkpoints) >= 1
+    # the run's own checkpoint directory is not written into its config: the recorded
+    # config and the checkpoint's are the one that was validated
+    saved = load_checkpoint(checkpoints["path"].iloc[-1])["config"]
+    assert saved == runs["config"][0] and saved["training"]["checkpoint_dir"] == ""
 
 
 def test_bad_config_is_rejected_and_nothing_recorded(tmp_path, store, capsys) -> None:
@@ -146,6 +153,11 @@ def test_analyze_prints_writes_and_records(tmp_path, store, capsys) -> None:
     recorded = queries.eval_series(store, [run_id])
     assert dict(zip(recorded["name"], recorded["value"], strict=True))["recall@1"] == 1.0
     assert len(queries.snapshot(store, run_id, 0)) == 100
+    # the explorer's per-query and per-class results, stored with step 0
+    kept = query_results(store, run_id, 0)
+    assert kept["query"].tolist() == list(range(100)) and kept["hit@1"].all()
+    assert all(labels[row] == kept["label"][i] for i, row in enumerate(kept["query"]))
+    assert per_class_results(store, run_id, 0)["recall@1"].tolist() == [1.0] * 4
 
 
 def test_analyze_query_gallery_with_string_labels(tmp_path, store, capsys) -> None:
@@ -171,6 +183,9 @@ def test_analyze_query_gallery_with_string_labels(tmp_path, store, capsys) -> No
     assert store.get_run(run_id).config["analysis"]["protocol"] == "query_gallery"
     roc = queries.latest_curves(store, [run_id], "verification/roc")
     assert len(roc) > 0 and roc["x"].iloc[-1] == 1.0
+    classes = per_class_results(store, run_id, 0)
+    assert classes["class_name"].tolist() == ["bee", "cat", "dog"]  # the query classes
+    assert query_results(store, run_id, 0)["neighbors"].map(len).eq(10).all()
 
 
 def test_analyze_needs_a_file_or_a_query_and_a_gallery(tmp_path, store, capsys) -> None:

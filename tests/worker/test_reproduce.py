@@ -78,7 +78,7 @@ def _report(home: Path, out: Path, name: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
+@pytest.mark.parametrize("name", [n for n in EXPERIMENTS if not EXPERIMENTS[n].needs_gpu])
 def test_tiny_experiment_runs_and_reports_every_table(
     name: str, store: RunStore, tmp_path: Path
 ) -> None:
@@ -106,6 +106,7 @@ def test_tiny_experiment_runs_and_reports_every_table(
         assert row, f"no table row for {variant.name}"
     verdicts = re.findall(r"^- \*\*(agrees|disagrees|not measured)\*\* — ", text, re.MULTILINE)
     assert len(verdicts) == len(experiment.claims)
+    assert "Findings" in text  # what the runs' logged geometry means (worker.findings_summary)
     figures = tmp_path / "report"
     if "loss_pairs" in experiment.analyses:
         assert re.search(r"\*\*r = -?\d\.\d\d, n = 5\*\*", text)
@@ -118,4 +119,4 @@ def test_report_of_an_empty_store_says_what_to_run(store: RunStore, tmp_path: Pa
     out = tmp_path / "empty.md"
     assert main(["report", "--only", "sec-bn-wn", "--out", str(out)]) == 0
     text = out.read_text()
-    assert "**Not run yet.** Run `spherescope reproduce sec-bn-wn --local`." in text
+    assert "**Not run yet: `spherescope reproduce sec-bn-wn --local` (or `--launch`).**" in text

@@ -27,7 +27,7 @@ def test_a_fresh_page_draws_the_histogram_and_pca_then_the_matrix(filled):
     assert not app.exception and not app.error
     assert _titles(app) == ["Norm histogram", "PCA projection"] and not matrices_of(app)
     app.run()
-    assert len(_titles(app)) == 3 and len(matrices_of(app)) == 1
+    assert len(_titles(app)) == 4 and len(matrices_of(app)) == 1  # + the projector
     assert "Recorded analyses" in [h.value for h in app.subheader]
 
 
@@ -38,6 +38,7 @@ def test_snapshot_charts_with_fixed_head_vertices(filled):
     assert titles == [
         "Norm histogram",
         "PCA projection",
+        "PCA of the raw embeddings at step 60",
         "Angles between class centroids (degrees)",
     ]
     (matrix,) = matrices_of(app)
@@ -53,7 +54,7 @@ def test_two_runs_side_by_side(filled):
     app.toggle(key="geometry.pair").set_value(True).run()
     app.selectbox(key="geometry.run1").set_value(filled.plain).run()
     assert not app.exception and not app.error
-    assert len(charts_of(app)) == 6 and len(matrices_of(app)) == 2
+    assert len(charts_of(app)) == 8 and len(matrices_of(app)) == 2  # 4 per side with the projector
 
 
 def test_the_same_run_on_both_sides(filled):
@@ -76,7 +77,7 @@ def test_analysis_run_shows_its_metrics(filled):
     }
     recorded = app.dataframe[-1].value
     assert recorded["run_id"].tolist() == [filled.analysis]
-    assert len(charts_of(app)) == 3 and len(matrices_of(app)) == 1
+    assert len(charts_of(app)) == 4 and len(matrices_of(app)) == 1
 
 
 def test_run_without_snapshot_explains(filled):

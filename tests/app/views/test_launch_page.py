@@ -12,14 +12,20 @@ from sphere_engine.config import RunConfig
 
 @pytest.fixture
 def launched(monkeypatch, store):
-    """worker.launch / launch_sweep replaced by fakes that only record the run."""
+    """worker.launch_many / launch_sweep replaced by fakes that only record the runs."""
     calls: dict[str, list] = {"launch": [], "sweep": []}
 
-    def fake_launch(config, name=None, tags=(), sweep_id=None, *, store=None):
-        calls["launch"].append(
-            {"config": config, "name": name, "tags": tuple(tags), "sweep_id": sweep_id}
-        )
-        return store.create_run(config, name, tags=tags, sweep_id=sweep_id)
+    def fake_launch_many(configs, names=(), tags=(), sweep_id=None, *, run_tags=(), store=None):
+        names = list(names) or [None] * len(configs)
+        own = list(run_tags) or [()] * len(configs)
+        ids = []
+        for config, name, extra in zip(configs, names, own, strict=True):
+            all_tags = (*tags, *extra)
+            calls["launch"].append(
+                {"config": config, "name": name, "tags": all_tags, "sweep_id": sweep_id}
+            )
+            ids.append(store.create_run(config, name, tags=all_tags, sweep_id=sweep_id))
+        return ids
 
     def fake_sweep(base, grid, seeds, *, name=None, tags=(), store=None):
         calls["sweep"].append({"base": base, "grid": grid, "seeds": seeds})
@@ -30,7 +36,7 @@ def launched(monkeypatch, store):
             store.create_run(base, f"s{i}", sweep_id="sweep-fake") for i in range(count)
         ]
 
-    monkeypatch.setattr(worker, "launch", fake_launch)
+    monkeypatch.setattr(worker, "launch_many", fake_launch_many)
     monkeypatch.setattr(worker, "launch_sweep", fake_sweep)
     return calls
 
@@ -95,10 +101,10 @@ def test_launch_sends_the_form_config_and_links_to_the_run(home, launched):
 
 def test_preset_launches_all_its_runs_as_one_sweep(home, launched):
     app = open_page("views/launch.py")
-    app.selectbox(key="launch.preset").set_value("sec_ablation").run()
+    app.selectbox(key="launch.preset").set_value("sec-ablation").run()
     app.button(key="launch.preset.go").click().run()
     calls = launched["launch"]
-    preset = PRESETS["sec_ablation"]
+    preset = PRESETS["sec-ablation"]
     assert len(calls) == len(preset.configs) == 6
     assert len({c["sweep_id"] for c in calls}) == 1 and calls[0]["sweep_id"]
     assert [c["config"]["regularizer"]["name"] for c in calls] == [
@@ -109,13 +115,14 @@ def test_preset_launches_all_its_runs_as_one_sweep(home, launched):
         "l2",
         "l2",
     ]
-    assert all("sec_ablation" in c["tags"] for c in calls)
+    assert all({"sec-ablation", "repro:sec-ablation"} <= set(c["tags"]) for c in calls)
+    assert calls[1]["tags"][-1] == "variant:SEC η=0.5"  # as the report looks it up
 
 
 def test_preset_run_loads_into_the_form(home):
     app = open_page("views/launch.py")
-    app.selectbox(key="launch.preset").set_value("polytope_heads").run()
-    app.selectbox(key="launch.preset.edit").set_value(1).run()
+    app.selectbox(key="launch.preset").set_value("reponet").run()
+    app.selectbox(key="launch.preset.edit").set_value(3).run()  # orthoplex, m=φ
     app.button(key="launch.preset.load").click().run()
     assert app.selectbox(key=_form_key(app, "model.name")).value == "lenetpp"
     assert app.selectbox(key=_form_key(app, "objective.name.head")).value == "orthoplex"

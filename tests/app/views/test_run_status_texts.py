@@ -8,7 +8,7 @@ import pytest
 from app_fixtures import config, open_page, texts
 
 from app import data
-from app.data.lifecycle import ANALYSIS_TEXT, NO_GPU_WORKER_TEXT, NO_METRICS_TEXT
+from app.data.status_texts import ANALYSIS_TEXT, NO_GPU_WORKER_TEXT, NO_METRICS_TEXT
 from worker import routing
 from worker.celery_app import app as celery_app
 from worker.redis_server import PrivateRedis

@@ -12,11 +12,14 @@ TORCHVISION = {
 
 
 def test_list_datasets_names_every_dataset():
-    assert list_datasets() == sorted(["digits", "synthetic", "image_folder", *TORCHVISION])
+    benchmarks = ["cub200", "cars196", "sop", "inshop"]
+    assert list_datasets() == sorted(
+        ["digits", "synthetic", "image_folder", *TORCHVISION, *benchmarks]
+    )
 
 
 def test_unknown_dataset_names_the_known_ones():
-    with pytest.raises(ValueError, match="unknown dataset 'imagenet'; known: cifar10"):
+    with pytest.raises(ValueError, match="unknown dataset 'imagenet'; known: cars196, cifar10"):
         create_dataset("imagenet")
 
 

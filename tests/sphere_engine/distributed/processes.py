@@ -23,17 +23,24 @@ def torchrun(
     nproc: int = 2,
     env: dict[str, str] | None = None,
     timeout: float = 120,
-    max_restarts: int = 0,
+    rdzv_id: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` under ``python -m torch.distributed.run`` with ``nproc`` CPU ranks."""
+    """Run ``script`` under ``python -m torch.distributed.run`` with ``nproc`` CPU ranks
+    (``rdzv_id``: a c10d rendezvous of that id, which becomes TORCHELASTIC_RUN_ID)."""
+    if rdzv_id is None:
+        rendezvous = ["--master_addr=127.0.0.1", f"--master_port={free_port()}"]
+    else:
+        rendezvous = [
+            "--rdzv_backend=c10d",
+            f"--rdzv_endpoint=127.0.0.1:{free_port()}",
+            f"--rdzv_id={rdzv_id}",
+        ]
     command = [
         sys.executable,
         "-m",
         "torch.distributed.run",
         f"--nproc_per_node={nproc}",
-        "--master_addr=127.0.0.1",
-        f"--master_port={free_port()}",
-        f"--max_restarts={max_restarts}",
+        *rendezvous,
         "--monitor_interval=0.1",
         str(script),
         *args,

@@ -54,3 +54,16 @@ def test_a_dataset_size_that_cannot_be_padding_is_a_clear_error() -> None:
         union_rows([4, 4], dataset_size=3)
     with pytest.raises(ValueError, match="sample_ids must have one entry per row"):
         union_rows([2, 2], sample_ids=torch.arange(3).numpy())
+
+
+@pytest.mark.parametrize(("size", "world", "batch"), [(7, 2, 4), (5, 2, 4), (10, 3, 2), (8, 2, 4)])
+def test_batches_dealt_whole_are_rebuilt_with_block(size: int, world: int, batch: int) -> None:
+    # Accelerate: rank r gets batches r, r + W, ...; the last ones completed from the start
+    order = list(range(size))
+    batches_needed = -(-size // (batch * world)) * world
+    padded = (order * (batches_needed * batch // size + 1))[: batches_needed * batch]
+    batches = [padded[i * batch : (i + 1) * batch] for i in range(batches_needed)]
+    shards = [[i for b in batches[rank::world] for i in b] for rank in range(world)]
+    flat = np.concatenate([np.asarray(s) for s in shards])
+    rows = union_rows([len(s) for s in shards], dataset_size=size, block=batch)
+    assert flat[rows].tolist() == order

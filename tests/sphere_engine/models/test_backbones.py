@@ -83,3 +83,18 @@ def test_any_timm_model_by_prefix_and_close_matches():
     assert "timm/resnet10t" in MODELS
     with pytest.raises(ValueError, match="did you mean timm/resnet10t"):
         create_model("timm/resnet10", (3, 32, 32), 8)
+
+
+def test_head_lr_trains_the_embedding_layer_and_lr_the_trunk():
+    from sphere_engine.config import RunConfig
+    from sphere_engine.optim import build_optimizer
+
+    config = RunConfig.from_dict({"optimizer": {"lr": 1e-5, "head_lr": 1e-3}}).optimizer
+    with torch.device("meta"):
+        model = create_model("resnet18", (3, 32, 32), 4)
+    head = torch.nn.Linear(2, 2, device="meta")
+    groups = {g["name"]: g for g in build_optimizer(config, model, head.parameters()).param_groups}
+    head_ids = {id(p) for p in groups["head"]["params"]}
+    assert groups["head"]["lr"] == 1e-3 and groups["backbone"]["lr"] == 1e-5
+    assert id(model.embedding.linear.weight) in head_ids and id(head.weight) in head_ids
+    assert id(model.features.conv1.weight) not in head_ids

@@ -70,7 +70,7 @@ def test_true_without_a_cache_says_so_and_never_downloads(tmp_path, monkeypatch)
     monkeypatch.setenv("TORCH_HOME", str(tmp_path))
     with pytest.raises(ValueError, match="not in the local torch hub cache"):
         check_backbone(model_config(pretrained=True), (3, 96, 96))
-    with pytest.raises(ValueError, match="bninception has no local weights cache"):
+    with pytest.raises(ValueError, match="bninception's ImageNet weights are not in the local"):
         check_backbone(model_config(name="bninception", pretrained="true"), (3, 96, 96))
 
 

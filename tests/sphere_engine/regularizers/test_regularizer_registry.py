@@ -23,7 +23,7 @@ def test_unknown_option_raises():
 @pytest.mark.parametrize("name", ["center", "isotropic", "l2", "sec"])
 def test_each_reports_its_registry_name_and_returns_a_scalar(name):
     regularizer = create_regularizer(name, 4, 3)
-    assert regularizer.name == name
+    assert regularizer.registered_name == name
     value = regularizer(torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))
     assert value.dim() == 0 and torch.isfinite(value)
     for key, stat in regularizer.diagnostics().items():

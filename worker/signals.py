@@ -1,10 +1,15 @@
-"""Worker process hooks (Celery signals).
+"""Every Celery hook of the worker, in one place (Celery signals).
 
-- main process, when ready: a reaper thread (lost runs) that also advertises the gpu
-  queue in Redis when this worker consumes it (for routing ``device = auto``);
+- starting a worker without a broker: stop at once with the one-line reason;
+- main process, when ready: a reaper thread (lost runs) that also advertises the
+  worker's device count in Redis (``worker.devices``) and the gpu queue when this
+  worker consumes it (for routing ``device = auto``), and the reconcile thread that
+  re-sends queued runs the broker lost (``worker.reconcile``);
 - each pool child, when forked: import torch and the engine before any task arrives
   (importing torch does not initialise CUDA; the first CUDA call happens in the task);
 - main process: failures the child cannot report (its death, the hard time limit).
+
+The Celery app includes this module, so every worker connects them.
 """
 
 from __future__ import annotations
@@ -19,12 +24,24 @@ from billiard.exceptions import TimeLimitExceeded, WorkerLostError
 from celery import signals
 
 from db.store import RunStore
-from worker import routing, settings
+from worker import devices, routing, settings
+from worker.celery_app import broker_url
 from worker.failures import record_failure
 from worker.reaper import ReaperThread
+from worker.reconcile import ReconcileThread, reconcile_interval
 
 log = logging.getLogger(__name__)
 _reaper: ReaperThread | None = None
+_reconciler: ReconcileThread | None = None
+
+
+@signals.celeryd_init.connect
+def require_broker(**_: Any) -> None:
+    """A worker started without a broker stops at once with the one-line reason."""
+    try:
+        broker_url()
+    except settings.BrokerNotConfigured as error:
+        raise SystemExit(f"spherescope worker: {error}") from None
 
 
 WARM_MODULES = (
@@ -62,12 +79,15 @@ def _consumed_queues(consumer: Any) -> set[str]:
 def start_reaper(sender: Any = None, **_: Any) -> None:
     global _reaper
     node_name = getattr(sender, "hostname", "worker")
-    also = None
-    if settings.GPU_QUEUE in _consumed_queues(sender):
-        client = routing.redis_client(sender.app.conf.broker_url)
-        ttl = 3 * settings.reaper_interval()
+    serves_gpu = settings.GPU_QUEUE in _consumed_queues(sender)
+    client = routing.redis_client(sender.app.conf.broker_url)
+    ttl = 3 * settings.reaper_interval()
+    device_count = devices.local_devices(serves_gpu)
+    log.info("worker %s offers %d device(s) to a run", node_name, device_count)
 
-        def also() -> None:
+    def also() -> None:
+        devices.advertise_devices(client, node_name, device_count, ttl)
+        if serves_gpu:
             routing.advertise_gpu_worker(client, node_name, ttl)
 
     _reaper = ReaperThread(settings.reaper_interval(), also)
@@ -92,3 +112,16 @@ def record_lost_child(
     if isinstance(exception, (WorkerLostError, TimeLimitExceeded)):
         run_id = args[0] if args else task_id
         record_failure(RunStore(), run_id, exception)
+
+
+@signals.worker_ready.connect
+def start_reconciling(sender: Any = None, **_: Any) -> None:
+    global _reconciler
+    _reconciler = ReconcileThread(sender.app, reconcile_interval())
+    _reconciler.start()
+
+
+@signals.worker_shutdown.connect
+def stop_reconciling(**_: Any) -> None:
+    if _reconciler is not None:
+        _reconciler.stop()

@@ -1,0 +1,41 @@
+"""The Run page's findings panel: what the run's logged geometry means, most severe
+first; each finding opens to its explanation, what to try, and its evidence chart with
+the span it fired on shaded."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import ui
+from app.charts.findings import evidence_chart
+from app.data.findings import BOXES, MARKS, evidence_series, findings
+from sphere_engine.findings import get_finding
+
+
+def show(run_id: str, *, live: bool) -> None:
+    """The panel (nothing but a one-line note when no finding fired)."""
+    found = findings(run_id)
+    if not found:
+        note = "so far" if live else "for this run"
+        st.caption(f"Findings: none {note} (the rules of `sphere_engine.findings`).")
+        return
+    st.subheader("Findings")
+    for detection in found:
+        getattr(st, BOXES[detection.severity])(
+            f"**{detection.title}** — {detection.message}", icon=None
+        )
+        with st.expander(
+            f"{MARKS[detection.severity]} Why, and what to try: {detection.title}",
+            key=f"run.finding.{detection.name}",
+        ):
+            finding = get_finding(detection.name)
+            st.markdown(finding.explanation)
+            st.caption(f"Source: {finding.paper}")
+            st.markdown(f"**Try:** {detection.action}")
+            rows = evidence_series(run_id, detection.evidence)
+            if rows.empty:
+                st.caption("No evidence series logged.")
+            else:
+                span = (detection.step_start, detection.step_end)
+                title = f"Evidence: {', '.join(key for _, key in detection.evidence)}"
+                ui.show_chart(evidence_chart(rows, span, title))

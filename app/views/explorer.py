@@ -1,0 +1,98 @@
+"""Retrieval explorer: one evaluation step's failing queries, their nearest neighbours,
+per-class Recall@1 and the most confused class pairs (``db.query_results``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data, ui
+from app.data import explorer
+
+WORST_COUNT = 10
+
+
+def main() -> None:
+    st.title("Retrieval explorer")
+    # -- widgets ---------------------------------------------------------------------
+    frame = data.runs()
+    labels = data.run_labels(frame) if not frame.empty else {}
+    wanted = ui.query_param("run_id")
+    ui.warn_unknown_runs([wanted] if wanted else [], labels)
+    options = list(labels)
+    default = options.index(wanted) if wanted in labels else 0
+    run_id = st.selectbox(
+        "Run",
+        options,
+        index=default if options else None,
+        key="explorer.run",
+        format_func=lambda r: labels.get(r, r),
+    )
+    # -- empty state -----------------------------------------------------------------
+    if not run_id:
+        ui.empty_state("No runs yet: train one; its evaluations store each query's neighbours.")
+    steps = explorer.evaluation_steps(run_id)
+    asked = ui.query_param("step")
+    if asked is not None and (not asked.isdigit() or int(asked) not in steps):
+        # a link to a step without per-query results: say which steps have them
+        st.warning(
+            f"Step {asked} has no per-query evaluation; steps with one: "
+            f"{', '.join(map(str, steps)) or 'none'}.",
+            icon=":material/warning:",
+        )
+    if not steps:
+        st.info(
+            "This run stored no per-query results (they are written at each evaluation).",
+            icon=":material/info:",
+        )
+        st.stop()
+    initial = int(asked) if asked and asked.isdigit() and int(asked) in steps else steps[-1]
+    step = st.select_slider("Evaluation step", steps, value=initial, key="explorer.step")
+    by = st.radio("Worst queries by", list(explorer.WORST_BY), horizontal=True, key="explorer.by")
+    # -- data ------------------------------------------------------------------------
+    rows = explorer.queries(run_id, step)
+    per_class = explorer.classes(run_id, step)
+    names = explorer.class_names(per_class)
+    # -- tables ----------------------------------------------------------------------
+    st.subheader(f"The {WORST_COUNT} worst queries")
+    st.caption(
+        f"{len(rows):,} queries scored at step {step:,}; each with its nearest neighbours "
+        "(✅ same class, ❌ another class) and their cosine similarities."
+    )
+    for _, row in explorer.worst_queries(rows, by, WORST_COUNT).iterrows():
+        name = names.get(int(row["label"]), str(row["label"]))
+        st.markdown(
+            f"**query {row['query']}** · class `{name}` · R@1 {'hit' if row['hit@1'] else 'miss'}"
+            f" · AP@R {row['ap@r']:.3f} · {row['positives']} positives"
+        )
+        strip = explorer.neighbour_strip(row, names)
+        st.dataframe(
+            strip.assign(correct=strip["correct"].map({True: "✅", False: "❌"})),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "similarity": st.column_config.NumberColumn("similarity", format="%.3f")
+            },
+        )
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Recall@1 per class")
+        table = per_class.assign(
+            **{"class": [names.get(int(label), str(label)) for label in per_class["label"]]}
+        )
+        st.dataframe(  # sortable by any column in the browser (click its header)
+            table[["class", "samples", "queries", "recall@1", "map@r"]].sort_values("recall@1"),
+            hide_index=True,
+            width="stretch",
+            key="explorer.classes",
+        )
+    with right:
+        st.subheader("Most confused class pairs")
+        st.dataframe(
+            explorer.confused_pairs(rows, names),
+            hide_index=True,
+            width="stretch",
+            column_config={"share": st.column_config.NumberColumn("share", format="%.2f")},
+        )
+
+
+ui.run_page(main)

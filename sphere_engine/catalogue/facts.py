@@ -1,0 +1,30 @@
+"""Facts more than one package states, declared once (torch-free, beside the metric
+catalogue): the dashboard, the store's readers, the config and the engine import them
+from here."""
+
+from __future__ import annotations
+
+import typing
+from typing import Literal
+
+#: Recall@K's K when nothing else is asked (the SEC / metric-learning papers' 1, 2, 4, 8).
+DEFAULT_RECALL_KS: tuple[int, ...] = (1, 2, 4, 8)
+
+#: The L∞ attacks of the robustness evaluation.
+Attack = Literal["fgsm", "pgd"]
+ATTACKS: tuple[str, ...] = typing.get_args(Attack)
+#: ε of the robustness evaluation in pixel units (inputs in [0, 1]); 0 is the clean score.
+DEFAULT_EPSILONS: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2)
+
+#: How a dataset's classes are divided between training and test (SCIENCE.md §1).
+Split = Literal["class_disjoint", "standard"]
+SPLITS: tuple[str, ...] = typing.get_args(Split)
+
+#: The optimisers ``optimizer.name`` accepts.
+OptimizerName = Literal["sgd", "adam", "adamw"]
+OPTIMIZERS: tuple[str, ...] = typing.get_args(OptimizerName)
+
+
+def checkpoint_file_name(step: int) -> str:
+    """The file a checkpoint of ``step`` is written to (names sort by step)."""
+    return f"step_{step:08d}.pt"

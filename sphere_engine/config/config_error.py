@@ -1,0 +1,51 @@
+"""``ConfigError``: a run config refused, with the dotted fields it concerns.
+
+Forms show the message under each of ``paths`` and the CLI prints it as one line;
+nobody parses the message for field names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ConfigError(ValueError):
+    """``"<path>: <detail>"``; ``paths`` starts with the field the error is about and
+    goes on with the other fields of a rule between fields."""
+
+    def __init__(self, path: str, detail: str, *, related: Sequence[str] = ()) -> None:
+        self.path = path
+        self.detail = detail
+        self.paths: tuple[str, ...] = (path, *[p for p in related if p != path])
+        super().__init__(f"{path}: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # caches pickle errors; the default would call __init__ with the message alone
+        return (_rebuild, (type(self), self.path, self.detail, self.paths[1:]))
+
+    def under(self, prefix: str) -> ConfigError:
+        """The same error with ``prefix`` (e.g. ``objective.options``) before its paths."""
+        return ConfigError(
+            f"{prefix}.{self.path}", self.detail, related=[f"{prefix}.{p}" for p in self.paths[1:]]
+        )
+
+
+def _rebuild(cls: type[ConfigError], path: str, detail: str, related: Sequence[str]) -> ConfigError:
+    error = ConfigError.__new__(cls)
+    ConfigError.__init__(error, path, detail, related=related)
+    return error
+
+
+def config_error_of(field: str, error: ValueError) -> ConfigError:
+    """``error`` (raised by a component built for ``field``) as a ``ConfigError`` about
+    ``field`` or a field under it."""
+    if isinstance(error, ConfigError):
+        if error.path == field or error.path.startswith(f"{field}."):
+            return error
+        return error.under(field)
+    message = str(error)
+    # a component's own message may already start with a field under ``field``
+    head, sep, rest = message.partition(": ")
+    if sep and (head == field or head.startswith(f"{field}.")) and " " not in head:
+        return ConfigError(head, rest)
+    return ConfigError(field, message)

@@ -1,0 +1,120 @@
+"""A finding: a rule over a run's logged series that says what the geometry means.
+
+Declared once (``sphere_engine.findings.rules``), evaluated on plain pandas series by
+the run's end (``db.findings``), the dashboard while a run goes, the CLI and the report,
+so all of them say the same thing about the same run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from sphere_engine.catalogue.metric import Source
+
+if TYPE_CHECKING:
+    from sphere_engine.findings.run_series import RunSeries
+
+
+class Severity(StrEnum):
+    """How urgently a finding asks for attention, most urgent first in listings."""
+
+    CRITICAL = "critical"  # the run is not learning (or no longer means anything)
+    WARNING = "warning"  # the run learns, but a known failure is under way
+    INFO = "info"  # worth knowing before spending more compute
+
+    @property
+    def rank(self) -> int:
+        return list(Severity).index(self)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule saw: the span of steps that shows it and one sentence with figures."""
+
+    message: str
+    step_start: int | None = None
+    step_end: int | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule of the catalogue.
+
+    ``check`` looks at a run's series and returns a ``Hit`` or ``None``; ``evidence`` are
+    the (source, metric key) series that show it (the Run page opens their chart with
+    the hit's span highlighted; ``check`` reads only these and ``reads``).
+    """
+
+    name: str
+    title: str
+    severity: Severity
+    explanation: str
+    paper: str
+    evidence: tuple[tuple[Source, str], ...]
+    action: str
+    check: Callable[[RunSeries], Hit | None]
+    reads: tuple[tuple[Source, str], ...] = ()
+
+    def series_keys(self) -> tuple[tuple[Source, str], ...]:
+        """Every series the rule reads."""
+        return self.evidence + tuple(k for k in self.reads if k not in self.evidence)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A finding that fired on one run (what is stored with the run and shown)."""
+
+    name: str
+    title: str
+    severity: Severity
+    message: str
+    step_start: int | None
+    step_end: int | None
+    action: str
+    evidence: tuple[tuple[Source, str], ...]
+
+    @classmethod
+    def of(cls, finding: Finding, hit: Hit) -> Detection:
+        return cls(
+            finding.name,
+            finding.title,
+            finding.severity,
+            hit.message,
+            hit.step_start,
+            hit.step_end,
+            finding.action,
+            finding.evidence,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-plain form (stored in the run's info, printed by ``--json``)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "severity": self.severity.value,
+            "message": self.message,
+            "step_start": self.step_start,
+            "step_end": self.step_end,
+            "action": self.action,
+            "evidence": [f"{source.value}:{key}" for source, key in self.evidence],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Detection:
+        evidence = []
+        for item in data.get("evidence", []):
+            source, _, key = str(item).partition(":")
+            evidence.append((Source(source), key))
+        return cls(
+            str(data["name"]),
+            str(data.get("title", data["name"])),
+            Severity(data.get("severity", "info")),
+            str(data.get("message", "")),
+            data.get("step_start"),
+            data.get("step_end"),
+            str(data.get("action", "")),
+            tuple(evidence),
+        )

@@ -1,0 +1,141 @@
+"""``DataParallel``: one process's place in a data-parallel job and its collectives.
+
+``run_training`` receives one; ``SINGLE_PROCESS`` (the default) makes every method the
+identity, so a one-process run does no communication at all. Under a job of N
+processes (``torch.distributed`` initialised, gloo on CPU, NCCL on GPU):
+
+- each process trains on an equal contiguous slice of the configured global batch
+  (``shard``), the model is wrapped in ``DistributedDataParallel`` (``wrap``) and the
+  objective's own parameters (a classifier head) have their gradients averaged the
+  same way (``average_gradients``);
+- on logged steps the embeddings, labels and embedding gradients are gathered
+  (``global_batch``, with the SDK's collectives of ``sphere_engine.distributed``), so
+  every per-step statistic is the global batch's; the named scalars (losses,
+  regulariser terms) are averaged over processes (``mean``);
+- rank 0 reads the cancel flag and ``agree_to_stop`` tells all processes at the same
+  step; rank 0 alone evaluates (on the whole test split, as one process does), writes
+  checkpoints and reports to its tracker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import torch
+from torch import Tensor
+
+from sphere_engine.distributed import DistributedContext, gather_batch, gather_rows
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DataParallel:
+    rank: int = 0
+    world_size: int = 1
+
+    @classmethod
+    def from_process_group(cls) -> DataParallel:
+        """This process's place in the initialised default process group."""
+        import torch.distributed as dist
+
+        return cls(dist.get_rank(), dist.get_world_size())
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        """Rank 0: the one process that evaluates, checkpoints and reports."""
+        return self.rank == 0
+
+    def shard(self, batch: Sequence[T]) -> list[T]:
+        """This rank's contiguous slice of the global batch (``config.devices`` checked
+        that it splits evenly; a P×K batch lists its classes one after the other, so each
+        rank gets whole classes)."""
+        size = len(batch) // self.world_size
+        return list(batch[self.rank * size : (self.rank + 1) * size])
+
+    def wrap(self, model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+        """The module the loop calls for training: ``model`` itself, or under DDP."""
+        if not self.enabled:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        if device.type != "cuda":  # SyncBatchNorm is GPU-only: CPU ranks normalise their slice
+            return DistributedDataParallel(model)
+        # batch norm over the global batch, as one process computes it (the layers are
+        # replaced inside ``model``, which stays the module evaluated and saved)
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return DistributedDataParallel(model, device_ids=[index])
+
+    def average_gradients(self, parameters: Iterable[torch.nn.Parameter]) -> None:
+        """Average the gradients of parameters outside the DDP-wrapped model (a
+        classifier head's weights) over the ranks, as DDP does for the model's."""
+        if not self.enabled:
+            return
+        import torch.distributed as dist
+
+        grads = [p.grad for p in parameters if p.grad is not None]
+        if not grads:
+            return
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat)
+        flat /= self.world_size
+        offset = 0
+        for grad in grads:
+            grad.copy_(flat[offset : offset + grad.numel()].view_as(grad))
+            offset += grad.numel()
+
+    @property
+    def context(self) -> DistributedContext:
+        """The job as ``sphere_engine.distributed``'s collectives (shared with the SDK)
+        see it: the default process group."""
+        import torch.distributed as dist
+
+        return DistributedContext(
+            self.rank, self.world_size, source="devices", group=dist.group.WORLD
+        )
+
+    def global_batch(
+        self, embeddings: Tensor, labels: Tensor, gradients: Tensor | None
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """The global batch's embeddings, labels and embedding gradients, in rank order.
+        The job minimises the mean of the ranks' losses (DDP averages the parameter
+        gradients), so the gradient of its objective for an embedding is its rank's / N."""
+        if not self.enabled:
+            return embeddings, labels, gradients
+        context = self.context
+        batch = gather_batch(embeddings, labels, context)
+        if gradients is not None:
+            gradients = gather_rows(gradients.detach().float(), context, batch.sizes)
+            gradients /= self.world_size
+        return batch.embeddings, batch.labels, gradients
+
+    def mean(self, named: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        """Each named 0-dim tensor averaged over the ranks (one all-reduce for all)."""
+        if not self.enabled or not named:
+            return dict(named)
+        import torch.distributed as dist
+
+        stacked = torch.stack([value.detach().float().reshape(()) for value in named.values()])
+        dist.all_reduce(stacked)
+        stacked /= self.world_size
+        return dict(zip(named, stacked.unbind(), strict=True))
+
+    def agree_to_stop(self, stop: bool, device: torch.device) -> bool:
+        """True on every rank when any rank asks to stop (rank 0 reads the cancel flag)."""
+        if not self.enabled:
+            return stop
+        import torch.distributed as dist
+
+        flag = torch.tensor([1.0 if stop else 0.0], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        return bool(flag.item())
+
+
+SINGLE_PROCESS = DataParallel()

@@ -1,0 +1,77 @@
+"""Findings and the projector in headless Chromium, on runs trained by `spherescope
+train` against the real stack (the ``stack`` fixture of test_dashboard_e2e.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_dashboard_e2e import CHROMIUM, CHROMIUM_ARGS, _settle, stack  # noqa: F401
+
+from worker.cli import main
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+BASE = """
+[data]
+name = "digits"
+batch_size = 20
+samples_per_class = 4
+[model]
+name = "mlp"
+embedding_dim = 16
+[objective]
+kind = "loss"
+name = "triplet"
+[training]
+steps = 20
+[diagnostics]
+eval_every = 1000
+eval_max_samples = 200
+tracked_samples = 4
+"""
+
+
+def _train(tmp_path, capsys, name: str, extra: str) -> str:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(BASE + extra)
+    assert main(["train", str(path), "--json", "--name", name]) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])["run_id"]
+
+
+def test_a_diverging_run_shows_a_finding_a_healthy_one_none_and_the_projector_switches(
+    stack,  # noqa: F811
+    tmp_path,
+    capsys,
+    monkeypatch,
+):
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("SPHERESCOPE_HOME", str(tmp_path / "home"))  # the stack's store
+    diverging = _train(tmp_path, capsys, "diverging", '[optimizer]\nname = "sgd"\nlr = 1e9\n')
+    healthy = _train(tmp_path, capsys, "healthy", '[regularizer]\nname = "sec"\nweight = 0.5\n')
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{stack}/run?run_id={diverging}")
+        alert = page.locator('[data-testid="stAlert"]').filter(has_text="Training diverged")
+        alert.first.wait_for(timeout=90_000)
+        assert "mean norm grew" in alert.first.inner_text()
+        page.get_by_text("Why, and what to try: Training diverged").click()
+        page.get_by_text("Lower the learning rate").first.wait_for(timeout=30_000)
+
+        page.goto(f"{stack}/run?run_id={healthy}")
+        page.get_by_text("Findings: none for this run").wait_for(timeout=90_000)
+        assert page.get_by_text("Training diverged").count() == 0
+
+        page.goto(f"{stack}/geometry?run_id={healthy}")
+        page.get_by_text("PCA of the raw embeddings").first.wait_for(timeout=90_000)
+        page.evaluate("() => { window.__same_page = true; }")  # gone if the page reloads
+        page.get_by_text("t-SNE", exact=True).first.click()
+        _settle(page)
+        page.get_by_text("t-SNE of the raw embeddings").first.wait_for(timeout=120_000)
+        page.get_by_text("unit sphere (f / ‖f‖)", exact=True).first.click()
+        _settle(page)
+        page.get_by_text("t-SNE of the unit sphere").first.wait_for(timeout=120_000)
+        assert page.evaluate("() => window.__same_page === true")
+        browser.close()

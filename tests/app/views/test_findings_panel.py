@@ -1,0 +1,79 @@
+"""Findings on the Run page (panel with evidence chart) and the Runs table (badges),
+for runs recorded through the real lifecycle, which stores their findings at the end."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from app_fixtures import charts_of, open_page, texts
+
+from db.lifecycle import RunLifecycle
+from db.store import RunStore
+
+
+def record(store: RunStore, name: str, norm_at) -> str:
+    run_id = store.create_run({"model": {"embedding_dim": 8}}, name, kind="train")
+    with RunLifecycle(store, run_id, heartbeat_s=60) as run:
+        for step in range(1, 41):
+            run.tracker.track_many(
+                {"loss/total": 0.1, "loss/metric": 0.1, "norm/mean": norm_at(step)}, step
+            )
+    return run_id
+
+
+@pytest.fixture
+def two_runs(store) -> tuple[str, str]:
+    exploding = record(store, "exploding", lambda step: 0.3 * 10 ** (step * 0.8))
+    healthy = record(store, "healthy", lambda step: 1.0 + math.log(step))
+    return exploding, healthy
+
+
+def test_a_diverged_run_shows_its_finding_with_the_evidence_chart(two_runs) -> None:
+    exploding, _ = two_runs
+    app = open_page("views/run.py", {"run_id": exploding})
+    assert not app.exception
+    errors = texts(app.error)
+    assert any("Training diverged" in e and "mean norm grew" in e for e in errors), errors
+    assert any("Why, and what to try" in e.label for e in app.expander)
+    evidence = [s for s in charts_of(app) if "Evidence" in str(s.get("title"))]
+    assert len(evidence) == 1
+    layers = evidence[0]["layer"]
+    span = next(layer for layer in layers if layer["mark"]["type"] == "rect")
+    (band,) = evidence[0]["datasets"][span["data"]["name"]]
+    assert 1 < band["start"] < band["end"] == 40  # from where the norms exploded to the end
+
+
+def test_a_healthy_run_has_no_finding_box(two_runs) -> None:
+    _, healthy = two_runs
+    app = open_page("views/run.py", {"run_id": healthy})
+    assert not app.exception and not app.error
+    assert any("Findings: none" in c for c in texts(app.caption))
+
+
+def test_the_runs_table_shows_the_badges(two_runs) -> None:
+    exploding, healthy = two_runs
+    app = open_page("views/runs.py")
+    assert not app.exception
+    table = app.dataframe[0].value.set_index("run_id")
+    assert table.loc[exploding, "findings"] == "⛔ Training diverged"
+    assert table.loc[healthy, "findings"] == ""
+
+
+def test_mining_diagnostics_have_their_own_tab(store) -> None:
+    from app_fixtures import RUN_SECTION
+
+    run_id = store.create_run({}, "mined", kind="train")
+    with RunLifecycle(store, run_id, heartbeat_s=60) as run:
+        for step in range(1, 21):
+            values = {"loss/total": 0.1, "cos/pos": 0.6, "cos/neg": 0.1}
+            values |= {"mining/active_fraction": 1 / step, "mining/hardest_neg_sim": 0.4}
+            run.tracker.track_many(values, step)
+    app = open_page("views/run.py", {"run_id": run_id})
+    assert "Mining" in [tab.label for tab in app.tabs]
+    app.session_state[RUN_SECTION] = "Mining"
+    app.run()
+    assert not app.exception
+    titles = [str(spec.get("title", {}).get("text")) for spec in charts_of(app)]
+    assert any("Active pairs / triplets" in t for t in titles), titles
+    assert any("Hardest-negative cosine" in t for t in titles), titles

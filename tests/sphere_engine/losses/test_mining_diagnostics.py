@@ -1,0 +1,55 @@
+"""Mining diagnostics of the pair losses, on hand-made 2-D batches built from angles."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sphere_engine.losses import create_loss
+
+
+def at_angles(*degrees: float) -> torch.Tensor:
+    radians = torch.tensor(degrees, dtype=torch.float64) * math.pi / 180
+    return torch.stack([torch.cos(radians), torch.sin(radians)], dim=1)
+
+
+LABELS = torch.tensor([0, 0, 1, 1])
+
+
+def test_triplet_counts_the_triplets_inside_the_margin() -> None:
+    # class 0 at 0° and 10°, class 1 at 90° and 100°: every negative is far (cos ≤ 0.17)
+    loss = create_loss("triplet", margin=0.1)
+    loss(at_angles(0, 10, 90, 100), LABELS)
+    stats = loss.mining_diagnostics()
+    assert float(stats["mining/active_fraction"]) == 0.0
+    # hardest negatives: 0°→90° (cos 0), 10°→90° and 90°→10° (cos 80°), 100°→10° (cos 0)
+    expected = math.cos(math.radians(80)) / 2
+    assert float(stats["mining/hardest_neg_sim"]) == pytest.approx(expected)
+    # a negative at 5° from the anchor: the triplets (0°, 10°, 5°) … become active
+    loss(at_angles(0, 10, 5, 100), LABELS)
+    assert 0.0 < float(loss.mining_diagnostics()["mining/active_fraction"]) <= 1.0
+
+
+def test_semihard_on_separated_classes_finds_nothing_to_learn_from() -> None:
+    loss = create_loss("semihard_triplet", margin=0.1)
+    assert float(loss(at_angles(0, 10, 90, 100), LABELS)) == 0.0
+    assert float(loss.mining_diagnostics()["mining/active_fraction"]) == 0.0
+    # a negative between the positives: a semi-hard-or-harder triplet, learnt from
+    assert float(loss(at_angles(0, 30, 20, 100), LABELS)) > 0.0
+    assert float(loss.mining_diagnostics()["mining/active_fraction"]) > 0.0
+
+
+@pytest.mark.parametrize("name", ["contrastive", "multi_similarity", "batch_hard_triplet"])
+def test_every_mining_loss_reports_a_fraction_in_the_unit_interval(name: str) -> None:
+    loss = create_loss(name)
+    loss(at_angles(0, 40, 20, 100), LABELS)
+    fraction = float(loss.mining_diagnostics()["mining/active_fraction"])
+    assert 0.0 <= fraction <= 1.0
+
+
+def test_a_loss_without_mining_reports_nothing() -> None:
+    loss = create_loss("ntxent")
+    loss(at_angles(0, 40, 20, 100), LABELS)
+    assert loss.mining_diagnostics() == {}
