@@ -62,6 +62,9 @@ def main() -> None:
     seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
     st.markdown(f"{len(runs)} runs · steps {steps} · seeds {seeds} · mean ± std over seeds")
     st.dataframe(display_table(experiment, values), hide_index=True, width="stretch")
+    with st.expander(f"The {len(runs)} runs used (every finished run tagged for it)"):
+        used = [c for c in ("run_id", "variant", "seed", "steps", "dataset") if c in runs]
+        st.dataframe(runs[used], hide_index=True, width="stretch")
 
     st.subheader("Claims")
     scales = {m.key: 100.0 if m.percent else 1.0 for m in experiment.metrics}

@@ -41,6 +41,7 @@ def test_table_claims_and_chart_of_an_experiment(store):
     app.selectbox(key="report.experiment").set_value("isotropic").run()
     assert not app.exception and not app.error
     table = app.dataframe[0].value.set_index("variant")
+    assert len(app.dataframe[1].value) == table["n"].sum()  # the runs used, listed
     assert table.loc["softmax", "n"] == 2
     assert table.loc["softmax", "classifier acc"] == "91.00 ± 1.41"
     assert table.loc["softmax + isotropic", "train norm var"] == "1.50 ± 0.707"
