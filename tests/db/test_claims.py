@@ -28,7 +28,9 @@ def _race(home: str, run_id: str, barrier, results) -> None:
 def test_processes_racing_for_a_queued_run_exactly_one_trains_it(tmp_path: Path, config):
     home = str(tmp_path / "home")
     store = RunStore(home)
-    context = multiprocessing.get_context("fork")
+    # forkserver: children of a clean process (a fork of this one, which has run DuckDB
+    # queries, could inherit its DuckDB state mid-operation; the ended run queries it)
+    context = multiprocessing.get_context("forkserver")
     results = context.Queue()
     wins = {}
     for _ in range(ROUNDS):
