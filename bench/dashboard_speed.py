@@ -171,7 +171,8 @@ LIVE_CHART = ".spherescope-live-chart"  # the Run page's charts (app.panels.live
 DRAWN_CHART = f"{CHART} canvas, {CHART} svg"
 DRAWN_LIVE_CHART = f"{LIVE_CHART} canvas"
 FIRST_CONTENT = {
-    "runs": ('[data-testid="stDataFrame"]', '[data-testid="stDataFrame"]'),
+    # the first screenful is a plain table (app.panels.runs_preview), then the grid
+    "runs": (".spherescope-runs-preview", ".spherescope-runs-preview"),
     "run": (LIVE_CHART, DRAWN_LIVE_CHART),
     "compare": (CHART, DRAWN_CHART),
     "geometry": (CHART, DRAWN_CHART),

@@ -83,6 +83,29 @@ function themed() {
   };
 }
 
+// The zoom lives in the page's URL (?zoom=step:120,480), so a reload or a pasted link
+// opens the charts zoomed the same way; it names its x field, so another x axis
+// ignores it.
+function linkedZoom() {
+  const text = new URLSearchParams(window.location.search).get("zoom") || "";
+  const match = text.match(/^(\w+):(-?[\d.e+-]+),(-?[\d.e+-]+)$/);
+  if (!match) return [null, null];
+  const range = [Number(match[2]), Number(match[3])];
+  return range.every(Number.isFinite) ? [`zoom_${match[1]}`, range] : [null, null];
+}
+
+function shareZoom(signal, range) {
+  const url = new URL(window.location.href);
+  if (range && signal) {
+    const field = signal.replace(/^zoom_/, "");
+    const [low, high] = range.map((v) => Number(Number(v).toPrecision(6)));
+    url.searchParams.set("zoom", `${field}:${low},${high}`);
+  } else {
+    url.searchParams.delete("zoom");
+  }
+  window.history.replaceState(window.history.state, "", url);
+}
+
 class LiveGrid {
   constructor(parent) {
     this.root = document.createElement("div");
@@ -110,8 +133,7 @@ class LiveGrid {
     this.queue = Promise.resolve();
     // The linked x range and the zoom signal it belongs to (null when not zoomed): a
     // range in steps means nothing on a time axis, so charts of another x start whole.
-    this.zoom = null;
-    this.zoomSignal = null;
+    [this.zoomSignal, this.zoom] = linkedZoom();
     this.lastStep = 0;
     this.feed = null;
     this.timer = null;
@@ -237,6 +259,7 @@ class LiveGrid {
     if (sameRange(value, this.zoom) && this.zoomSignal === source.zoom) return;
     this.zoom = value;
     this.zoomSignal = source.zoom;
+    shareZoom(source.zoom, value);
     for (const held of this.views.values()) {
       if (held === source || held.zoom !== source.zoom) continue;
       if (sameRange(held.view.signal(held.zoom), value)) continue;

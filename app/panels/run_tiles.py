@@ -96,7 +96,7 @@ def tiles(record: Any) -> None:
         f'<div class="spherescope-tiles" style="{_ROW}">{cells}</div>',
         unsafe_allow_html=True,
     )
-    if record.progress_total:
+    if record.progress_total or record.status == "finished":  # a bar means something
         st.progress(data.run_progress(record.status, where.step, where.total), text=where.text)
     device = record.device or record.run_info.get("device") or "–"
     host = record.host or "–"

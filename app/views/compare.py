@@ -73,7 +73,11 @@ def main() -> None:
         key="compare.metrics",
         format_func=data.metric_choice_label,
     )
-    _link(runs=run_ids, metrics=metrics)
+    linked = ui.query_ids("runs")
+    if [r for r in linked if r in labels] == run_ids and len(linked) > len(run_ids):
+        _link(metrics=metrics)  # a link naming unknown runs stays, with its warning
+    else:
+        _link(runs=run_ids, metrics=metrics)
     controls, _ = chart_controls("compare")
     smoothing, log_y, x_axis = controls.smoothing, controls.log_y, controls.x
     diff = data.config_diff(run_ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import data, launch_form, ui
+from app import data, launch_checks, launch_form, ui
 from app.panels import run_on
 from app.presets import PRESETS
 from app.sweep_form import sweep_size, sweep_widgets
@@ -58,7 +58,14 @@ def main() -> None:
     if error:
         tabs = " and ".join(launch_form.error_tabs(error))
         st.error(f"Invalid config (tab {tabs or 'Data'}) — {error}", icon=":material/block:")
-    blocked = error or sweep_problem
+    unusual = [] if error else launch_checks.absurd_settings(config)
+    for line in unusual:
+        st.warning(line, icon=":material/warning:")
+    confirmed = not unusual or st.checkbox(
+        "Launch with these settings anyway", key="launch.confirm"
+    )
+    _estimate(config)
+    blocked = error or sweep_problem or (None if confirmed else "confirm the unusual settings")
     if slurm_request is not None and sweep:
         blocked = blocked or "sweeps run on the workers; a SLURM job is one run"
     label = f"Launch sweep ({plural(sweep_size(grid, seeds), 'run')})" if sweep else "Launch run"
@@ -100,7 +107,33 @@ def main() -> None:
     # -- where the runs went ---------------------------------------------------------
     launched = st.session_state.get(LAUNCHED)
     if launched:
+        if launch_preset or launch_clicked:  # said where the user is: by the button
+            _toast_launched(launched)
         _show_launched(launched)
+
+
+def _estimate(config: dict) -> None:
+    guess = launch_checks.estimate(config, data.runs())
+    if guess is None:
+        st.caption("Estimated duration: unknown until a run of this model has trained here.")
+        return
+    st.caption(
+        f"Estimated duration ≈ {ui.format_seconds(guess.seconds)} at "
+        f"{guess.steps_per_s:,.3g} steps/s (median of the last "
+        f"{plural(guess.runs, 'run')} of `{guess.model}` here)."
+    )
+
+
+def _toast_launched(launched: dict) -> None:
+    """A toast (in view wherever the page is scrolled) with a link to the first run."""
+    ids = launched["ids"]
+    first = ids[0]
+    more = f" and {plural(len(ids) - 1, 'more run')}" if len(ids) > 1 else ""
+    st.toast(
+        f"Launched [{first}](run?run_id={first}){more}.",
+        icon=":material/rocket_launch:",
+        duration="long",
+    )
 
 
 def _show_launched(launched: dict) -> None:

@@ -11,6 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from app.panels import claim_evidence
 from db.experiment_runs import experiment_runs, experiment_values
 from db.store import RunStore
 from sphere_engine.experiments import (
@@ -37,7 +38,8 @@ def _load(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     runs = experiment_runs(store, EXPERIMENT_TAG + name, VARIANT_TAG)
     evals, statistics = experiment.metric_sources()
     values = experiment_values(store, runs, evals, statistics)
-    return runs.drop(columns=["config"]), values
+    datasets = [((c or {}).get("data") or {}).get("name", "") for c in runs["config"]]
+    return runs.assign(dataset=datasets).drop(columns=["config"]), values
 
 
 def main() -> None:
@@ -60,11 +62,17 @@ def main() -> None:
     seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
     st.markdown(f"{len(runs)} runs · steps {steps} · seeds {seeds} · mean ± std over seeds")
     st.dataframe(display_table(experiment, values), hide_index=True, width="stretch")
+    with st.expander(f"The {len(runs)} runs used (every finished run tagged for it)"):
+        used = [c for c in ("run_id", "variant", "seed", "steps", "dataset") if c in runs]
+        st.dataframe(runs[used], hide_index=True, width="stretch")
 
     st.subheader("Claims")
+    scales = {m.key: 100.0 if m.percent else 1.0 for m in experiment.metrics}
     for verdict in check_claims(experiment, values):
-        icon = _ICONS.get(verdict.verdict, ":material/help:")
-        st.markdown(f"{icon} **{verdict.verdict}**: {verdict.claim.text} — {verdict.detail}")
+        shown, found = claim_evidence.judged(verdict.verdict, verdict.claim, values, scales)
+        icon = _ICONS.get(shown, ":material/help:")
+        st.markdown(f"{icon} **{shown}**: {verdict.claim.text} — {verdict.detail}")
+        st.caption(" · ".join(e.text() for e in found))
 
     st.subheader("Per variant")
     labels = [m.label for m in experiment.metrics]
@@ -74,12 +82,28 @@ def main() -> None:
         low=lambda t: t["mean"] - t["std"].fillna(0), high=lambda t: t["mean"] + t["std"].fillna(0)
     )
     order = [v.name for v in experiment.variants]
+    measured_on = ", ".join(sorted(set(runs["dataset"]) - {""})) or "this store's data"
     base = alt.Chart(chosen).encode(y=alt.Y("variant:N", sort=order, title=None))
     bars = base.mark_bar().encode(x=alt.X("mean:Q", title=metric), tooltip=["mean", "std", "n"])
     spread = base.mark_errorbar().encode(x="low:Q", x2="high:Q")
-    paper = base.mark_tick(color="red", thickness=2).encode(x="paper:Q")
-    st.altair_chart(bars + spread + paper, width="stretch")
-    st.caption("Bars: measured mean; whiskers: ± one seed std; red ticks: the paper's value.")
+    measured = (bars + spread).properties(title=f"Measured on {measured_on}")
+    # The paper's values in their own panel: its datasets are not the ones measured here
+    # (its ticks beside another dataset's bars read as a comparison they are not).
+    paper_values = chosen.dropna(subset=["paper"])
+    if paper_values.empty:
+        st.altair_chart(measured, width="stretch")
+    else:
+        paper = (
+            alt.Chart(paper_values)
+            .mark_bar(color="#d62728")
+            .encode(
+                y=alt.Y("variant:N", sort=order, title=None),
+                x=alt.X("paper:Q", title=f"{metric} (paper)"),
+            )
+            .properties(title="The paper's values (its own datasets)")
+        )
+        st.altair_chart(alt.vconcat(measured, paper), width="stretch")
+    st.caption("Bars: measured mean; whiskers: ± one seed std; below: the paper's value.")
 
     if "loss_pairs" in experiment.analyses:
         pairs = paired_effects(experiment, values)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import data, launch_form, ui
 from app.data.slurm_states import refresh_slurm_states
-from app.panels import runs_columns
+from app.panels import runs_columns, runs_preview
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled", "lost")
 CONFIRM_DELETE = "runs.confirm_delete"
@@ -31,7 +31,19 @@ def main() -> None:
         )
     active = bool(everything["status"].isin(data.ACTIVE_STATUSES).any())
     config_columns, metric_filter = runs_columns.controls(everything)
-    _table(search, tuple(status), tag, kind, live=active, extra=(config_columns, metric_filter))
+    first = ui.first_paint("runs")  # the first screenful without the grid, then the rest
+    _table(
+        search,
+        tuple(status),
+        tag,
+        kind,
+        live=active and not first,
+        extra=(config_columns, metric_filter),
+        first=first,
+    )
+    if first:
+        ui.follow_up()
+        return
     _actions(everything)
 
 
@@ -43,6 +55,7 @@ def _table(
     *,
     live: bool,
     extra: tuple[list[str], runs_columns.MetricFilter],
+    first: bool = False,
 ) -> None:
     config_columns, metric_filter = extra
 
@@ -64,6 +77,9 @@ def _table(
         shown = metric_filter.apply(shown).reset_index(drop=True)
         if shown.empty:
             st.info("No run reaches that final value.", icon=":material/info:")
+            return
+        if first:
+            runs_preview.preview(shown)
             return
         # Tags are edited in the table (comma-separated); every other column is read-only.
         st.data_editor(

@@ -31,7 +31,12 @@ def dashboard(**query: str) -> AppTest:
 
 
 def shows_runs(app: AppTest, filled) -> bool:
-    return bool(app.dataframe) and filled.sec in set(app.dataframe[0].value["run_id"])
+    """The runs are listed: in the grid, or in the first screenful drawn before it."""
+    from app.panels.runs_preview import CSS_CLASS
+
+    if app.dataframe:
+        return filled.sec in set(app.dataframe[0].value["run_id"])
+    return any(CSS_CLASS in m.value and filled.sec in m.value for m in app.markdown)
 
 
 def test_loopback_stays_open(filled, bound_to, monkeypatch) -> None:

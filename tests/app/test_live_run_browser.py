@@ -172,6 +172,14 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
         low, high = zoomed[0]
         assert high - low < 0.8 * (full[0][1] - full[0][0]), zoomed  # zoomed in
         assert all(d == pytest.approx(zoomed[0]) for d in zoomed), zoomed  # all of them
+        # The zoom is in the URL: a reload (or the link) opens the charts zoomed alike.
+        assert "zoom=step" in page.url, page.url
+        page.reload()
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        assert _flat(page.evaluate(_X_DOMAINS_JS)) == pytest.approx(_flat(zoomed), rel=1e-4)
+        kept = page.evaluate(_KEEP_VIEWS_JS)
+        box = charts.nth(0).bounding_box()
         _log(store, run_id, range(101, 121))
         page.get_by_text("up to step 120").first.wait_for(timeout=30_000)
         page.wait_for_timeout(1000)

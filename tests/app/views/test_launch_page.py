@@ -259,3 +259,34 @@ def test_labels_are_readable_and_counts_are_pluralised(home):
     assert app.number_input(key="lf0.objective.options.loss.triplet.margin").label == "Margin"
     app.selectbox(key="launch.preset").set_value("smoke").run()
     assert app.button(key="launch.preset.go").label == "Launch preset (1 run)"
+
+
+def test_absurd_settings_are_confirmed_before_launch_and_the_launch_toasts_a_link(home, launched):
+    """Issue 27 item 6: 10M steps or lr ≥ 10 are warned about and launch only once
+    confirmed; the launch says so in a toast (in view wherever the page is scrolled)
+    with a link to the run."""
+    app = open_page("views/launch.py")
+    app.number_input(key="lf0.training.steps").set_value(10_000_000).run()
+    assert any("training.steps` = 10,000,000" in w for w in texts(app.warning))
+    assert app.button(key="launch.go").disabled
+    app.checkbox(key="launch.confirm").check().run()
+    assert not app.button(key="launch.go").disabled
+    app.button(key="launch.go").click().run()
+    assert len(launched["launch"]) == 1
+    toasts = [t.value for t in app.toast]
+    assert any("Launched [" in t and "](run?run_id=" in t for t in toasts), toasts
+
+
+def test_the_estimated_duration_comes_from_recent_runs_of_the_model(filled):
+    from app import data, launch_checks
+
+    config = data.run(filled.sec).config
+    frame = data.runs()
+    guess = launch_checks.estimate({**config, "training": {"steps": 6000}}, frame)
+    assert guess is not None and guess.model == config["model"]["name"]
+    assert guess.seconds == pytest.approx(6000 / guess.steps_per_s)
+    other = {**config, "model": {"name": "no-such-model"}, "training": {"steps": 10}}
+    assert launch_checks.estimate(other, frame) is None
+    assert launch_checks.absurd_settings({"optimizer": {"lr": 10}}) == [
+        "`optimizer.lr` = 10 is an unusually large learning rate (≥ 10)."
+    ]

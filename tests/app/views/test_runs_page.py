@@ -113,3 +113,19 @@ def test_config_columns_metric_filter_and_tags_edited_in_the_table(filled):
     row = shown["run_id"].tolist().index(filled.plain)
     runs_columns.save_tag_edits(shown, {"edited_rows": {row: {"tags": "baseline, keep "}}})
     assert data.store().get_run(filled.plain).tags == ["baseline", "keep"]
+
+
+def test_the_first_screenful_is_drawn_without_the_grid(filled):
+    """Issue 27 item 10: a fresh Runs page paints its newest runs as a plain table (the
+    grid component's code was most of its time to first content); the grid follows."""
+    from app_fixtures import APP_MAIN
+    from streamlit.testing.v1 import AppTest
+
+    from app.panels.runs_preview import CSS_CLASS
+
+    app = AppTest.from_file(str(APP_MAIN), default_timeout=60).run()  # Runs: the default
+    assert not app.exception and not app.dataframe
+    (table,) = [m.value for m in app.markdown if CSS_CLASS in m.value]
+    assert f"run?run_id={filled.sec}" in table and "sec run" in table
+    app.run()  # the follow-up
+    assert len(app.dataframe) == 1 and not any(CSS_CLASS in m.value for m in app.markdown)
