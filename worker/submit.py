@@ -187,3 +187,26 @@ def cancel(run_id: str, *, store: RunStore | None = None) -> str:
         with contextlib.suppress(ValueError):
             store.set_status(run_id, "cancelled", "cancelled before it started")
     return store.get_run(run_id).status
+
+
+def submit_to_slurm(
+    config: Mapping[str, Any],
+    request: Mapping[str, Any],
+    name: str | None,
+    tags: Sequence[str],
+    *,
+    store: RunStore,
+) -> str:
+    """Validate ``config`` and submit it as a SLURM job (``worker.slurm``); the run id.
+    A bad request, or SLURM's refusal, raises ``ValueError`` with one line."""
+    from worker.slurm import SlurmRequest
+    from worker.slurm.submit import submit_slurm
+
+    return submit_slurm(dict(config), SlurmRequest(**request), name, tags, store=store)
+
+
+def refresh_slurm_states(store: RunStore) -> None:
+    """Ask SLURM about the store's SLURM runs once (pending reasons, ended jobs)."""
+    from worker.slurm.states import refresh_slurm_runs
+
+    refresh_slurm_runs(store)

@@ -64,12 +64,11 @@ def launch_sweep(
 def submit_slurm_run(
     config: Mapping[str, Any], request: Mapping[str, Any], *, name: str | None, tags: Sequence[str]
 ) -> str:
-    """Validate and submit one run as a SLURM job (``worker.slurm``); its id. A bad
-    request or a refusal by SLURM raises ``ValueError`` with one line."""
-    from worker.slurm import SlurmRequest
-    from worker.slurm.submit import submit_slurm
+    """Validate and submit one run as a SLURM job; its id. A bad request or a refusal
+    by SLURM raises ``ValueError`` with one line."""
+    from worker.submit import submit_to_slurm
 
-    run_id = submit_slurm(dict(config), SlurmRequest(**request), name, tags, store=store())
+    run_id = submit_to_slurm(config, request, name, tags, store=store())
     _clear_listings()
     return run_id
 

@@ -1,6 +1,6 @@
 """The dashboard asks SLURM itself about its SLURM runs (at most every
 ``REFRESH_S`` seconds, for every page together): on a login node the dashboard may run
-without any worker, whose reaper would otherwise be the one to ask (``worker.slurm.states``:
+without any worker, whose reaper would otherwise be the one to ask (``worker.submit``:
 pending reasons recorded, runs whose job ended closed with SLURM's reason)."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ def refresh_slurm_states(home: str) -> None:
     """One pass over the store at ``home`` (its cache key); nothing without ``squeue``."""
     if shutil.which("squeue") is None:
         return
-    from worker.slurm.states import refresh_slurm_runs
+    from worker.submit import refresh_slurm_states as refresh
 
     try:
-        refresh_slurm_runs(store())
+        refresh(store())
     except Exception:  # a page must not fail because SLURM did not answer
         log.exception("SLURM states not refreshed")
