@@ -55,6 +55,8 @@ def record_findings_quietly(store: RunStore, run_id: str) -> None:
     """``record_findings`` at a run's end: a diagnosis never fails the run it diagnoses."""
     try:
         record_findings(store, run_id)
+    except OSError as error:  # a full disk: the run's end says so, in one line
+        log.warning("run %s: findings not stored: %s", run_id, error)
     except Exception:
         log.exception("run %s: findings could not be evaluated", run_id)
 

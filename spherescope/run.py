@@ -462,6 +462,11 @@ class Run:
         assert self._lifecycle is not None
         with contextlib.suppress(Exception):  # normally closed already; never twice
             self._delivery.close()
+        if self.step is not None:
+            # the last step, whether or not a heartbeat came after it (a short run ends
+            # within one interval); a full disk is recorded by the end below
+            with contextlib.suppress(OSError):
+                _ProgressBeat(self).heartbeat(self.id)
         try:
             self._lifecycle.finish(error)
         except Exception as late:

@@ -107,9 +107,9 @@ def train_command(
     except (TrainingDivergedError, ValueError, StoreWriteError, OSError) as error:
         # Recorded as the worker does; one line (a full disk names the file it was writing).
         progress.close()
-        print(f"\nerror: {error}", file=sys.stderr)
         found = stored_run_findings(store, run_id)
         print(format_findings(found), file=sys.stderr)
+        print(f"\nerror: {error}", file=sys.stderr)  # last: what a log's tail shows
         return _report(
             as_json, {**report, "error": str(error), "findings": findings_json(found)}, 1
         )
