@@ -51,6 +51,15 @@ class Backbone(nn.Module):
         #: Weight-file keys the model replaces on purpose (a new stem): skipped on load.
         self.reinitialised_keys: set[str] = set()
 
+    @classmethod
+    def check_image_shape(cls, input_shape: tuple[int, ...], name: str) -> None:
+        """The one refusal of inputs an image backbone cannot take."""
+        if len(input_shape) != 3 or min(input_shape[1:]) < cls.min_image_size:
+            raise ValueError(
+                f"input_shape: {tuple(input_shape)!r} is not allowed for {name}; it needs "
+                f"images (C, H, W) with H, W >= {cls.min_image_size}"
+            )
+
     def weights_module(self) -> nn.Module:
         """The module whose state dict official weight files hold (classifier dropped)."""
         return self.features

@@ -168,11 +168,7 @@ class BNInception(Backbone):
         weight_norm: bool = False,
         pooling: PoolingName = "avg",
     ) -> None:
-        if len(input_shape) != 3 or min(input_shape[1:]) < self.min_image_size:
-            raise ValueError(
-                f"input_shape: {tuple(input_shape)!r} is not allowed for bninception; it "
-                f"needs images (C, H, W) with H, W >= {self.min_image_size}"
-            )
+        self.check_image_shape(input_shape, "bninception")
         trunk = BNInceptionTrunk(input_shape[0])
         super().__init__(
             trunk, trunk.num_features, embedding_dim, embedding_bn, weight_norm, pooling

@@ -50,11 +50,7 @@ class TimmBackbone(Backbone):
         pooling: PoolingName = "avg",
         model_args: dict[str, Any] | None = None,
     ) -> None:
-        if len(input_shape) != 3:
-            raise ValueError(
-                f"input_shape: {tuple(input_shape)!r} is not allowed for {self.timm_name}; "
-                "it needs images (C, H, W)"
-            )
+        self.check_image_shape(input_shape, self.timm_name)
         timm = _timm()
         args = {"num_classes": 0, "in_chans": input_shape[0], **(model_args or {})}
         try:

@@ -45,11 +45,7 @@ class TorchvisionResNet(Backbone):
         pooling: PoolingName = "avg",
         small_input: bool | None = None,
     ) -> None:
-        if len(input_shape) != 3:
-            raise ValueError(
-                f"input_shape: {tuple(input_shape)!r} is not allowed for {self.arch}; it "
-                "needs images (C, H, W)"
-            )
+        self.check_image_shape(input_shape, self.arch)
         channels = input_shape[0]
         if small_input is None:
             small_input = max(input_shape[1:]) <= SMALL_INPUT_SIDE
