@@ -91,11 +91,6 @@ class Evaluator:
                 evaluation.linear_probe_max_samples,
                 config.training.seed,
             )
-        if config.robustness.enabled and splits.pixel_range is None:
-            raise ValueError(
-                f"robustness.enabled: dataset {config.data.name!r} declares no valid input "
-                "range to attack within"
-            )
 
     @torch.no_grad()
     def embed(

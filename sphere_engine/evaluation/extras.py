@@ -80,8 +80,8 @@ def robustness_metrics(
     ``sphere_engine.robustness`` per attack and ε (pixel units)."""
     from sphere_engine.robustness import robustness_accuracy, robustness_recall
 
-    if pixel_range is None:
-        raise ValueError("robustness.enabled: the dataset declares no valid input range")
+    # validation refuses robustness for datasets without a pixel range (the one check)
+    assert pixel_range is not None, "robustness without a pixel range passed validation"
     pixel_model = PixelModel(model, pixel_range)
     pixels = pixel_range.to_pixels(inputs)
     targets = torch.as_tensor(labels, device=inputs.device)
