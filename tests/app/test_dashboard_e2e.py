@@ -155,8 +155,11 @@ def _launch_from_form(page, base: str, name: str, steps: int, eval_every: int) -
 
 
 def _status(page) -> str:
-    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
-    return values[0].strip() if values else ""
+    """The Run page's first tile ("Status"): its value."""
+    tiles = page.locator(".spherescope-tile")
+    if not tiles.count():
+        return ""
+    return tiles.first.locator("div").nth(1).inner_text().strip()
 
 
 def _logged_points(page) -> int:

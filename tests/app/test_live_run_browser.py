@@ -242,6 +242,12 @@ def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(stack, tmp_path):  #
         charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
         assert page.evaluate(_LAST_DRAWN_JS) == [20] * OVERVIEW_CHARTS
+        # the first row of charts at the top of the view (the tiles and findings above
+        # them fill the first screen), the second row more than the observer's 200 px
+        # margin below it, out of view
+        charts.first.evaluate("cell => cell.scrollIntoView({block: 'start'})")
+        page.set_viewport_size({"width": 1400, "height": 200})  # 2nd row > 200 px below
+        page.wait_for_timeout(500)
         _log(store, run_id, range(21, 41))
         page.get_by_text("up to step 40").first.wait_for(timeout=30_000)
         page.wait_for_timeout(1500)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import streamlit as st
 from app_fixtures import open_page, texts
 
 import worker.slurm.submit
@@ -61,6 +62,7 @@ def test_run_page_shows_the_job_its_pending_reason_and_requeues(home, store, mon
 
     store.set_status(run_id, "running", requeues=[{"at": time.time(), "step": 40}])
     write_scheduler_state(store.files, run_id, "RUNNING")
+    st.cache_data.clear()  # a reload within the run read's 1 s TTL would show the cached run
     app = open_page("views/run.py", {"run_id": run_id})
     assert any("Requeued by SLURM once" in t and "step 40" in t for t in texts(app.info))
 
