@@ -146,6 +146,9 @@ def chart_spec(chart: alt.TopLevelMixin) -> dict:
 
 def show_spec(spec: dict, *, compound: bool = False, key: str | None = None) -> None:
     """Render a Vega-Lite dict built by ``chart_spec`` and its "N of M points" note."""
+    if compound and "autosize" not in spec:
+        # Streamlit gives a wrapped ``concat`` "fit", which Vega refuses for compound views
+        spec = {**spec, "autosize": {"type": "pad", "contains": "padding"}}
     st.vega_lite_chart(spec, width="content" if compound else "stretch", key=key)
     note = (spec.get("usermeta") or {}).get("points_note")
     if note:

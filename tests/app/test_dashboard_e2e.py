@@ -190,6 +190,7 @@ class BrowserLog:
         self.hosts: set[str] = set()
         self.failed: list[str] = []
         self.errors: list[str] = []
+        self.page = page
         page.on("request", self._request)
         page.on("response", self._response)
         page.on("console", self._console)
@@ -205,7 +206,8 @@ class BrowserLog:
 
     def _console(self, message) -> None:
         if message.type == "warning" and "Autosize" in message.text:
-            self.errors.append(f"Vega: {message.text}")  # a compound chart asked to "fit"
+            # a compound chart asked to "fit"
+            self.errors.append(f"Vega: {message.text} ({urlsplit(self.page.url).path})")
         if message.type != "error":
             return
         where = urlsplit((message.location or {}).get("url", "")).path
@@ -323,8 +325,9 @@ def test_launch_watch_cancel_compare_geometry(stack):
             page.goto(f"{base}/geometry?run_id={first}")
             page.get_by_role("heading", name="Recorded analyses").wait_for(timeout=60_000)
             page.get_by_text(re.compile(rf"^Step {FIRST_STEPS}: ")).wait_for(timeout=30_000)
-            assert page.locator('[data-testid="stVegaLiteChart"]').count() == 3
-            page.locator(".spherescope-matrix canvas").wait_for(timeout=30_000)  # the 4th
+            # histogram, PCA, angles and the projector's PCA; the matrix is its own element
+            assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
+            page.locator(".spherescope-matrix canvas").wait_for(timeout=30_000)
             _settle(page)
             page.screenshot(path=str(ARTIFACTS / "geometry.png"), full_page=True)
             assert not page.get_by_text("Something went wrong").count()
