@@ -1,5 +1,6 @@
 """SLURM's word on the SLURM runs of a store: the state and reason of each one's job
-(``squeue``; ``sacct`` when accounting exists, for jobs squeue has forgotten), written
+(``squeue``; ``sacct`` for jobs squeue has forgotten, from the accounting storage or
+the job-completion log), written
 to ``scheduler.json``, and the runs whose job ended without ending them closed with
 SLURM's reason. Called by the reaper before the heartbeat rule, which spares the runs
 whose job SLURM still holds (a pending or requeued job has no heartbeat)."""
@@ -73,15 +74,25 @@ def job_states(job_ids: list[str]) -> dict[str, JobState]:
     return states
 
 
+#: sacct's sources: the accounting storage (slurmdbd), else the job-completion log
+#: (``JobCompType=jobcomp/filetxt``, ``sacct -c``), which lists every ended attempt of a
+#: job (a requeued one more than once; the last line is its latest)
+SACCT_SOURCES = (("-X",), ("-c",))
+
+
 def accounting_states(job_ids: list[str]) -> dict[str, JobState]:
-    """What ``sacct`` remembers of jobs squeue forgot ({} without accounting)."""
-    try:
-        output = run_slurm(
-            "sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State,Reason"
-        )
-    except SlurmError:  # no accounting storage on this cluster
-        return {}
-    return _parse(output)
+    """What ``sacct`` remembers of jobs squeue forgot ({} where the cluster keeps neither
+    accounting nor a job-completion log)."""
+    listed = ",".join(job_ids)
+    for source in SACCT_SOURCES:
+        try:
+            output = run_slurm(
+                "sacct", "-n", "-P", *source, "-j", listed, "-o", "JobID,State,Reason"
+            )
+        except SlurmError:  # "Slurm accounting storage is disabled", or no jobcomp log
+            continue
+        return _parse(output)
+    return {}
 
 
 def slurm_runs(store: RunStore) -> list[RunRecord]:
