@@ -122,7 +122,7 @@ class SlurmCluster:
             f"JobCompLoc={logs / 'jobcomp.txt'}",
             "SlurmdParameters=config_overrides",
             "MpiDefault=none",
-            "ReturnToService=2",
+            "ReturnToService=1",  # a node set DOWN stays down until RESUME (a failure)
             "SwitchType=switch/none",
             "MinJobAge=600",
             "KillWait=30",
@@ -175,6 +175,19 @@ class SlurmCluster:
         self._spawn("slurmd", "-D", "-f", str(self.conf), "-N", self.hostname)
         self._wait(self._node_idle, "slurmd", timeout_s)
         return self
+
+    def return_node(self, timeout_s: float = 90.0) -> None:
+        """Bring the node back after a test set it down: SLURM refuses to resume it while
+        the killed jobs' processes are still ending (KillWait), so ask until it is idle."""
+        deadline = time.monotonic() + timeout_s
+        while not self._node_idle():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node {self.hostname} did not return: {self._node_states()}")
+            self._run("scontrol", "update", f"NodeName={self.hostname}", "State=RESUME")
+            time.sleep(1)
+
+    def _node_states(self) -> str:
+        return self._run("sinfo", "-h", "-N", "-o", "%t|%E").stdout.strip()
 
     def _node_idle(self) -> bool:
         done = self._run("sinfo", "-h", "-N", "-o", "%t")
