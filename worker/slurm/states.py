@@ -112,7 +112,7 @@ def refresh_slurm_runs(store: RunStore) -> set[str]:
     except SlurmError as error:  # SLURM unreachable: spare them all, say why once
         log.warning("SLURM runs not checked: %s", error)
         return {r.run_id for r in records if r.status != "lost"}
-    alive = set()
+    alive, requeued = set(), []
     for record in records:
         job = str(record.executor["job_id"])
         state = states.get(job)
@@ -121,14 +121,37 @@ def refresh_slurm_runs(store: RunStore) -> set[str]:
                 _close(store, record, "lost", f"SLURM no longer knows job {job}")
             continue  # running: the heartbeat rule decides
         write_scheduler_state(store.files, record.run_id, state.state, state.reason)
-        if state.state in ALIVE:
+        if state.state == "PENDING" and record.status == "running":
+            requeued.append(record)  # pending again while its run ran: why did it stop?
+        elif state.state in ALIVE:
             alive.add(record.run_id)
         elif state.state in ENDED and record.status != "lost":
-            status, template = ENDED[state.state]
-            minutes = record.executor.get("limits", {}).get("time_min", "?")
-            why = f" ({state.reason})" if state.reason not in ("", "None") else ""
-            message = template.format(job=job, why=why, minutes=minutes)
-            _close(store, record, status, message)
+            _close_as_ended(store, record, state)
+    return alive | _requeued_alive(store, requeued)
+
+
+def _close_as_ended(store: RunStore, record: RunRecord, state: JobState) -> None:
+    status, template = ENDED[state.state]
+    minutes = record.executor.get("limits", {}).get("time_min", "?")
+    why = f" ({state.reason})" if state.reason not in ("", "None") else ""
+    message = template.format(job=record.executor["job_id"], why=why, minutes=minutes)
+    _close(store, record, status, message)
+
+
+def _requeued_alive(store: RunStore, records: list[RunRecord]) -> set[str]:
+    """Runs whose job SLURM requeued: alive (they resume when it starts again), but for
+    those whose last attempt a node failure ended (sacct says NODE_FAIL: the job died
+    with its node, no process of it recorded the end), which end ``lost`` with it."""
+    if not records:
+        return set()
+    attempts = accounting_states([str(r.executor["job_id"]) for r in records])
+    alive = set()
+    for record in records:
+        last = attempts.get(str(record.executor["job_id"]))
+        if last is not None and last.state == "NODE_FAIL":
+            _close_as_ended(store, record, last)
+        else:
+            alive.add(record.run_id)
     return alive
 
 

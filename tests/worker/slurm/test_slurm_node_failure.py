@@ -1,7 +1,8 @@
 """A node that fails under a running SLURM run (the real cluster of conftest, its one
 node set down with a reason, returned in the end): the run ends ``lost`` with SLURM's
 reason, and ``sacct`` (the job-completion log: this cluster has no slurmdbd) reports the
-attempt the node failure ended."""
+attempt the node failure ended, which the reaper reads for a run whose job died with
+its node without a word."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from slurm_cluster import SlurmCluster
 from test_slurm_runs import at_step, config_file, submit
 from worker_fixtures import wait_status
 
+from db.executor import write_executor
 from db.store import RunStore
+from worker.reaper import reap_lost
 from worker.slurm.states import _parse, accounting_states
 
 pytestmark = pytest.mark.slow
@@ -23,14 +26,21 @@ def test_a_node_failure_ends_the_run_lost_with_slurms_reason(
 ) -> None:
     run_id = submit(capsys, config_file(tmp_path, steps=1_000_000), "--time", "5")
     job = store.get_run(run_id).executor["job_id"]
+    # a run whose job dies with its node without a word (no process records its end):
+    # a plain job standing for it, its run left running
+    silent = store.create_run({}, "dies with its node", status="running")
+    raw = slurm.command("sbatch", "--parsable", "--requeue", "--wrap", "sleep 300").strip()
+    write_executor(store.files, silent, {"executor": "slurm", "job_id": raw})
     at_step(store, run_id, 3)
     node = slurm.hostname
     try:
         slurm.command("scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=disk on fire")
         record = wait_status(store, run_id, {"finished", "failed", "cancelled", "lost"}, 90)
         ended = accounting_states([job])  # read while SLURM holds the requeued job pending
+        reap_lost(store, max_age_s=3600)  # squeue: pending again; sacct: NODE_FAIL
+        assert store.get_run(silent).status_message == f"SLURM: the node of job {raw} failed"
     finally:
-        slurm.command("scancel", job)  # SLURM requeued it: it must not start again
+        slurm.command("scancel", job, raw)  # SLURM requeued them: they must not start again
         slurm.return_node()
     assert record.status == "lost", record.status_message
     step = int(record.status_message.rsplit(" ", 1)[-1])
