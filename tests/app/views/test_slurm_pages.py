@@ -78,3 +78,12 @@ def test_runs_table_says_where_a_run_runs_and_why_it_waits(home, store):
     assert table.loc["slurm run", "runs on"] == "SLURM 4242 (gpu)"
     assert table.loc["slurm run", "message"] == "SLURM job 4242 pending: Priority"
     assert table.loc["worker run", "runs on"] == ""
+
+
+def test_the_limits_of_a_job_of_several_nodes_count_gpus_per_node() -> None:
+    from app.data.executor import limits_text
+
+    record = {"executor": {"limits": {"time_min": 600, "gpus": 4, "nodes": 2}}}
+    assert limits_text(record) == "600 min · 4 GPUs per node · 2 nodes"
+    record = {"executor": {"limits": {"time_min": 30, "gpus": 1, "nodes": 1}}}
+    assert limits_text(record) == "30 min · 1 GPU · 1 node"
