@@ -50,21 +50,25 @@ def png_bytes(image: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def _checked_images(samples: Sequence[int], images: object) -> tuple[np.ndarray, np.ndarray]:
+def checked_images(
+    samples: Sequence[int], images: object, what: str = "thumbnails"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``samples`` as int64 ids and ``images`` as uint8 pixels; a one-line ValueError
+    naming the field otherwise."""
     ids = np.asarray(samples)
     pixels = np.asarray(images)
     if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"thumbnails: samples must be a 1-D array of integer ids; got {ids!r}")
+        raise ValueError(f"{what}: samples must be a 1-D array of integer ids; got {ids!r}")
     if pixels.dtype != np.uint8 or pixels.ndim not in (3, 4) or len(pixels) != len(ids):
         raise ValueError(
-            f"thumbnails: images must be uint8 of shape (n, h, w) or (n, h, w, C) with n = "
+            f"{what}: images must be uint8 of shape (n, h, w) or (n, h, w, C) with n = "
             f"{len(ids)} samples; got {pixels.dtype} {pixels.shape}"
         )
     if pixels.ndim == 4 and pixels.shape[3] not in (1, 3):
-        raise ValueError(f"thumbnails: images need 1 or 3 channels; got {pixels.shape[3]}")
+        raise ValueError(f"{what}: images need 1 or 3 channels; got {pixels.shape[3]}")
     if max(pixels.shape[1:3]) > MAX_SIDE:
         raise ValueError(
-            f"thumbnails: images of at most {MAX_SIDE} pixels a side; got {pixels.shape[1:3]}"
+            f"{what}: images of at most {MAX_SIDE} pixels a side; got {pixels.shape[1:3]}"
         )
     return ids.astype(np.int64), pixels
 
@@ -73,7 +77,7 @@ def write_thumbnails(store: RunStore, run_id: str, samples: Sequence[int], image
     """Append ``images`` of ``samples`` to the run's thumbnails; returns the part."""
     if not store.exists(run_id):
         raise ValueError(f"run {run_id!r} does not exist in {store.home}")
-    ids, pixels = _checked_images(samples, images)
+    ids, pixels = checked_images(samples, images)
     table = pa.table(
         {
             "sample": pa.array(ids),

@@ -32,6 +32,15 @@ class QueryResults:
     queries: dict[str, np.ndarray]
     classes: dict[str, np.ndarray]
 
+    def with_sample_ids(self, ids: np.ndarray) -> QueryResults:
+        """The same results with each row number (``query``, ``neighbors``) replaced by
+        ``ids[row]``: the caller's own sample ids (the SDK's ``sample_ids``)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        queries = dict(self.queries)
+        queries["query"] = ids[queries["query"]]
+        queries["neighbors"] = ids[queries["neighbors"]]
+        return QueryResults(queries, self.classes)
+
 
 @dataclass
 class QueryCollector:
