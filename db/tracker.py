@@ -178,6 +178,12 @@ class StoreTracker:
 
         store_query_results(self.store, self.run_id, _check_step(step), results)
 
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        """Small images of samples, written at once as PNGs (``db.thumbnails``)."""
+        from db.thumbnails import write_thumbnails
+
+        write_thumbnails(self.store, self.run_id, samples, images)
+
     def track_checkpoint(self, path: str, step: int) -> None:
         if not isinstance(path, str) or not path:
             raise ValueError(f"checkpoint path must be a non-empty string, got {path!r}")

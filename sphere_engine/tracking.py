@@ -90,6 +90,10 @@ class BaseTracker:
     def track_query_results(self, results: Any, step: int) -> None:
         """Per-query and per-class retrieval results (``metrics.per_query.QueryResults``)."""
 
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        """Small uint8 images (n × h × w × C) of the evaluated samples ``samples`` (the
+        ids the per-query results use), for the dashboard's strips."""
+
     def track_progress(self, step: int, total: int) -> None:
         pass
 
@@ -112,6 +116,7 @@ class InMemoryTracker(BaseTracker):
     progress: tuple[int, int] = (0, 0)
     flushes: int = 0
     query_results: list[tuple[int, Any]] = field(default_factory=list)  # (step, QueryResults)
+    thumbnails: dict[int, np.ndarray] = field(default_factory=dict)  # sample → image
 
     def track_run_info(self, info: Mapping[str, Any]) -> None:
         self.run_info.update(info)
@@ -140,6 +145,9 @@ class InMemoryTracker(BaseTracker):
 
     def track_query_results(self, results: Any, step: int) -> None:
         self.query_results.append((step, results))
+
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        self.thumbnails.update(zip((int(s) for s in samples), np.asarray(images), strict=True))
 
     def track_checkpoint(self, path: str, step: int) -> None:
         self.checkpoints.append((step, path))
@@ -205,6 +213,19 @@ class CompositeTracker(BaseTracker):
     def track_checkpoint(self, path: str, step: int) -> None:
         for tracker in self.trackers:
             tracker.track_checkpoint(path, step)
+
+    # optional methods: forwarded to the trackers that have them
+    def track_query_results(self, results: Any, step: int) -> None:
+        for tracker in self.trackers:
+            track = getattr(tracker, "track_query_results", None)
+            if track is not None:
+                track(results, step)
+
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        for tracker in self.trackers:
+            track = getattr(tracker, "track_thumbnails", None)
+            if track is not None:
+                track(samples, images)
 
     def track_progress(self, step: int, total: int) -> None:
         for tracker in self.trackers:

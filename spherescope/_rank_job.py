@@ -138,11 +138,11 @@ class RankJob:
         sample_ids: Any,
         dataset_size: int | None,
         shard_block: int,
-    ) -> tuple[Any, Any]:
-        """Every rank's shard, gathered (collective) with the padding duplicates
-        dropped; the shard itself when the ranks do not talk."""
+    ) -> tuple[Any, Any, Any]:
+        """Every rank's shard (embeddings, labels, sample ids), gathered (collective)
+        with the padding duplicates dropped; the shard itself when the ranks do not talk."""
         if not self.talks:
-            return embeddings, labels
+            return embeddings, labels, sample_ids
         union = gather_union(
             _tensor(embeddings, "embeddings"),
             _tensor(labels, "labels"),
@@ -151,7 +151,7 @@ class RankJob:
             dataset_size=dataset_size,
             block=shard_block,
         )
-        return union.embeddings, union.labels
+        return union.embeddings, union.labels, union.sample_ids
 
     def share(self, metrics: dict[str, float]) -> dict[str, float]:
         """Rank 0's metrics on every rank (collective when the ranks talk)."""

@@ -130,14 +130,22 @@ class Run:
         self._deliver()
 
     def log_mining(
-        self, active: Any, candidates: Any, step: int, hardest_neg_sim: Any = None
+        self,
+        active: Any,
+        candidates: Any,
+        step: int,
+        hardest_neg_sim: Any = None,
+        positive_sims: Any = None,
+        negative_sims: Any = None,
     ) -> None:
         """What the miner of a pair loss did at ``step``, as SphereScope's own losses log
         it: ``active`` pairs / triplets the loss learnt from (non-zero loss, or kept by
         the miner) out of ``candidates`` valid ones, each a count or a boolean mask
         (array or tensor) → ``mining/active_fraction``; ``hardest_neg_sim``: the mean
         cosine of each anchor's most similar negative. A run at 0 for long gets the
-        "dead loss" finding."""
+        "dead loss" finding. ``positive_sims`` / ``negative_sims``: the batch's positive
+        and negative pair cosines (any shape, array or tensor) → their distributions
+        over steps (``mining/pos_sim_hist/<bin>``, ``mining/neg_sim_hist/<bin>``)."""
         counts = [
             _count(name, value) for name, value in (("active", active), ("candidates", candidates))
         ]
@@ -149,7 +157,28 @@ class Run:
         values = {"mining/active_fraction": counts[0] / counts[1]}
         if hardest_neg_sim is not None:
             values["mining/hardest_neg_sim"] = hardest_neg_sim
+        if positive_sims is not None or negative_sims is not None:
+            from sphere_engine.diagnostics.similarity_histogram import similarity_fractions
+
+            values |= similarity_fractions(
+                _similarities("positive_sims", positive_sims),
+                _similarities("negative_sims", negative_sims),
+            )
         self.log(values, step)
+
+    def log_samples(self, sample_ids: Any, images: Any) -> None:
+        """Images of samples, shown for their ids in the retrieval explorer's strips:
+        ``sample_ids`` (n integers, the ids ``evaluate`` was given) and ``images``
+        uint8 (n × h × w, n × h × w × C with C 1 or 3, or a tensor n × C × h × w), at
+        most 256 pixels a side; stored as small PNGs. Rank 0's call writes them."""
+        from db.thumbnails import checked_images
+
+        ids, pixels = checked_images(_host_array(sample_ids), _image_array(images), "log_samples")
+        if self._lifecycle is None:
+            return
+        write = functools.partial(self._write_samples, ids, pixels)
+        self._post(write)
+        self._deliver()
 
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
@@ -201,7 +230,7 @@ class Run:
         self._note_step(step)
         if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's shard
             return {}
-        embeddings, labels = self._job.gather_evaluation(
+        embeddings, labels, sample_ids = self._job.gather_evaluation(
             embeddings, labels, sample_ids, dataset_size, shard_block
         )
         metrics: dict[str, float] = {}
@@ -215,6 +244,7 @@ class Run:
                 reference_labels=reference_labels,
                 vertices=vertices,
                 snapshot_size=snapshot_size,
+                sample_ids=sample_ids,
             )
         return self._job.share(metrics)
 
@@ -224,15 +254,27 @@ class Run:
         embeddings: Any,
         labels: Any,
         step: int,
+        sample_ids: Any = None,
         **options: Any,
     ) -> dict[str, float]:
+        from sphere_engine.evaluation.external import external_query_results
+        from sphere_engine.metrics.per_query import QueryCollector
+
         self._deliver(finish=True)  # the diagnostics before the evaluation
+        # leave-one-out keeps each query's neighbours for the explorer, by sample id
+        collector = QueryCollector() if options.get("reference") is None else None
         metrics, points, point_labels = evaluate_external(
             embeddings,
             labels,
+            collector=collector,
             **options,
         )
-        write = functools.partial(self._write_evaluation, dict(metrics), points, point_labels, step)
+        results = None
+        if collector is not None:
+            results = external_query_results(collector, embeddings, labels, sample_ids)
+        write = functools.partial(
+            self._write_evaluation, dict(metrics), points, point_labels, step, results
+        )
         self._post(write)
         self._deliver(finish=True)
         return metrics
@@ -353,11 +395,21 @@ class Run:
                 )
 
     def _write_evaluation(
-        self, metrics: dict[str, float], points: Any, point_labels: Any, step: int
+        self,
+        metrics: dict[str, float],
+        points: Any,
+        point_labels: Any,
+        step: int,
+        results: Any = None,
     ) -> None:
         self._writer.call(self._writer.tracker.track_eval, metrics, step)
+        if results is not None:
+            self._writer.call(self._writer.tracker.track_query_results, results, step)
         if len(point_labels):
             self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
+
+    def _write_samples(self, ids: Any, pixels: Any) -> None:
+        self._writer.call(self._writer.tracker.track_thumbnails, ids, pixels)
 
     def _note_step(self, step: Any) -> None:
         self._job.check()
@@ -434,3 +486,31 @@ def _number(name: str, value: Any) -> float:
 def _run_all(writes: list[Callable[[], None]]) -> None:
     for write in writes:
         write()
+
+
+def _host_array(values: Any) -> Any:
+    """An array or tensor as a NumPy array on the host."""
+    import numpy as np
+
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values)
+
+
+def _similarities(name: str, values: Any) -> Any:
+    import numpy as np
+
+    if values is None:
+        return np.zeros(0)
+    array = _host_array(values)
+    if not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"log_mining: {name} must be numbers (cosines); got {array.dtype}")
+    return array.astype(np.float64).reshape(-1)
+
+
+def _image_array(images: Any) -> Any:
+    """uint8 images as n × h × w (× C); a tensor n × C × h × w is turned channels-last."""
+    array = _host_array(images)
+    if hasattr(images, "detach") and array.ndim == 4 and array.shape[1] in (1, 3):
+        array = array.transpose(0, 2, 3, 1)
+    return array

@@ -28,3 +28,13 @@ OPTIMIZERS: tuple[str, ...] = typing.get_args(OptimizerName)
 def checkpoint_file_name(step: int) -> str:
     """The file a checkpoint of ``step`` is written to (names sort by step)."""
     return f"step_{step:08d}.pt"
+
+
+#: The retrieval explorer lists this many worst queries in each of these orders (columns
+#: of the per-query results, ascending, ties by query id); the evaluation writes the
+#: thumbnails of those queries and of their neighbours, so the strips it shows have images.
+WORST_QUERIES = 10
+WORST_QUERY_ORDERS: dict[str, tuple[str, str]] = {
+    "R@1 (a miss first)": ("hit@1", "ap@r"),
+    "AP@R": ("ap@r", "hit@1"),
+}

@@ -84,6 +84,7 @@ class Evaluator:
                 if official is not None
                 else query_mask(len(self.indices), evaluation.query_fraction, config.training.seed)
             )
+        self._thumbnailed = np.zeros(0, dtype=np.int64)  # evaluated rows already drawn
         self.probe_rows = None
         if linear_probe_enabled(config):
             self.probe_rows = probe_indices(
@@ -149,6 +150,7 @@ class Evaluator:
 
     def compute(self, captured: Captured, tracker: Tracker, step: int) -> dict[str, float]:
         """The metrics of captured embeddings (numpy and faiss only: any thread)."""
+        from sphere_engine.evaluation.thumbnails import shown_rows
         from sphere_engine.metrics import (
             evaluate_embeddings,
             retrieval_protocol_metrics,
@@ -182,8 +184,11 @@ class Evaluator:
             )
         track_query_results = getattr(tracker, "track_query_results", None)
         if collector is not None and track_query_results is not None:
-            unit = l2_normalize(check_embeddings(host))
-            track_query_results(collector.results(unit, unit, labels, "cosine"), step)
+            points = check_embeddings(host)
+            unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
+            results = collector.results(unit, unit, labels, "cosine", norms, norms)
+            track_query_results(results, step)
+            self._thumbnails(shown_rows(results.queries), tracker)
         if logits is not None and self.config.evaluation.softmax_clustering:
             from sphere_engine.metrics import softmax_clustering_metrics
 
@@ -207,6 +212,22 @@ class Evaluator:
                 host[rows], original_classes(self.splits.test, labels[rows]), step
             )
         return metrics
+
+    def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
+        """Thumbnails of the evaluated ``rows`` not sent before (``thumbnails.py``):
+        the evaluated set is fixed for the run, so each row is drawn once."""
+        from sphere_engine.evaluation.thumbnails import image_shape, to_thumbnails
+
+        track = getattr(tracker, "track_thumbnails", None)
+        shape = image_shape(self.splits.input_shape, getattr(self.splits, "image_shape", None))
+        if track is None or shape is None or self.splits.pixel_range is None:
+            return
+        rows = rows[~np.isin(rows, self._thumbnailed)]
+        if not rows.size:
+            return
+        inputs = gather_inputs(self.splits.test, self.indices[rows])
+        track(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
+        self._thumbnailed = np.union1d(self._thumbnailed, rows)
 
     def _verification(
         self, host: np.ndarray, labels: np.ndarray, tracker: Tracker, step: int

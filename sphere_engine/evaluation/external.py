@@ -31,8 +31,11 @@ def evaluate_external(
     vertices: Any = None,
     seed: int = 0,
     snapshot_size: int = 2000,
+    collector: Any = None,
 ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
-    """Metrics of N × d raw embeddings with N labels, and the snapshot rows (points, labels)."""
+    """Metrics of N × d raw embeddings with N labels, and the snapshot rows (points, labels).
+    ``collector`` (a ``metrics.per_query.QueryCollector``) keeps the per-query results of
+    the leave-one-out retrieval (``external_query_results``)."""
     from sphere_engine.metrics import evaluate_embeddings, vertex_alignment
 
     if (reference is None) != (reference_labels is None):
@@ -49,6 +52,7 @@ def evaluate_external(
         reference_labels=None
         if reference_labels is None
         else _host(reference_labels, "reference_labels"),
+        collector=collector if reference is None else None,
     )
     if vertices is not None:
         for name, value in vertex_alignment(
@@ -58,3 +62,25 @@ def evaluate_external(
     rng = np.random.default_rng(seed + 104729)  # as the engine's Evaluator: a seeded subset
     rows = np.sort(rng.permutation(len(label_array))[: min(snapshot_size, len(label_array))])
     return metrics, points[rows], label_array[rows]
+
+
+def external_query_results(
+    collector: Any, embeddings: Any, labels: Any, sample_ids: Any = None
+) -> Any:
+    """The per-query results ``evaluate_external`` collected (``QueryResults``), with each
+    query's and neighbour's norm; rows renamed to ``sample_ids`` when given (so the
+    explorer shows the user's ids, and the images ``Run.log_samples`` stored for them)."""
+    from sphere_engine.metrics.inputs import check_embeddings, l2_normalize
+
+    points = check_embeddings(_host(embeddings, "embeddings").astype(np.float32, copy=False))
+    label_array = _host(labels, "labels").reshape(-1).astype(np.int64)
+    unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
+    results = collector.results(unit, unit, label_array, "cosine", norms, norms)
+    if sample_ids is None:
+        return results
+    ids = _host(sample_ids, "sample_ids").reshape(-1)
+    if ids.shape[0] != points.shape[0]:
+        raise ValueError(
+            f"sample_ids must have one entry per embedding ({points.shape[0]}), got {ids.shape[0]}"
+        )
+    return results.with_sample_ids(ids)

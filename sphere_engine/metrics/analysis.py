@@ -103,6 +103,14 @@ def collected_results(
     query–gallery protocol)."""
     points, true = check_pair(embeddings, labels)
     unit = l2_normalize(points)
+    norms = np.linalg.norm(points, axis=1)
     if is_query is None:
-        return collector.results(unit, unit, true, "cosine")
-    return collector.results(unit[is_query], unit[~is_query], true[~is_query], "cosine")
+        return collector.results(unit, unit, true, "cosine", norms, norms)
+    return collector.results(
+        unit[is_query],
+        unit[~is_query],
+        true[~is_query],
+        "cosine",
+        norms[is_query],
+        norms[~is_query],
+    )

@@ -87,6 +87,9 @@ def measure_step(
             }
         )
     )
+    histograms = objective.mining_histograms()  # this rank's batch (counts, not averaged)
+    if histograms is not None:
+        stats.add(histograms)
     gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
     stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
     if len(tracked.ids) and parallel.is_main:
