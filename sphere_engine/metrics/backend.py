@@ -21,6 +21,8 @@ on the CPU.
 
 from __future__ import annotations
 
+from sphere_engine.catalogue.facts import KNN_BACKENDS
+
 try:
     import faiss
 except ImportError:  # pragma: no cover - depends on the environment
@@ -29,7 +31,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 FAISS_AVAILABLE: bool = faiss is not None
 TORCH_DEVICE = "cuda"  # where ``torch-cuda`` runs; tests set "cpu"
 
-BACKENDS = ("auto", "faiss-gpu", "torch-cuda", "faiss", "torch")
+BACKENDS = KNN_BACKENDS
 DEVICE_BACKENDS = ("faiss-gpu", "torch-cuda")  # rank on the device, no CPU counting
 
 

@@ -25,6 +25,8 @@ BACKENDS = ("faiss", "torch", "torch-cuda")
 def device_on_cpu(monkeypatch):
     """The torch-cuda backend's code, run on the CPU (``backend.TORCH_DEVICE``)."""
     monkeypatch.setattr(backends, "TORCH_DEVICE", "cpu")
+
+
 KS = (1, 2, 4, 8)
 
 
