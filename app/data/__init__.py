@@ -154,7 +154,7 @@ from app.data.evals import eval_metric_series, grouped_eval_series
 from app.data.geometry import principal_components
 from app.data.live import LiveSeries, mark_watched
 from app.data.paper import final_by_config, grouped_paper_table
-from app.data.reads import checkpoints, run_log_tail
+from app.data.reads import checkpoints, run_log_tail, running_evaluation
 
 __all__ += [
     "LiveSeries",
@@ -166,4 +166,5 @@ __all__ += [
     "mark_watched",
     "principal_components",
     "run_log_tail",
+    "running_evaluation",
 ]
