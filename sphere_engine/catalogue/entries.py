@@ -88,7 +88,7 @@ CHART_GROUPS: tuple[ChartGroup, ...] = (
     ),
     ChartGroup(
         "direction_angle",
-        "Mean turn of the tracked samples per logged step (degrees)",
+        "Mean turn of the tracked samples since their previous pass (degrees)",
         GRADIENTS,
     ),
     ChartGroup("regularizer", "Regulariser diagnostics", OPTIMISATION),
