@@ -36,16 +36,18 @@ def test_launch_on_slurm_submits_with_the_fields_and_remembers_them(home, store,
     app.radio(key="launch.run_on").set_value("SLURM").run()
     app.text_input(key="launch.slurm.partition").set_value("gpu")
     app.number_input(key="launch.slurm.time_min").set_value(120)
+    app.number_input(key="launch.slurm.nodes").set_value(2)
     app.button(key="launch.go").click().run()
     assert not app.exception and not app.error, texts(app.error)
     (request,) = calls
-    assert (request.partition, request.time_min, request.gpus) == ("gpu", 120, 0)
+    assert (request.partition, request.time_min, request.gpus, request.nodes) == ("gpu", 120, 0, 2)
     assert any("Launched 1 run" in s for s in texts(app.success))
 
     app.radio(key="launch.run_on").set_value("workers").run()
     app.radio(key="launch.run_on").set_value("SLURM").run()
     assert app.text_input(key="launch.slurm.partition").value == "gpu"
     assert app.number_input(key="launch.slurm.time_min").value == 120
+    assert app.number_input(key="launch.slurm.nodes").value == 2
 
 
 def test_run_page_shows_the_job_its_pending_reason_and_requeues(home, store, monkeypatch):
