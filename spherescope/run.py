@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import numbers
@@ -17,23 +16,10 @@ from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
-from sphere_engine.distributed import (
-    DistributedContext,
-    broadcast_object,
-    gather_union,
-    reduce_values,
-    single_process,
-)
+from sphere_engine.distributed import DistributedContext, single_process
 from spherescope._delivery import Delivery
-from spherescope._job import (
-    RECORD_KEY,
-    JobLink,
-    RankFailed,
-    elastic_run,
-    job_record,
-    on_sigterm,
-    resume,
-)
+from spherescope._job import RankFailed
+from spherescope._rank_job import RankJob
 from spherescope._writer import SafeWriter
 
 if TYPE_CHECKING:
@@ -44,8 +30,6 @@ if TYPE_CHECKING:
 # or anything this old, so that a run logging only scalars still shows up live
 _HAND_OVER_CALLS = 64
 _HAND_OVER_AGE_S = 0.5
-
-SCOPES = ("global", "rank0")  # statistics of the global batch, or of rank 0's own
 
 
 class Run:
@@ -78,42 +62,29 @@ class Run:
     ) -> None:
         from sphere_engine.diagnostics.external_step import ExternalStep
 
-        if scope not in SCOPES:
-            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
         self.context = context or single_process()
         self.scope = scope
-        # statistics of the global batch, or of each rank's own (rank 0's is recorded)
-        self._talks = self.context.is_distributed and scope == "global"
-        steps_context = self.context if self._talks else single_process()
+        # the run's part in a data-parallel job (nothing to do in a single process)
+        self._job = RankJob(self.context, scope, launcher)
+        steps_context = self.context if self._job.talks else single_process()
         self._steps = ExternalStep(log_every=log_every, tracked=tracked, context=steps_context)
         self.store = store
         self.strict = strict
         self.ended = False
         self.step: int | None = None  # the latest step seen, sent with the heartbeat
-        self.resumed_step: int | None = None  # an elastic restart: the run's last step
         self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
-        self._peer_failure: str | None = None
         self._device_noted = False  # the device is recorded once, from the first batch
         self._outbox: list[Callable[[], None]] = []
         self._outbox_since = 0.0
-        self._lifecycle: RunLifecycle | None = None
-        if self.context.is_distributed:
-            config = {**config, RECORD_KEY: job_record(self.context, scope, launcher)}
-        self._run_id = self._start_on_rank0(config, name, tags)
+        config = self._job.record_in(config)
+        self._lifecycle, self._run_id = self._job.start(lambda: self._start(config, name, tags))
         if self._lifecycle is not None:
             self._writer = SafeWriter(self._lifecycle, strict=strict)
             # store writes run on a writer thread (strict: inline, so a failure raises
             # at its call); the user's thread collects them in ``_outbox`` between
             # hand-overs
             self._delivery = Delivery(self._writer, background=not strict)
-        self._undo_sigterm: Callable[[], None] = lambda: None
-        self._link: JobLink | None = None
-        if self.context.is_distributed:
-            self._link = JobLink(self.context, self._run_id, heartbeat_interval())
-            self._link.start(self._on_peer_failure)
-            if self.context.is_main:
-                self._undo_sigterm = on_sigterm(self._link)
-            atexit.register(self._at_exit)
+        self._job.watch(self._run_id, heartbeat_interval(), self._on_peer_failure, self._at_exit)
 
     @property
     def id(self) -> str:
@@ -126,6 +97,11 @@ class Run:
     @property
     def world_size(self) -> int:
         return self.context.world_size
+
+    @property
+    def resumed_step(self) -> int | None:
+        """On an elastic restart, the last step the run had reached; else None."""
+        return self._job.resumed_step
 
     def __repr__(self) -> str:
         if self.store is None:
@@ -147,11 +123,7 @@ class Run:
                 raise ValueError(f"metric names must be non-empty strings, got {name!r}")
             plain[name] = _number(name, value)
         self._note_step(step)
-        if reduce is not None:
-            if self._talks:
-                plain = reduce_values(plain, reduce, self.context)
-            elif reduce not in ("mean", "sum", "max"):
-                raise ValueError(f"reduce must be one of mean, sum, max, got {reduce!r}")
+        plain = self._job.reduce(plain, reduce)
         if self._lifecycle is None:  # another rank: rank 0 records
             return
         self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
@@ -218,7 +190,7 @@ class Run:
         In a data-parallel job (``scope="global"``) it is collective on the logged steps:
         the global batch is gathered (and its gradients, during ``backward``)."""
         self._note_step(step)
-        if self._lifecycle is None and not self._talks:  # scope="rank0": rank 0's batch
+        if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's batch
             return
         if self._lifecycle is not None:
             self._deliver()
@@ -256,19 +228,11 @@ class Run:
         from sphere_engine.evaluation.external import evaluate_external
 
         self._note_step(step)
-        if self._talks:
-            union = gather_union(
-                _tensor(embeddings, "embeddings"),
-                _tensor(labels, "labels"),
-                self.context,
-                sample_ids=None if sample_ids is None else _tensor(sample_ids, "sample_ids"),
-                dataset_size=dataset_size,
-                block=shard_block,
-            )
-            embeddings, labels = union.embeddings, union.labels
-            sample_ids = union.sample_ids
-        elif self._lifecycle is None:  # scope="rank0": rank 0 evaluates its own shard
+        if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's shard
             return {}
+        embeddings, labels, sample_ids = self._job.gather_evaluation(
+            embeddings, labels, sample_ids, dataset_size, shard_block
+        )
         metrics: dict[str, float] = {}
         if self._lifecycle is not None:
             metrics = self._evaluate_here(
@@ -282,9 +246,7 @@ class Run:
                 snapshot_size=snapshot_size,
                 sample_ids=sample_ids,
             )
-        if self._talks:
-            metrics = broadcast_object(metrics, self.context)
-        return metrics
+        return self._job.share(metrics)
 
     def _evaluate_here(
         self,
@@ -370,41 +332,15 @@ class Run:
             self._end(error=error)
 
     # -- the data-parallel job ---------------------------------------------------------
-    def _start_on_rank0(self, config: Mapping[str, Any], name: str | None, tags: Any) -> str:
-        """Rank 0 starts the run (or resumes it, on an elastic restart); every rank
-        learns its id."""
-        run_id, problem = "", ""
-        if self.context.is_main:
-            try:
-                self._lifecycle = self._start(config, name, tags)
-                run_id = self._lifecycle.run_id
-            except Exception as error:
-                if not self.context.is_distributed:
-                    raise
-                broadcast_object(("", None, f"{type(error).__name__}: {error}"), self.context)
-                raise
-        if self.context.is_distributed:
-            run_id, self.resumed_step, problem = broadcast_object(
-                (run_id, self.resumed_step, problem), self.context
-            )
-            if problem:
-                raise RuntimeError(f"spherescope: rank 0 could not start the run ({problem})")
-        return run_id
-
     def _on_peer_failure(self, message: str) -> None:
         """Rank 0's job watcher: another rank failed or went silent; end the run now
         (the main thread may be blocked in a collective with that rank)."""
-        self._peer_failure = message
         self._fail(RankFailed(message))
 
     def _leave_job(self, failure: str | None) -> None:
         """A rank other than 0 is done (``failure``: why it failed, told to rank 0)."""
         self.ended = True
-        if self._link is not None:
-            if failure is not None:
-                self._link.report_failure(failure)
-            self._link.stop()
-        atexit.unregister(self._at_exit)
+        self._job.leave(failure)
 
     def _at_exit(self) -> None:
         """The process exits with the run still open (an uncaught error, or no
@@ -476,8 +412,7 @@ class Run:
         self._writer.call(self._writer.tracker.track_thumbnails, ids, pixels)
 
     def _note_step(self, step: Any) -> None:
-        if self._peer_failure is not None:
-            raise RankFailed(self._peer_failure)
+        self._job.check()
         if self.ended:
             raise ValueError(f"run {self.id} has ended; start a new one with spherescope.init")
         if not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
@@ -488,14 +423,7 @@ class Run:
     # methods are the only places that change its status or heartbeat.
     def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> RunLifecycle:
         assert self.store is not None  # rank 0
-        earlier = elastic_run(self.store) if self.context.is_distributed else None
-        if earlier is not None:  # an elastic restart continues the first attempt's run
-            resume(self.store, earlier)
-            run_id, self.resumed_step = earlier.run_id, earlier.progress_step
-        else:
-            run_id = self.store.create_run(
-                config, name, kind="external", tags=tags, status="running"
-            )
+        run_id = self._job.create_run(self.store, config, name, tags)
         lifecycle = RunLifecycle(
             self.store,
             run_id,
@@ -508,10 +436,7 @@ class Run:
     def _end(self, error: BaseException | None = None) -> None:
         """Stop the heartbeat and write the outcome (``error``: failed or cancelled)."""
         self.ended = True
-        self._undo_sigterm()
-        if self._link is not None:
-            self._link.stop()
-            atexit.unregister(self._at_exit)
+        self._job.close()
         assert self._lifecycle is not None
         with contextlib.suppress(Exception):  # normally closed already; never twice
             self._delivery.close()
@@ -556,17 +481,6 @@ def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"metric {name!r} must be a number, got {value!r}")
     return float(value)  # NaN is kept: a gap in the series, as in the engine
-
-
-def _tensor(values: Any, name: str) -> Any:
-    import torch
-
-    if isinstance(values, torch.Tensor):
-        return values
-    try:
-        return torch.as_tensor(values)
-    except Exception as error:
-        raise ValueError(f"{name} must be an array or tensor ({error})") from None
 
 
 def _run_all(writes: list[Callable[[], None]]) -> None:

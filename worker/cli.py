@@ -30,7 +30,9 @@ environment variables:
   SPHERESCOPE_RECONCILE_S        seconds between two checks for queued runs the broker
                                  lost (30); they are sent again
   SPHERESCOPE_REQUEUE_AFTER_S    a queued run the broker does not hold is sent again
-                                 after this long (60)"""
+                                 after this long (60)
+  SPHERESCOPE_WORKER_DEVICES     devices a worker advertises for training.devices
+                                 (default: the GPUs it sees, else its CPU cores)"""
 
 ANALYZE_FORMATS = """\
 accepted embeddings files (by suffix):
