@@ -183,12 +183,14 @@ class Evaluator:
                 recall_ks=recall_ks,
             )
         track_query_results = getattr(tracker, "track_query_results", None)
+        shown = self.snapshot_rows  # the projector's hover: the snapshot's points
         if collector is not None and track_query_results is not None:
             points = check_embeddings(host)
             unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
             results = collector.results(unit, unit, labels, "cosine", norms, norms)
             track_query_results(results, step)
-            self._thumbnails(shown_rows(results.queries), tracker)
+            shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
+        self._thumbnails(shown, tracker)
         if logits is not None and self.config.evaluation.softmax_clustering:
             from sphere_engine.metrics import softmax_clustering_metrics
 
@@ -211,6 +213,9 @@ class Evaluator:
             tracker.track_snapshot(
                 host[rows], original_classes(self.splits.test, labels[rows]), step
             )
+            track_samples = getattr(tracker, "track_snapshot_samples", None)
+            if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
+                track_samples(rows, step)
         return metrics
 
     def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:

@@ -50,12 +50,12 @@ def test_large_images_are_shrunk_and_pixels_are_recovered() -> None:
     assert np.abs(drawn[0].astype(float) - expected).max() <= 1  # float rounding only
 
 
-def test_an_evaluation_draws_the_shown_digits_once() -> None:
+def test_an_evaluation_draws_the_shown_digits_and_the_snapshots_once() -> None:
     config = RunConfig.from_dict(
         {
             "data": {"name": "digits"},
             "model": {"name": "mlp", "embedding_dim": 8},
-            "diagnostics": {"eval_max_samples": 120},
+            "diagnostics": {"eval_max_samples": 120, "snapshot_size": 30},
         }
     )
     splits = create_dataset("digits", seed=0)
@@ -66,7 +66,9 @@ def test_an_evaluation_draws_the_shown_digits_once() -> None:
     evaluator.evaluate(model, None, tracker, step=5)
     results = tracker.query_results[0][1]
     rows = shown_rows(results.queries)
-    assert sorted(tracker.thumbnails) == rows.tolist()
+    # the explorer's rows and the snapshot's points (the projector's hover), each once
+    assert sorted(tracker.thumbnails) == np.union1d(rows, evaluator.snapshot_rows).tolist()
+    assert tracker.snapshot_samples == {5: evaluator.snapshot_rows.tolist()}
     # each thumbnail is the digit itself: the test sample's 8×8 pixels in [0, 255]
     for row in rows[:5]:
         sample = splits.test.x[evaluator.indices[row]].reshape(8, 8).numpy()

@@ -13,7 +13,8 @@ from PIL import Image
 import spherescope
 from db.query_results import evaluation_steps, query_results
 from db.store import RunStore
-from db.thumbnails import has_thumbnails, thumbnails
+from db.thumbnails import has_thumbnails, snapshot_samples, thumbnails
+from sphere_engine.evaluation.external import snapshot_rows
 
 
 def test_evaluate_keeps_each_query_by_sample_id_and_the_logged_images(store: RunStore) -> None:
@@ -36,6 +37,8 @@ def test_evaluate_keeps_each_query_by_sample_id_and_the_logged_images(store: Run
     assert list(stored) == [int(first["query"])]  # id 5 has no image
     picture = np.asarray(Image.open(io.BytesIO(stored[int(first["query"])])))
     np.testing.assert_array_equal(picture, images[position].permute(1, 2, 0).numpy())
+    # the snapshot's points by sample id: the projector's hover finds their images
+    np.testing.assert_array_equal(snapshot_samples(store, run.id, 7), ids[snapshot_rows(40, 2000)])
 
 
 def test_evaluate_without_sample_ids_numbers_the_rows(store: RunStore) -> None:
