@@ -188,6 +188,7 @@ class Evaluator:
             points = check_embeddings(host)
             unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
             results = collector.results(unit, unit, labels, "cosine", norms, norms)
+            results.classes["class_name"] = class_names(self.splits.test, results.classes["label"])
             track_query_results(results, step)
             shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
         self._thumbnails(shown, tracker)
@@ -280,3 +281,12 @@ def original_classes(dataset: Any, labels: np.ndarray) -> np.ndarray:
     ):
         return labels
     return np.asarray(classes, dtype=np.int64)[labels]
+
+
+def class_names(dataset: Any, labels: np.ndarray) -> list[str]:
+    """The dataset's own name of each split-local label: an image folder's class names,
+    else its original class id (a class-disjoint test split's digit 7 is "7", not "2")."""
+    names = getattr(dataset, "class_names", None)
+    if names:
+        return [str(names[int(label)]) for label in labels]
+    return [str(int(c)) for c in original_classes(dataset, np.asarray(labels, dtype=np.int64))]

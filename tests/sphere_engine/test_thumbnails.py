@@ -66,6 +66,8 @@ def test_an_evaluation_draws_the_shown_digits_and_the_snapshots_once() -> None:
     evaluator.evaluate(model, None, tracker, step=5)
     results = tracker.query_results[0][1]
     rows = shown_rows(results.queries)
+    # the explorer names the class-disjoint test classes by their digits, not 0-4
+    assert set(results.classes["class_name"]) == {"5", "6", "7", "8", "9"}
     # the explorer's rows and the snapshot's points (the projector's hover), each once
     assert sorted(tracker.thumbnails) == np.union1d(rows, evaluator.snapshot_rows).tolist()
     assert tracker.snapshot_samples == {5: evaluator.snapshot_rows.tolist()}
