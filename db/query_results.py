@@ -100,6 +100,12 @@ def write_query_results(
         "similarities": _list_column(queries["similarities"], np.float32, "similarities", count),
     }
     if all(name in queries for name in NORM_COLUMNS):
+        widths = np.shape(queries["neighbor_norms"]), np.shape(queries["neighbors"])
+        if widths[0] != widths[1]:
+            raise ValueError(
+                f"query results: neighbor_norms must be a (queries × k) array like "
+                f"neighbors {widths[1]}; got shape {widths[0]}"
+            )
         query_columns["norm"] = pa.array(np.asarray(queries["norm"], dtype=np.float32))
         query_columns["neighbor_norms"] = _list_column(
             queries["neighbor_norms"], np.float32, "neighbor_norms", count

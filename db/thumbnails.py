@@ -2,6 +2,8 @@
 use (the explorer's strips, the projector's hover).
 
     <home>/runs/<run_id>/thumbnails/part-<n>.parquet   columns sample (int64), png (binary)
+    <home>/runs/<run_id>/thumbnails/snapshot-<step>.parquet   column sample: the sample of
+                                                        each point of that step's snapshot
 
 A training run's evaluation writes the samples it is about to show (an evaluated
 row's image, drawn once per run); the SDK's ``Run.log_samples`` writes the user's own
@@ -112,3 +114,35 @@ def thumbnails(store: RunStore, run_id: str, samples: Sequence[int]) -> dict[int
 
 def has_thumbnails(store: RunStore, run_id: str) -> bool:
     return bool(_parts(_folder(store, run_id)))
+
+
+def _snapshot_path(store: RunStore, run_id: str, step: int) -> Path:
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise ValueError(f"step must be a non-negative integer; got {step!r}")
+    return _folder(store, run_id) / f"snapshot-{int(step):010d}.parquet"
+
+
+def write_snapshot_samples(store: RunStore, run_id: str, step: int, samples: Sequence[int]) -> Path:
+    """The sample id of each point of the snapshot at ``step`` (point i is ``samples[i]``),
+    so the projector's hover finds each point's thumbnail."""
+    if not store.exists(run_id):
+        raise ValueError(f"run {run_id!r} does not exist in {store.home}")
+    ids = np.asarray(samples)
+    if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+        raise ValueError(f"snapshot samples must be a 1-D array of integer ids; got {ids!r}")
+    path = _snapshot_path(store, run_id, step)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"sample": pa.array(ids.astype(np.int64))})
+    write_atomic(path, lambda temp: pq.write_table(table, temp))
+    return path
+
+
+def snapshot_samples(store: RunStore, run_id: str, step: int) -> np.ndarray | None:
+    """The sample of each snapshot point at ``step``, or None when none was stored."""
+    path = _snapshot_path(store, run_id, step)
+    if not path.is_file():
+        return None
+    try:
+        return pq.read_table(path).column("sample").to_numpy()
+    except (OSError, pa.ArrowInvalid, KeyError) as error:
+        raise ValueError(f"{path}: unreadable snapshot samples ({error})") from None

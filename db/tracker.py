@@ -184,6 +184,12 @@ class StoreTracker:
 
         write_thumbnails(self.store, self.run_id, samples, images)
 
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        """The sample id of each point of the snapshot at ``step`` (``db.thumbnails``)."""
+        from db.thumbnails import write_snapshot_samples
+
+        write_snapshot_samples(self.store, self.run_id, _check_step(step), samples)
+
     def track_checkpoint(self, path: str, step: int) -> None:
         if not isinstance(path, str) or not path:
             raise ValueError(f"checkpoint path must be a non-empty string, got {path!r}")

@@ -139,8 +139,9 @@ class RankJob:
         dataset_size: int | None,
         shard_block: int,
     ) -> tuple[Any, Any, Any]:
-        """Every rank's shard (embeddings, labels, sample ids), gathered (collective)
-        with the padding duplicates dropped; the shard itself when the ranks do not talk."""
+        """Every rank's shard, gathered (collective) with the padding duplicates
+        dropped, and the kept rows' sample ids (None without them); the shard itself
+        when the ranks do not talk."""
         if not self.talks:
             return embeddings, labels, sample_ids
         union = gather_union(

@@ -257,7 +257,11 @@ class Run:
         sample_ids: Any = None,
         **options: Any,
     ) -> dict[str, float]:
-        from sphere_engine.evaluation.external import external_query_results
+        from sphere_engine.evaluation.external import (
+            external_query_results,
+            sample_id_array,
+            snapshot_rows,
+        )
         from sphere_engine.metrics.per_query import QueryCollector
 
         self._deliver(finish=True)  # the diagnostics before the evaluation
@@ -272,8 +276,12 @@ class Run:
         results = None
         if collector is not None:
             results = external_query_results(collector, embeddings, labels, sample_ids)
+        # the sample of each snapshot point: the projector's hover shows its image
+        samples = snapshot_rows(len(labels), options.get("snapshot_size", 2000))
+        if sample_ids is not None:
+            samples = sample_id_array(sample_ids, len(labels))[samples]
         write = functools.partial(
-            self._write_evaluation, dict(metrics), points, point_labels, step, results
+            self._write_evaluation, dict(metrics), points, point_labels, step, results, samples
         )
         self._post(write)
         self._deliver(finish=True)
@@ -401,10 +409,14 @@ class Run:
         point_labels: Any,
         step: int,
         results: Any = None,
+        samples: Any = None,
     ) -> None:
-        self._writer.call(self._writer.tracker.track_eval, metrics, step)
+        tracker = self._writer.tracker
+        self._writer.call(tracker.track_eval, metrics, step)
         if results is not None:
-            self._writer.call(self._writer.tracker.track_query_results, results, step)
+            self._writer.call(tracker.track_query_results, results, step)
+        if samples is not None and len(samples):
+            self._writer.call(tracker.track_snapshot_samples, samples, step)
         if len(point_labels):
             self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
 

@@ -46,7 +46,8 @@ def strip_html(
     figures = [
         f'<figure class="query" title="query {query}, class {html.escape(query_class)}">'
         f"{_tile(query, images.get(query))}<figcaption>query · "
-        f"{html.escape(query_class)}<br>‖f‖ {_number(query_norm, '.3g')}</figcaption></figure>"
+        f"{html.escape(query_class)}<br>&nbsp;<br>‖f‖ {_number(query_norm, '.3g')}"
+        "</figcaption></figure>"
     ]
     for item in neighbours.to_dict("records"):
         mark, kind = ("✅", "correct") if item["correct"] else ("❌", "wrong")
@@ -54,7 +55,7 @@ def strip_html(
         figures.append(
             f'<figure class="{kind}" title="#{rank}: sample {sample}, class {name}">'
             f"{_tile(sample, images.get(sample))}<figcaption>{mark} #{rank} · {name}<br>"
-            f"sim {_number(item['similarity'], '.3f')} · ‖f‖ {_number(item['norm'], '.3g')}"
+            f"sim {_number(item['similarity'], '.3f')}<br>‖f‖ {_number(item['norm'], '.3g')}"
             "</figcaption></figure>"
         )
     return f'<div class="neighbour-strip">{"".join(figures)}</div>'

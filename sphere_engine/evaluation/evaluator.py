@@ -185,12 +185,15 @@ class Evaluator:
                 backend=self.config.evaluation.knn_backend,
             )
         track_query_results = getattr(tracker, "track_query_results", None)
+        shown = self.snapshot_rows  # the projector's hover: the snapshot's points
         if collector is not None and track_query_results is not None:
             points = check_embeddings(host)
             unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
             results = collector.results(unit, unit, labels, "cosine", norms, norms)
+            results.classes["class_name"] = class_names(self.splits.test, results.classes["label"])
             track_query_results(results, step)
-            self._thumbnails(shown_rows(results.queries), tracker)
+            shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
+        self._thumbnails(shown, tracker)
         if logits is not None and self.config.evaluation.softmax_clustering:
             from sphere_engine.metrics import softmax_clustering_metrics
 
@@ -213,6 +216,9 @@ class Evaluator:
             tracker.track_snapshot(
                 host[rows], original_classes(self.splits.test, labels[rows]), step
             )
+            track_samples = getattr(tracker, "track_snapshot_samples", None)
+            if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
+                track_samples(rows, step)
         return metrics
 
     def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
@@ -277,3 +283,12 @@ def original_classes(dataset: Any, labels: np.ndarray) -> np.ndarray:
     ):
         return labels
     return np.asarray(classes, dtype=np.int64)[labels]
+
+
+def class_names(dataset: Any, labels: np.ndarray) -> list[str]:
+    """The dataset's own name of each split-local label: an image folder's class names,
+    else its original class id (a class-disjoint test split's digit 7 is "7", not "2")."""
+    names = getattr(dataset, "class_names", None)
+    if names:
+        return [str(names[int(label)]) for label in labels]
+    return [str(int(c)) for c in original_classes(dataset, np.asarray(labels, dtype=np.int64))]

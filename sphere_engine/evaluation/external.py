@@ -59,9 +59,15 @@ def evaluate_external(
             points, label_array, _host(vertices, "vertices")
         ).items():
             metrics[name if name.startswith("vertex/") else f"vertex/{name}"] = value
-    rng = np.random.default_rng(seed + 104729)  # as the engine's Evaluator: a seeded subset
-    rows = np.sort(rng.permutation(len(label_array))[: min(snapshot_size, len(label_array))])
+    rows = snapshot_rows(len(label_array), snapshot_size, seed)
     return metrics, points[rows], label_array[rows]
+
+
+def snapshot_rows(count: int, snapshot_size: int, seed: int = 0) -> np.ndarray:
+    """The rows of ``count`` evaluated embeddings ``evaluate_external`` keeps as the
+    snapshot, in order (point i of the snapshot is row ``snapshot_rows(...)[i]``)."""
+    rng = np.random.default_rng(seed + 104729)  # as the engine's Evaluator: a seeded subset
+    return np.sort(rng.permutation(count)[: min(snapshot_size, count)])
 
 
 def external_query_results(
@@ -69,7 +75,8 @@ def external_query_results(
 ) -> Any:
     """The per-query results ``evaluate_external`` collected (``QueryResults``), with each
     query's and neighbour's norm; rows renamed to ``sample_ids`` when given (so the
-    explorer shows the user's ids, and the images ``Run.log_samples`` stored for them)."""
+    explorer shows the user's ids, and the images ``Run.log_samples`` stored for them).
+    ``sample_ids`` is checked by ``sample_id_array``."""
     from sphere_engine.metrics.inputs import check_embeddings, l2_normalize
 
     points = check_embeddings(_host(embeddings, "embeddings").astype(np.float32, copy=False))
@@ -78,9 +85,15 @@ def external_query_results(
     results = collector.results(unit, unit, label_array, "cosine", norms, norms)
     if sample_ids is None:
         return results
+    return results.with_sample_ids(sample_id_array(sample_ids, points.shape[0]))
+
+
+def sample_id_array(sample_ids: Any, count: int) -> np.ndarray:
+    """``sample_ids`` as int64, one per embedding; a one-line ValueError otherwise."""
     ids = _host(sample_ids, "sample_ids").reshape(-1)
-    if ids.shape[0] != points.shape[0]:
+    if ids.shape[0] != count or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
         raise ValueError(
-            f"sample_ids must have one entry per embedding ({points.shape[0]}), got {ids.shape[0]}"
+            f"sample_ids must be {count} integer ids, one per embedding; got {ids.shape[0]} "
+            f"of {ids.dtype}"
         )
-    return results.with_sample_ids(ids)
+    return ids.astype(np.int64)

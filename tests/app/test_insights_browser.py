@@ -1,5 +1,6 @@
-"""Findings, the projector and the explorer's strips in headless Chromium, on runs trained by `spherescope
-train` against the real stack (the ``stack`` fixture of test_dashboard_e2e.py)."""
+"""Findings, the projector and the explorer's strips in headless Chromium, on runs
+trained by `spherescope train` against the real stack (the ``stack`` fixture of
+test_dashboard_e2e.py)."""
 
 from __future__ import annotations
 

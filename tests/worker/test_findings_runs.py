@@ -174,3 +174,14 @@ def test_a_long_fast_triplet_run_overfits_its_training_classes(tmp_path, store, 
     assert "recall@1 fell from" in overfitting["message"]
     stored = stored_findings(queries.get_run(store, report["run_id"]).run_info)
     assert "overfitting" in [d.name for d in stored]
+    # the same run, as the explorer and the Mining tab read it: the CLI's progress bar
+    # sits beside the store, and per-query results, thumbnails and the pair-cosine
+    # histograms reach the store through it
+    from db.query_results import evaluation_steps
+    from db.thumbnails import has_thumbnails
+
+    assert evaluation_steps(store, report["run_id"]) == list(range(10, 101, 10))
+    assert has_thumbnails(store, report["run_id"])
+    logged = queries.metric_names(store, report["run_id"])
+    assert any(n.startswith("mining/pos_sim_hist/") for n in logged)
+    assert any(n.startswith("mining/neg_sim_hist/") for n in logged)
