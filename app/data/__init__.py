@@ -24,7 +24,7 @@ from app.data.actions import (
 )
 from app.data.cache import home, store
 from app.data.components import (
-    backbone_size,
+    backbone_sizes,
     component_names,
     component_params,
     config_error,
@@ -83,7 +83,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
     "Totals",
-    "backbone_size",
+    "backbone_sizes",
     "cancel_run",
     "centroid_angles",
     "column_label",
