@@ -143,7 +143,6 @@ def main() -> None:
         fill_s = timed(fill, home, args.runs)
         print(f"filled {args.runs} runs in {fill_s:.1f} s ({home})")
 
-
     from app import data
 
     if args.warm_start:
