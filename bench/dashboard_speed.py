@@ -560,7 +560,8 @@ def main() -> int:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport={"width": 1400, "height": 900})
-            drawn = sorted({drawn for _, drawn in FIRST_CONTENT.values()})
+            contents = [*FIRST_CONTENT.values(), *FLOOR_CONTENT.values()]
+            drawn = sorted({drawn for _, drawn in contents})
             context.add_init_script(FIRST_SEEN_JS % json.dumps(drawn))
             context.add_init_script(DRAWN_STEPS_JS)
             page = context.new_page()
