@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 
 from app import transforms
-from sphere_engine.catalogue.numbers import VEGA_LABEL_EXPR, format_number, vega_number_expr
+from sphere_engine.catalogue.numbers import (
+    D3_COUNT,
+    D3_SECONDS,
+    VEGA_LABEL_EXPR,
+    format_number,
+    vega_number_expr,
+)
 
 MAX_POINTS = 5000
 CHART_HEIGHT = 260
@@ -40,8 +46,10 @@ def finish(chart: alt.TopLevelMixin, note: str | None, title: str | None) -> alt
 def x_encoding(x: str, field: str | None = None) -> alt.X:
     """The x channel for axis ``x`` (one of ``X_AXES``), reading column ``field`` (default
     ``x``: the heatmap's cells read x0)."""
-    kind = "T" if x == "clock" else "Q"
-    return alt.X(f"{field or x}:{kind}", title=X_TITLES.get(x, x))
+    if x == "clock":
+        return alt.X(f"{field or x}:T", title=X_TITLES[x])
+    # steps and seconds: thousands separators, as every number here (catalogue.numbers)
+    return alt.X(f"{field or x}:Q", title=X_TITLES.get(x, x), axis=alt.Axis(format=_d3(x)))
 
 
 def legend(title: str | None = None) -> alt.Legend:
@@ -57,7 +65,11 @@ def x_tooltip(x: str, field: str | None = None) -> alt.Tooltip:
     """The x value in a tooltip: the step, seconds, or the local time of day."""
     if x == "clock":
         return alt.Tooltip(f"{field or x}:T", title="time", format="%H:%M:%S")
-    return alt.Tooltip(f"{field or x}:Q", title=x)
+    return alt.Tooltip(f"{field or x}:Q", title=x, format=_d3(x))
+
+
+def _d3(x: str) -> str:
+    return D3_COUNT if x == "step" else D3_SECONDS
 
 
 def number_axis(title: str | None = None) -> alt.Axis:

@@ -32,19 +32,28 @@ def format_number(value: float | None, significant: int = SIGNIFICANT) -> str:
     return f"{value:,.{decimals}f}"
 
 
-def vega_number_expr(field: str, significant: int = SIGNIFICANT) -> str:
+def vega_number_expr(field: str, significant: int = SIGNIFICANT, trim: bool = False) -> str:
     """A Vega expression that writes ``field`` (e.g. ``datum.value``) as
-    ``format_number`` does."""
+    ``format_number`` does; ``trim``: without trailing zeros (an axis's tick values
+    are round: "0.5", not "0.500")."""
     v = field
+    t = "~" if trim else ""
     magnitude = f"floor(log(abs({v})) / LN10)"
     decimals = f"max({significant - 1} - {magnitude}, 0)"
     return (
         f"!isValid({v}) || !isFinite({v}) ? '–' : "
         f"{v} === 0 ? '0' : "
-        f"(abs({v}) < {SMALL} || abs({v}) >= {LARGE}) ? format({v}, '.{significant - 1}e') : "
-        f"format({v}, ',.' + {decimals} + 'f')"
+        f"(abs({v}) < {SMALL} || abs({v}) >= {LARGE}) ? format({v}, '.{significant - 1}{t}e') : "
+        f"format({v}, ',.' + {decimals} + '{t}f')"
     )
 
 
 #: Axis labels: ``labelExpr`` of a quantitative axis.
-VEGA_LABEL_EXPR = vega_number_expr("datum.value")
+VEGA_LABEL_EXPR = vega_number_expr("datum.value", trim=True)
+#: d3 formats of the axes that count (steps) and of seconds, with thousands separators.
+D3_COUNT = ",d"
+D3_SECONDS = ",.3~r"
+#: A tooltip's d3 format where the chart has no text column of the value
+#: (``vega_number_expr``): the same 3 significant digits and separators (d3 rounds
+#: integer digits: 12,345 reads 12,300).
+D3_NUMBER = ",.3r"
