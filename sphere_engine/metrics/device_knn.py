@@ -15,7 +15,7 @@ index, the query's own row removed by index), computed on the device:
 
 Memory: never Q × N. The reference stays on the device when it takes at most half of
 the budget, else it is streamed in blocks from host memory; a chunk's score rows take
-the rest. On CUDA the budget is half of the free device memory (at least the caller's
+the rest. On CUDA the budget is a quarter of the free device memory (at least the caller's
 ``memory_budget_mb``).
 """
 
@@ -29,7 +29,7 @@ import torch
 
 _LOW = 0xFFFFFFFF
 _MAX_CHUNK = 16_384  # queries per chunk at most (topk and result rows stay small)
-DEVICE_SHARE = 0.5  # of the free device memory a search may use
+DEVICE_SHARE = 0.25  # of the free device memory a search may use (training may share it)
 
 
 def order_keys(scores: torch.Tensor, columns: torch.Tensor) -> torch.Tensor:
