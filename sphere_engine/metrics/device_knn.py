@@ -130,7 +130,7 @@ class DeviceSearcher:
                 where += start
                 if values is not None:  # merge with the blocks before
                     top, where = torch.cat([values, top], 1), torch.cat([columns, where], 1)
-                    top, pick = torch.topk(top, fetch, dim=1)
+                    top, pick = torch.topk(top, min(fetch, top.shape[1]), dim=1)
                     where = torch.gather(where, 1, pick)
                 values, columns = top, where
             keys = torch.sort(order_keys(values, columns), dim=1, descending=True).values
@@ -153,6 +153,6 @@ class DeviceSearcher:
             columns = torch.arange(start, start + block.shape[0], device=self.device)
             keys = torch.topk(order_keys(scores, columns[None, :]), min(k, block.shape[0]), 1)
             best = keys.values if best is None else torch.cat([best, keys.values], 1)
-            best = torch.topk(best, k, dim=1).values
+            best = torch.topk(best, min(k, best.shape[1]), dim=1).values
         assert best is not None
         return best
