@@ -15,7 +15,7 @@ index, the query's own row removed by index), computed on the device:
 
 Memory: never Q × N. The reference stays on the device when it takes at most half of
 the budget, else it is streamed in blocks from host memory; a chunk's score rows take
-the rest. On CUDA the budget is half of the free device memory (at least the caller's
+the rest. On CUDA the budget is a quarter of the free device memory (at least the caller's
 ``memory_budget_mb``).
 """
 
@@ -29,7 +29,7 @@ import torch
 
 _LOW = 0xFFFFFFFF
 _MAX_CHUNK = 16_384  # queries per chunk at most (topk and result rows stay small)
-DEVICE_SHARE = 0.5  # of the free device memory a search may use
+DEVICE_SHARE = 0.25  # of the free device memory a search may use (training may share it)
 
 
 def order_keys(scores: torch.Tensor, columns: torch.Tensor) -> torch.Tensor:
@@ -130,7 +130,7 @@ class DeviceSearcher:
                 where += start
                 if values is not None:  # merge with the blocks before
                     top, where = torch.cat([values, top], 1), torch.cat([columns, where], 1)
-                    top, pick = torch.topk(top, fetch, dim=1)
+                    top, pick = torch.topk(top, min(fetch, top.shape[1]), dim=1)
                     where = torch.gather(where, 1, pick)
                 values, columns = top, where
             keys = torch.sort(order_keys(values, columns), dim=1, descending=True).values
@@ -153,6 +153,6 @@ class DeviceSearcher:
             columns = torch.arange(start, start + block.shape[0], device=self.device)
             keys = torch.topk(order_keys(scores, columns[None, :]), min(k, block.shape[0]), 1)
             best = keys.values if best is None else torch.cat([best, keys.values], 1)
-            best = torch.topk(best, k, dim=1).values
+            best = torch.topk(best, min(k, best.shape[1]), dim=1).values
         assert best is not None
         return best

@@ -27,12 +27,14 @@ import json
 import re
 import zipfile
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from sphere_engine.metrics.inputs import check_embeddings, check_labels
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUFFIXES = (".npz", ".npy", ".parquet", ".csv")
 LABEL_COLUMNS = ("label", "labels")
@@ -118,6 +120,10 @@ def _read_npy_pair(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _read_table(path: Path, suffix: str) -> tuple[np.ndarray, np.ndarray]:
+    # pandas only for tables: the metrics import without it (a GPU box with torch,
+    # numpy and scikit-learn runs bench/gpu_eval_check.sh).
+    import pandas as pd
+
     try:
         table = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     except Exception as error:  # pandas/pyarrow raise many types for a bad file

@@ -89,6 +89,16 @@ def test_streamed_reference_blocks_give_the_same_ranking(make_sparse_signs):
         np.testing.assert_array_equal(streamed[1], expected[1])
 
 
+def test_blocks_smaller_than_the_list_merge_to_the_same_ranking(make_sparse_signs):
+    x = make_sparse_signs(120, 6, seed=9) / 2
+    searcher = DeviceSearcher(x, "cosine", "cpu", budget_bytes=1_920)  # blocks of 20 rows
+    assert 2 * searcher.block_rows < 61  # two blocks hold fewer than the k + 1 fetched
+    scores, indices = searcher.ranked(x, np.arange(120), 60, True)
+    expected = ranking(x, x, 60, True, "faiss")
+    np.testing.assert_array_equal(indices, expected[0])
+    np.testing.assert_array_equal(scores, expected[1])
+
+
 def test_query_gallery_search_matches_faiss(make_clustered):
     x, _ = make_clustered(5, 40, 8, spread=0.3, seed=2)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
