@@ -5,18 +5,24 @@ diagnostics, evaluations and a snapshot each), starts ``spherescope up`` on it (
 Redis, CPU worker(s), Streamlit), launches ``--training`` long digits runs, then, in one
 session of headless Chromium:
 
-1. first meaningful content per page: navigation start → the page's first chart or
-   table (Runs, Run, Compare, Geometry; Launch: its form), as Playwright observes it
-   and as the page's own clock records it drawn (a chart: once Vega has drawn it);
-2. the watched run's training speed unwatched (nobody on the Run page) and watched
-   (``--tabs`` tabs on its live Run page), as steps/s from the store's progress, in
+1. first meaningful content of every page: navigation start → the page's first chart
+   or table (Runs, Run, Compare, Geometry; Launch: its form; Explorer, Report: their
+   first table, chart or notice), as Playwright observes it and as the page's own
+   clock records it drawn (a chart: once Vega has drawn it); and the same for the
+   floor, a bare Streamlit page with a 20-row table (``bench/floor_page.py``, its own
+   server, the same browser) as a grid and as a markdown table: every page is printed
+   as a ratio to both;
+2. the first watched run's training speed unwatched (nobody on a Run page) and watched
+   (the ``--tabs`` tabs on their live Run pages), as steps/s from the store's progress, in
    ``--rounds`` rounds of an unwatched then a watched window: the run's speed drifts
    as it grows (its store compactions take longer), which a single unwatched window
    followed by a single watched one counted against watching;
 3. the server's CPU (Streamlit process, user + system) in both kinds of window, per tab, and
    the CPU of each part in both windows (server, Chromium, worker with its training
    processes, Redis, this script with Playwright's driver, and the whole machine);
-4. the lag from a step being logged (its wall time in the store) to a tab drawing it
+4. with ``--tabs`` tabs each on the live Run page of its own run (tab i: run i) while
+   ``--training`` runs train, the lag from a step being logged (its wall time in the
+   store) to the tab drawing it
    (the frame after the Run page's "up to step N" caption changed, which each tab
    records itself, ``DRAWN_STEPS_JS``), every 0.25 s of the watched windows: how long
    the oldest step not yet drawn had been logged (0 when none).
@@ -130,6 +136,17 @@ def start_stack(home: Path, port: int, concurrency: int, log: Path) -> subproces
     )
 
 
+def start_floor(port: int, log: Path) -> subprocess.Popen:
+    """``streamlit run bench/floor_page.py``: the bare page every page is compared with."""
+    argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "bench" / "floor_page.py")]
+    argv += ["--server.port", str(port), "--server.headless", "true"]
+    argv += ["--browser.gatherUsageStats", "false"]
+    with log.open("w") as out:
+        return subprocess.Popen(
+            argv, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
 def wait_healthy(base: str, process: subprocess.Popen, timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -170,6 +187,11 @@ CHART = '[data-testid="stVegaLiteChart"]'
 LIVE_CHART = ".spherescope-live-chart"  # the Run page's charts (app.panels.live_charts)
 DRAWN_CHART = f"{CHART} canvas, {CHART} svg"
 DRAWN_LIVE_CHART = f"{LIVE_CHART} canvas"
+ANY_CONTENT = (
+    '[data-testid="stMain"] [data-testid="stDataFrame"], '
+    '[data-testid="stMain"] [data-testid="stAlert"], '
+    f"{DRAWN_CHART}"
+)
 FIRST_CONTENT = {
     # the first screenful is a plain table (app.panels.runs_preview), then the grid
     "runs": (".spherescope-runs-preview", ".spherescope-runs-preview"),
@@ -177,6 +199,16 @@ FIRST_CONTENT = {
     "compare": (CHART, DRAWN_CHART),
     "geometry": (CHART, DRAWN_CHART),
     "launch": ('[data-testid="stTabs"]', '[data-testid="stTabs"]'),  # its form's tabs
+    # a table, a chart or the page's notice of what it needs (the bench's store has no
+    # reproduction runs and no per-query results): whichever the page draws first
+    "explorer": (ANY_CONTENT, ANY_CONTENT),
+    "report": (ANY_CONTENT, ANY_CONTENT),
+}
+#: The floor (``bench/floor_page.py``): a bare Streamlit page with a 20-row table, as
+#: the grid component and as a markdown table, served and loaded like the pages.
+FLOOR_CONTENT = {
+    "grid": ('[data-testid="stDataFrame"]', '[data-testid="stDataFrame"]'),
+    "markdown": ('[data-testid="stMarkdown"] table', '[data-testid="stMarkdown"] table'),
 }
 #: Installed in every document before its scripts: records (performance.now(), i.e.
 #: milliseconds since that navigation started) when the browser is next free to show a
@@ -215,11 +247,25 @@ def first_content(
         "compare": f"/compare?runs={pair}",
         "geometry": f"/geometry?run_id={run_id}",
         "launch": "/launch",
+        "explorer": f"/explorer?run_id={run_id}",
+        "report": "/report",
     }
-    times: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
+    return _loads(page, {n: (base + p, FIRST_CONTENT[n]) for n, p in paths.items()}, repeats)
+
+
+def floor_content(page, floor_base: str, repeats: int) -> dict[str, tuple]:
+    """``first_content``'s figures for the bare floor page, grid and markdown."""
+    pages = {n: (f"{floor_base}/?table={n}", FLOOR_CONTENT[n]) for n in FLOOR_CONTENT}
+    return _loads(page, pages, repeats)
+
+
+def _loads(
+    page, pages: dict[str, tuple[str, tuple[str, str]]], repeats: int
+) -> dict[str, tuple[float, float, float, float]]:
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in pages}
     for _ in range(repeats):
-        for name, path in paths.items():
-            times[name].append(_first_content(page, base + path, *FIRST_CONTENT[name]))
+        for name, (url, selectors) in pages.items():
+            times[name].append(_first_content(page, url, *selectors))
     return {
         name: (
             statistics.median(observed for observed, _ in pairs),
@@ -429,7 +475,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def _report_first_content(
-    loads: dict[str, tuple[float, float, float, float]], args: argparse.Namespace
+    loads: dict[str, tuple[float, float, float, float]],
+    floor: dict[str, tuple[float, float, float, float]],
+    args: argparse.Namespace,
 ) -> int:
     load = os.getloadavg()
     print(f"\nload average (1/5/15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
@@ -448,6 +496,14 @@ def _report_first_content(
         worst = max(figures.values())
         print(f"  {how} (s): {shown}; worst {worst:.2f} "
               f"(target ≤ {TARGETS['first_content_s']})")  # fmt: skip
+    # the floor, loaded in the same browser in the same run: what any Streamlit page costs
+    grid, markdown = floor["grid"][1], floor["markdown"][1]
+    print(f"floor, a bare Streamlit page with a 20-row table (shown, in-page clock): "
+          f"st.dataframe {grid:.2f} s, markdown table {markdown:.2f} s")  # fmt: skip
+    print("  page / floor (shown, in-page clock): " + ", ".join(
+        f"{name} {pair[1] / grid:.2f}× grid, {pair[1] / markdown:.2f}× markdown"
+        for name, pair in loads.items()
+    ))  # fmt: skip
     return 0
 
 
@@ -478,25 +534,34 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     stack = start_stack(home, port, args.concurrency, home.parent / "stack.log")
+    floor_port = free_port()
+    floor_base = f"http://127.0.0.1:{floor_port}"
+    floor_server = start_floor(floor_port, home.parent / "floor.log")
     trained: list[str] = []
     unwatched: list[Window] = []
     watching: list[Window] = []
     try:
         wait_healthy(base, stack)
+        wait_healthy(floor_base, floor_server)
         os.environ["REDIS_URL"] = (home / "stack" / "redis-url").read_text().strip()
         server = streamlit_process(stack)
         by_group = CpuByGroup(stack.pid)
         trained = [launch(TRAIN_CONFIG, f"training-{i}", store=store) for i in range(args.training)]
-        watched = trained[0]
+        # tab i watches run i: with 4 runs training and 2 tabs, two live Run pages while
+        # four runs log (the speed ratio is the first watched run's)
+        watched_runs = [trained[i % len(trained)] for i in range(args.tabs)]
+        watched = watched_runs[0]
         deadline = time.monotonic() + 300
-        while (store.get_run(watched).progress_step or 0) < 50:  # torch imported, training
-            if time.monotonic() > deadline:
-                raise SystemExit(f"run {watched} did not start training within 300 s")
-            time.sleep(1)
+        for run_id in dict.fromkeys(watched_runs):  # torch imported, training
+            while (store.get_run(run_id).progress_step or 0) < 50:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"run {run_id} did not start training within 300 s")
+                time.sleep(1)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport={"width": 1400, "height": 900})
-            drawn = sorted({drawn for _, drawn in FIRST_CONTENT.values()})
+            contents = [*FIRST_CONTENT.values(), *FLOOR_CONTENT.values()]
+            drawn = sorted({drawn for _, drawn in contents})
             context.add_init_script(FIRST_SEEN_JS % json.dumps(drawn))
             context.add_init_script(DRAWN_STEPS_JS)
             page = context.new_page()
@@ -504,31 +569,34 @@ def main() -> int:
             page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
             pair = f"{stored[0]},{stored[1]}"
             loads = first_content(page, base, stored[0], pair, args.repeats)
+            page.goto(floor_base + "/")  # warm: the floor server's first script run
+            page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
+            floor = floor_content(page, floor_base, args.repeats)
             if args.first_content_only:
                 browser.close()
-                return _report_first_content(loads, args)  # the stack stops in finally
+                return _report_first_content(loads, floor, args)  # stacks stop in finally
             tabs = [page, *[context.new_page() for _ in range(args.tabs - 1)]]
-            samples: list[tuple[float, int]] = []
+            samples: dict[str, list[tuple[float, int]]] = {r: [] for r in watched_runs}
             for _ in range(args.rounds):  # unwatched, watched, unwatched, watched, ...
                 for tab in tabs:
                     tab.goto("about:blank")  # nobody watches now
                 wait_quiet(server)
                 unwatched.append(_window(store, watched, server, by_group, args.window))
-                for tab in tabs:
-                    tab.goto(f"{base}/run?run_id={watched}")
+                for tab, run_id in zip(tabs, watched_runs, strict=True):
+                    tab.goto(f"{base}/run?run_id={run_id}")
                     tab.get_by_text(re.compile(r"up to step")).first.wait_for(timeout=60_000)
                 time.sleep(3)
                 started = time.time()
                 watching.append(_window(store, watched, server, by_group, args.window))
-                for tab in tabs:
+                for tab, run_id in zip(tabs, watched_runs, strict=True):
                     changes = tab.evaluate("window.__drawnSteps")
-                    samples.extend(drawn_samples(changes, started, time.time()))
+                    samples[run_id].extend(drawn_samples(changes, started, time.time()))
             browser.close()
         ended = [r for r in trained if store.get_run(r).status != "running"]
         if ended:
             print(f"warning: {len(ended)} training run(s) ended during the windows")
         time.sleep(2)  # the last flush of the watched run reaches the store
-        lag = lags(store, watched, samples)
+        lag = [value for run_id, taken in samples.items() for value in lags(store, run_id, taken)]
     finally:
         for run_id in trained:
             try:
@@ -536,7 +604,8 @@ def main() -> int:
             except Exception as error:  # stopping the stack ends them anyway
                 print(f"cancel {run_id}: {error}")
         stop_stack(stack)
-    _report_first_content(loads, args)
+        stop_stack(floor_server)
+    _report_first_content(loads, floor, args)
     idle, busy = Window.total(unwatched), Window.total(watching)
     per_tab = max(busy.server_cpu - idle.server_cpu, 0.0) / args.tabs
     ratio = busy.speed / idle.speed if idle.speed else float("nan")
@@ -555,7 +624,8 @@ def main() -> int:
     print(show_groups("unwatched", idle.groups))
     print(show_groups("watched  ", busy.groups))
     median = statistics.median(lag or [0])
-    print(f"lag logged → drawn over {len(lag)} samples: median {median:.2f} s, "
+    print(f"lag logged → drawn, {args.tabs} tabs each on its own run's live page while "
+          f"{args.training} runs train, over {len(lag)} samples: median {median:.2f} s, "
           f"p90 {percentile(lag, 90):.2f} s, max {max(lag or [0]):.2f} s "
           f"(target p90 ≤ {TARGETS['lag_p90_s']})")  # fmt: skip
     return 0

@@ -10,6 +10,12 @@ does what ``app/server.py`` does when the server starts (``app/warmup.py``: impo
 the Runs table's ended-run values; not the registries, which the Runs page never uses),
 so "first render" is then the first visitor's on a server started a moment before.
 
+Each render is also printed as a ratio to the floor measured in the same run: a bare
+Streamlit page (``bench/floor_page.py``) rendering a 20-row table, under the same
+AppTest. The parts of the Runs table (``data.runs_table``) are timed one by one — the
+listing, the key metric values, the findings badges, the SLURM "runs on" and
+scheduler notes — so a column that made the table slower shows by name.
+
     .venv/bin/python bench/runs_page.py [--runs 500] [--repeats 3] [--home DIR] [--warm-start]
 """
 
@@ -71,6 +77,51 @@ def render_times(repeats: int) -> tuple[float, list[float]]:
     return first, later
 
 
+def floor_times(repeats: int) -> list[float]:
+    """Renders of the bare floor page (``bench/floor_page.py``), grid and markdown,
+    after a first render that imports Streamlit's elements: [grid median, markdown median]."""
+    from streamlit.testing.v1 import AppTest
+
+    medians = []
+    for table in ("grid", "markdown"):
+        app = AppTest.from_file(str(REPO / "bench" / "floor_page.py"), default_timeout=60)
+        app.query_params["table"] = table
+        app.run()
+        medians.append(statistics.median(timed(app.run) for _ in range(max(repeats, 1))))
+    return medians
+
+
+def table_parts(repeats: int) -> dict[str, float]:
+    """Median seconds of each part of ``data.runs_table`` on the store's runs, warm."""
+    import streamlit as st
+
+    from app import data
+    from app.data.executor import runs_on, scheduler_note
+    from app.data.findings import table_badges
+    from app.data.run_metrics import key_values
+    from app.data.tables import KEY_COLUMNS
+
+    st.cache_data.clear()
+    frame = data.runs()
+    records = frame.reindex(
+        columns=["status", "kind", "config", "started_at", "finished_at", "executor"]
+    ).to_dict("records")
+    live = set(frame.loc[frame["status"] == "running", "run_id"])  # as runs_table
+    parts = {
+        "listing (data.runs, cache cleared)": lambda: (st.cache_data.clear(), data.runs()),
+        "key metric values": lambda: key_values(frame, KEY_COLUMNS),
+        "findings badges": lambda: table_badges(frame, live),
+        "SLURM runs on + scheduler notes": lambda: [
+            (runs_on(row), scheduler_note(row)) for row in records
+        ],
+        "whole runs_table": lambda: data.runs_table(frame),
+    }
+    return {
+        name: statistics.median(timed(part) for _ in range(max(repeats, 1)))
+        for name, part in parts.items()
+    }
+
+
 def timed(function, *args) -> float:
     started = time.perf_counter()
     function(*args)
@@ -92,8 +143,6 @@ def main() -> None:
         fill_s = timed(fill, home, args.runs)
         print(f"filled {args.runs} runs in {fill_s:.1f} s ({home})")
 
-    import streamlit as st
-
     from app import data
 
     if args.warm_start:
@@ -102,16 +151,23 @@ def main() -> None:
         seconds = warmup.warm_up(warmup.STEPS[:2])  # imports, runs table
         print("warm start: " + ", ".join(f"{k} {v:.2f} s" for k, v in seconds.items()))
     first, later = render_times(args.repeats)
+    grid, markdown = floor_times(args.repeats)
+    median = statistics.median(later)
     print(f"runs in store: {len(data.runs())}")
     print(f"first render of a fresh process (all caches cold): {first:.3f} s")
     print(
         "renders with the page's caches expired: "
         + ", ".join(f"{r:.3f}" for r in later)
-        + f" s; median {statistics.median(later):.3f} s (target ≤ 1.5 s)"
+        + f" s; median {median:.3f} s (target ≤ 1.5 s)"
     )
-    st.cache_data.clear()
-    frame = data.runs()
-    print(f"parts, warm: runs_table {timed(data.runs_table, frame):.3f} s")
+    print(
+        f"floor, a bare page with a 20-row table (same run): st.dataframe {grid:.3f} s, "
+        f"markdown {markdown:.3f} s; Runs page / floor: {median / grid:.2f}× the grid "
+        f"floor, {median / markdown:.2f}× the markdown floor"
+    )
+    print("parts of the Runs table, warm (median s):")
+    for name, seconds in table_parts(args.repeats).items():
+        print(f"  {name}: {seconds:.4f}")
     load = os.getloadavg()
     print(f"load average (1/5/15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

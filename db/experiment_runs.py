@@ -1,14 +1,17 @@
 """Reading the runs of a declared reproduction experiment out of the store.
 
 A run belongs to an experiment by its tags (``repro:NAME`` and ``variant:LABEL``, see
-``worker.reproduce``). Per (variant, seed) the newest finished run counts, so running
-an experiment again replaces its numbers and a partial rerun keeps the rest.
+``worker.reproduce``) or, untagged, when the caller's ``match`` finds its config equal
+to a variant's (``sphere_engine.experiments.matching``: a preset loaded into the Launch
+form, a seed sweep of it). Per (variant, seed) the newest finished run counts, so
+running an experiment again replaces its numbers and a partial rerun keeps the rest.
 Imports neither torch nor the engine: the dashboard uses it as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,29 +23,45 @@ from db.selection import check_names, in_list
 from db.store import RunStore
 
 RUN_COLUMNS = [
-    "run_id", "variant", "seed", "steps", "created_at", "duration_s", "device", "config",
+    "run_id", "name", "variant", "seed", "steps", "found_by", "created_at", "duration_s",
+    "device", "config",
 ]  # fmt: skip
+#: ``found_by``: how a run was recognised as the experiment's.
+BY_TAG = "tag"
+BY_CONFIG = "config"
 
 
-def experiment_runs(store: RunStore, experiment_tag: str, variant_prefix: str) -> pd.DataFrame:
-    """The newest finished run per (variant, seed) of the runs tagged ``experiment_tag``.
+def experiment_runs(
+    store: RunStore,
+    experiment_tag: str,
+    variant_prefix: str,
+    match: Callable[[dict[str, Any]], str | None] | None = None,
+) -> pd.DataFrame:
+    """The newest finished run per (variant, seed) of the runs tagged ``experiment_tag``
+    and, with ``match`` (stored config -> variant label or None), of the untagged runs
+    whose config it matches.
 
     Columns ``RUN_COLUMNS``: the variant label (from the tag starting with
-    ``variant_prefix``), the seed and steps from the run's config.
+    ``variant_prefix``, else from ``match``), the seed and steps from the run's config,
+    and ``found_by`` (``BY_TAG`` or ``BY_CONFIG``).
     """
-    runs = list_runs(store, tag=experiment_tag, status="finished")
+    runs = list_runs(store, status="finished")
     rows = []
     for run in runs.itertuples(index=False):
-        variants = [t[len(variant_prefix) :] for t in run.tags if t.startswith(variant_prefix)]
         training = (run.config or {}).get("training", {})
-        if not variants or "seed" not in training:
+        if "seed" not in training:
+            continue
+        variant, found_by = _variant(run, experiment_tag, variant_prefix, match)
+        if variant is None:
             continue
         rows.append(
             {
                 "run_id": run.run_id,
-                "variant": variants[0],
+                "name": run.name,
+                "variant": variant,
                 "seed": int(training["seed"]),
                 "steps": int(training.get("steps", 0)),
+                "found_by": found_by,
                 "created_at": run.created_at,
                 "duration_s": (run.finished_at - run.started_at).total_seconds()
                 if pd.notna(run.started_at) and pd.notna(run.finished_at)
@@ -54,6 +73,21 @@ def experiment_runs(store: RunStore, experiment_tag: str, variant_prefix: str) -
     frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
     frame = frame.sort_values("created_at", ascending=False, kind="stable")
     return frame.drop_duplicates(["variant", "seed"]).reset_index(drop=True)
+
+
+def _variant(
+    run: Any,
+    experiment_tag: str,
+    variant_prefix: str,
+    match: Callable[[dict[str, Any]], str | None] | None,
+) -> tuple[str | None, str]:
+    """(variant label, how it was found) of one listed run; None when it is not one."""
+    tags = list(run.tags)
+    if experiment_tag in tags:
+        variants = [t[len(variant_prefix) :] for t in tags if t.startswith(variant_prefix)]
+        return (variants[0] if variants else None), BY_TAG
+    # another experiment's run counts too when its config is one of this one's variants
+    return (match(run.config or {}) if match else None), BY_CONFIG
 
 
 _AGGREGATES = {"mean": "avg", "median": "median"}  # SQL text only from this table
@@ -99,7 +133,7 @@ def experiment_values(
     evaluation value of each of ``eval_names``, and per training statistic
     (column, scalar name, fraction, aggregate) that statistic (``training_statistic``).
     Missing values are NaN."""
-    frame = runs.drop(columns=["config"]).copy()
+    frame = runs.drop(columns=["config", "name"], errors="ignore").copy()
     ids = list(frame["run_id"])
     evals = list(eval_names)
     if evals:

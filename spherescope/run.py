@@ -76,6 +76,9 @@ class Run:
         self._device_noted = False  # the device is recorded once, from the first batch
         self._outbox: list[Callable[[], None]] = []
         self._outbox_since = 0.0
+        self._outbox_calls = 0  # calls collected since the last hand-over
+        # the scalar rows collected since then: one write in the outbox for all of them
+        self._scalar_rows: list[tuple[dict[str, float], int, float]] | None = None
         config = self._job.record_in(config)
         self._lifecycle, self._run_id = self._job.start(lambda: self._start(config, name, tags))
         if self._lifecycle is not None:
@@ -113,7 +116,7 @@ class Run:
         """Scalars at ``step`` (numbers or 0-dim tensors), e.g. ``{"loss/total": 0.3}``.
         In a data-parallel job rank 0's values are recorded; ``reduce="mean"``, ``"sum"``
         or ``"max"`` records them reduced over all ranks (then every rank must call it)."""
-        if not isinstance(values, Mapping):
+        if type(values) is not dict and not isinstance(values, Mapping):
             raise ValueError(
                 f"values must be a dict of name -> number, got {type(values).__name__}"
             )
@@ -126,7 +129,12 @@ class Run:
         plain = self._job.reduce(plain, reduce)
         if self._lifecycle is None:  # another rank: rank 0 records
             return
-        self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
+        if self._scalar_rows is None:
+            self._scalar_rows = []
+            self._post(functools.partial(self._write_scalars, self._scalar_rows))
+        else:
+            self._outbox_calls += 1
+        self._scalar_rows.append((plain, int(step), time.time()))
         self._deliver()
 
     def log_mining(
@@ -367,6 +375,7 @@ class Run:
         if not self._outbox:
             self._outbox_since = time.monotonic()
         self._outbox.append(write)
+        self._outbox_calls += 1
 
     def _deliver(self, force: bool = False, finish: bool = False) -> None:
         """Move completed diagnostic steps to the host; hand what is collected to the
@@ -380,15 +389,19 @@ class Run:
             or not self._delivery.background  # strict: each write raises at its call
             or force
             or finish
-            or len(self._outbox) >= _HAND_OVER_CALLS
+            or self._outbox_calls >= _HAND_OVER_CALLS
             or time.monotonic() - self._outbox_since >= _HAND_OVER_AGE_S
         ):
             writes, self._outbox = self._outbox, []
+            self._outbox_calls, self._scalar_rows = 0, None
             self._delivery.submit(functools.partial(_run_all, writes))
 
     # -- the writes (on the writer thread, or inline when strict) -------------------------
-    def _write_scalars(self, values: dict[str, float], step: int, wall_time: float) -> None:
-        self._writer.call(self._writer.tracker.track_many, values, step, wall_time)
+    def _write_scalars(self, rows: list[tuple[dict[str, float], int, float]]) -> None:
+        """The scalars of ``log`` calls: (values, step, wall time) each."""
+        track_many = self._writer.tracker.track_many
+        for values, step, wall_time in rows:
+            self._writer.call(track_many, values, step, wall_time)
 
     def _write_steps(self, waiting: list[WaitingStep]) -> None:
         """Finish logged steps (K at once, NumPy) and write their values."""
@@ -427,6 +440,9 @@ class Run:
         self._job.check()
         if self.ended:
             raise ValueError(f"run {self.id} has ended; start a new one with spherescope.init")
+        if type(step) is int and step >= 0:  # the common case, without the ABC checks
+            self.step = step
+            return
         if not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
             raise ValueError(f"step must be an integer >= 0, got {step!r}")
         self.step = int(step)
@@ -488,6 +504,8 @@ def _count(name: str, value: Any) -> float:
 
 
 def _number(name: str, value: Any) -> float:
+    if type(value) is float:  # the common case (``loss.item()``), without the ABC checks
+        return value
     if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
         value = value.item()  # a 0-dim tensor or numpy scalar
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

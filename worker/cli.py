@@ -147,6 +147,11 @@ def _add_analyze(commands: argparse._SubParsersAction) -> None:
     )
     analyze.add_argument("--gallery", default=None, help="gallery embeddings file")
     analyze.add_argument("--ks", type=_ks, default=None, help="Recall@K values, e.g. 1,10,20,30")
+    analyze.add_argument(
+        "--knn-backend",
+        default="auto",
+        help="neighbour search / k-means: auto (default), faiss-gpu, torch-cuda, faiss, torch",
+    )
     _add_face_protocols(analyze)
 
 
@@ -271,8 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if any(face.values()):
             return face_analyze_command(args.path, args.out, face | {"flip_sum": args.flip_sum})
         return analyze_command(
-            args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks
-        )
+            args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks,
+            knn_backend=args.knn_backend,
+        )  # fmt: skip
     if args.command == "reproduce":
         from worker.reproduce import reproduce_command
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from db.experiment_runs import BY_CONFIG, BY_TAG
 from db.queries import snapshot, snapshot_steps
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -25,13 +26,13 @@ from sphere_engine.experiments import EXPERIMENTS, TRAIN_MEAN_FRACTION
 from sphere_engine.experiments.paper_values import not_run_message, paper_table
 from sphere_engine.experiments.spec import merge
 from sphere_engine.experiments.tables import (
-    check_claims,
     display_table,
     format_mean_std,
     paired_effects,
     pearson,
     to_markdown,
 )
+from sphere_engine.experiments.verdicts import check_claims
 from worker.findings_summary import findings_markdown
 from worker.report_data import ExperimentData, load_experiment
 
@@ -106,7 +107,12 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
     if missing:
         lines += ["", f"**Incomplete:** no finished run for {missing}."]
     lines += ["", to_markdown(display_table(experiment, data.values)), ""]
-    lines += ["Claims checked on the seed means:", ""]
+    lines += [_runs_used(data), ""]
+    lines += [
+        "Claims (n seeds a side, mean ± std, Cohen's d and Welch's p; inconclusive with "
+        "one seed a side or a difference inside one std):",
+        "",
+    ]
     for verdict in check_claims(experiment, data.values):
         lines.append(
             f"- **{verdict.verdict}** — {verdict.claim.text} ({verdict.claim.source}). "
@@ -119,6 +125,16 @@ def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -
     if "polytope" in experiment.analyses:
         lines += ["", _polytope_figures(store, data, figures, base)]
     return "\n".join(lines)
+
+
+def _runs_used(data: ExperimentData) -> str:
+    """Which runs the numbers come from, and how each was recognised."""
+    found = {BY_TAG: "tagged", BY_CONFIG: "config matches"}
+    used = [
+        f"`{row.run_id}` ({row.variant}, seed {row.seed}, {found.get(row.found_by, row.found_by)})"
+        for row in data.runs.itertuples(index=False)
+    ]
+    return f"Runs used ({len(used)}): " + ", ".join(used) + "."
 
 
 def _setup_line(data: ExperimentData) -> str:

@@ -13,6 +13,7 @@ from sphere_engine.experiments import (
     VARIANT_TAG,
     Experiment,
 )
+from sphere_engine.experiments.matching import variant_matcher
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,8 @@ class ExperimentData:
 
 
 def load_experiment(store: RunStore, experiment: Experiment) -> ExperimentData:
-    runs = experiment_runs(store, EXPERIMENT_TAG + experiment.name, VARIANT_TAG)
+    match = variant_matcher(experiment)
+    runs = experiment_runs(store, EXPERIMENT_TAG + experiment.name, VARIANT_TAG, match)
     evals, statistics = experiment.metric_sources()
     values = experiment_values(store, runs, evals, statistics)
     return ExperimentData(experiment, runs, values)

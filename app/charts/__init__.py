@@ -16,7 +16,15 @@ import pandas as pd
 
 from app import transforms
 from app.charts import formats
-from app.charts.base import CHART_HEIGHT, finish, x_tooltip, zoomable
+from app.charts.base import (
+    CHART_HEIGHT,
+    finish,
+    number_axis,
+    number_text_transform,
+    number_tooltip,
+    x_tooltip,
+    zoomable,
+)
 from app.charts.base import MAX_POINTS as MAX_POINTS
 from app.charts.base import TITLE_CHARS as TITLE_CHARS
 from app.charts.base import X_AXES as X_AXES
@@ -111,14 +119,10 @@ def metric_lines(
         legend=_legend() if legend else None,
     )
     base = alt.Chart(frame).encode(x=_x_encoding(x))
-    line = base.mark_line(interpolate="linear").encode(
-        y=alt.Y("value:Q", title=y_title, scale=_y_scale(log_y)),
+    line = number_text_transform(base.mark_line(interpolate="linear"), "value").encode(
+        y=alt.Y("value:Q", axis=number_axis(y_title), scale=_y_scale(log_y)),
         color=color_enc,
-        tooltip=[
-            alt.Tooltip(f"{color}:N"),
-            x_tooltip(x),
-            alt.Tooltip("value:Q", format=".5g"),
-        ],
+        tooltip=[alt.Tooltip(f"{color}:N"), x_tooltip(x), number_tooltip("value")],
     )
     chart: alt.TopLevelMixin = line
     if band and {"min", "max"} <= set(frame.columns):
@@ -157,18 +161,12 @@ def norm_band_chart(
     frame, note = band_rows(wide, x=x, total=total)
     base = alt.Chart(frame).encode(x=_x_encoding(x))
     minmax = base.mark_area(opacity=0.15, color="#1f77b4").encode(
-        y=alt.Y("min:Q", title="‖f‖", scale=alt.Scale(zero=False)), y2="max:Q"
+        y=alt.Y("min:Q", axis=number_axis("‖f‖"), scale=alt.Scale(zero=False)), y2="max:Q"
     )
     std = base.mark_area(opacity=0.35, color="#1f77b4").encode(y="lower:Q", y2="upper:Q")
-    mean = base.mark_line(color="#1f77b4").encode(
-        y="mean:Q",
-        tooltip=[
-            x_tooltip(x),
-            alt.Tooltip("mean:Q", format=".4g"),
-            alt.Tooltip("std:Q", format=".4g"),
-            alt.Tooltip("min:Q", format=".4g"),
-            alt.Tooltip("max:Q", format=".4g"),
-        ],
+    shown = ("mean", "std", "min", "max")
+    mean = number_text_transform(base.mark_line(color="#1f77b4"), *shown).encode(
+        y="mean:Q", tooltip=[x_tooltip(x), *(number_tooltip(f) for f in shown)]
     )
     chart = alt.layer(minmax, std, mean).properties(height=CHART_HEIGHT)
     return finish(zoomable(chart), note, title)
@@ -183,15 +181,13 @@ def sample_norm_chart(
 ) -> alt.TopLevelMixin:
     """One thin line per tracked training sample: ``df`` has ``x``, sample, norm."""
     frame, note = _limit(df, ["sample"], x, total)
-    chart = (
-        alt.Chart(frame)
-        .mark_line(strokeWidth=1, opacity=0.7)
-        .encode(
-            x=_x_encoding(x),
-            y=alt.Y("norm:Q", title="‖f‖", scale=alt.Scale(zero=False)),
-            color=alt.Color("sample:N", legend=None),
-            tooltip=["sample:N", x_tooltip(x), alt.Tooltip("norm:Q", format=".4g")],
-        )
+    chart = number_text_transform(
+        alt.Chart(frame).mark_line(strokeWidth=1, opacity=0.7), "norm"
+    ).encode(
+        x=_x_encoding(x),
+        y=alt.Y("norm:Q", axis=number_axis("‖f‖"), scale=alt.Scale(zero=False)),
+        color=alt.Color("sample:N", legend=None),
+        tooltip=["sample:N", x_tooltip(x), number_tooltip("norm")],
     )
     return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)
 
@@ -217,17 +213,11 @@ def group_band_chart(
         x=_x_encoding(x), color=alt.Color("group:N", scale=CATEGORY_SCALE, legend=_legend())
     )
     band = base.mark_area(opacity=0.2).encode(
-        y=alt.Y("lower:Q", title=y_title, scale=_y_scale(log_y)), y2="upper:Q"
+        y=alt.Y("lower:Q", axis=number_axis(y_title), scale=_y_scale(log_y)), y2="upper:Q"
     )
-    line = base.mark_line().encode(
+    line = number_text_transform(base.mark_line(), "mean", "std").encode(
         y="mean:Q",
-        tooltip=[
-            "group:N",
-            x_tooltip(x),
-            alt.Tooltip("mean:Q", format=".5g"),
-            alt.Tooltip("std:Q", format=".3g"),
-            "runs:Q",
-        ],
+        tooltip=["group:N", x_tooltip(x), number_tooltip("mean"), number_tooltip("std"), "runs:Q"],
     )
     chart = alt.layer(band, line).properties(height=CHART_HEIGHT)
     return finish(zoomable(chart), note, title)

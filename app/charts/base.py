@@ -10,6 +10,13 @@ import numpy as np
 import pandas as pd
 
 from app import transforms
+from sphere_engine.catalogue.numbers import (
+    D3_COUNT,
+    D3_SECONDS,
+    VEGA_LABEL_EXPR,
+    format_number,
+    vega_number_expr,
+)
 
 MAX_POINTS = 5000
 CHART_HEIGHT = 260
@@ -39,8 +46,10 @@ def finish(chart: alt.TopLevelMixin, note: str | None, title: str | None) -> alt
 def x_encoding(x: str, field: str | None = None) -> alt.X:
     """The x channel for axis ``x`` (one of ``X_AXES``), reading column ``field`` (default
     ``x``: the heatmap's cells read x0)."""
-    kind = "T" if x == "clock" else "Q"
-    return alt.X(f"{field or x}:{kind}", title=X_TITLES.get(x, x))
+    if x == "clock":
+        return alt.X(f"{field or x}:T", title=X_TITLES[x])
+    # steps and seconds: thousands separators, as every number here (catalogue.numbers)
+    return alt.X(f"{field or x}:Q", title=X_TITLES.get(x, x), axis=alt.Axis(format=_d3(x)))
 
 
 def legend(title: str | None = None) -> alt.Legend:
@@ -56,7 +65,40 @@ def x_tooltip(x: str, field: str | None = None) -> alt.Tooltip:
     """The x value in a tooltip: the step, seconds, or the local time of day."""
     if x == "clock":
         return alt.Tooltip(f"{field or x}:T", title="time", format="%H:%M:%S")
-    return alt.Tooltip(f"{field or x}:Q", title=x)
+    return alt.Tooltip(f"{field or x}:Q", title=x, format=_d3(x))
+
+
+def _d3(x: str) -> str:
+    return D3_COUNT if x == "step" else D3_SECONDS
+
+
+def number_axis(title: str | None = None) -> alt.Axis:
+    """A quantitative axis whose labels read as every number here does
+    (``sphere_engine.catalogue.numbers``: 3 significant digits, thousands separators)."""
+    extra = {} if title is None else {"title": title}
+    return alt.Axis(labelExpr=VEGA_LABEL_EXPR, **extra)
+
+
+def number_tooltip(field: str, title: str | None = None) -> alt.Tooltip:
+    """A tooltip of numeric ``field`` as text formatted in the browser: the chart
+    needs ``number_text_transform(field)`` (live charts swap their rows)."""
+    return alt.Tooltip(f"{field}_text:N", title=title or field)
+
+
+def number_text_transform(chart: alt.TopLevelMixin, *fields: str) -> alt.TopLevelMixin:
+    """``chart`` with a ``<field>_text`` column per field, written in the browser as
+    ``format_number`` writes it (for ``number_tooltip``)."""
+    for field in fields:
+        chart = chart.transform_calculate(
+            **{f"{field}_text": vega_number_expr(f"datum[{field!r}]")}
+        )
+    return chart
+
+
+def with_number_text(frame: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with a ``<field>_text`` column per field (``format_number``), for the
+    tooltips of charts drawn once from their rows."""
+    return frame.assign(**{f"{f}_text": frame[f].map(format_number) for f in fields})
 
 
 def zoomable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from app.charts.base import CHART_HEIGHT, finish, zoomable
+from sphere_engine.catalogue.numbers import D3_NUMBER
 
 SPAN_COLOR = "#d62728"
 
@@ -29,7 +30,7 @@ def evidence_chart(
             x=alt.X("step:Q", title="step"),
             y=alt.Y("value:Q", title="value", scale=alt.Scale(type="log" if log else "linear")),
             color=alt.Color("series:N", title="series"),
-            tooltip=["series:N", "step:Q", alt.Tooltip("value:Q", format=".4g")],
+            tooltip=["series:N", "step:Q", alt.Tooltip("value:Q", format=D3_NUMBER)],
         )
     )
     start, end = span

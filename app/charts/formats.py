@@ -38,11 +38,12 @@ def column_decimals(values: Iterable[float], minimum: int = 2) -> int:
 
 
 def table_formats(table: pd.DataFrame, minimum: int = 2) -> dict[str, str]:
-    """A ``Styler.format`` mapping: numeric column → "{:.Nf}" with ``column_decimals``."""
+    """A ``Styler.format`` mapping: numeric column → "{:,.Nf}" with ``column_decimals``."""
     formats = {}
     for column in table.columns:
         if pd.api.types.is_numeric_dtype(table[column]) and not pd.api.types.is_bool_dtype(
             table[column]
         ):
-            formats[column] = f"{{:.{column_decimals(table[column], minimum)}f}}"
+            # thousands separators, as every number here (sphere_engine.catalogue.numbers)
+            formats[column] = f"{{:,.{column_decimals(table[column], minimum)}f}}"
     return formats

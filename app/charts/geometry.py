@@ -17,6 +17,7 @@ import pandas as pd
 
 from app.charts.base import CHART_HEIGHT, finish, limit
 from app.charts.palette import RUN_PALETTE
+from sphere_engine.catalogue.numbers import D3_NUMBER
 
 Domain = tuple[float, float]
 MAX_COORDS = 8
@@ -88,8 +89,8 @@ def norm_histogram(
             x2="end:Q",
             y=alt.Y("count:Q", title="samples"),
             tooltip=[
-                alt.Tooltip("start:Q", format=".4g"),
-                alt.Tooltip("end:Q", format=".4g"),
+                alt.Tooltip("start:Q", format=D3_NUMBER),
+                alt.Tooltip("end:Q", format=D3_NUMBER),
                 "count:Q",
             ],
         )
@@ -118,8 +119,8 @@ def pca_scatter(
             color=_class_color(color, classes),
             tooltip=[
                 f"{color}:N",
-                alt.Tooltip("pc1:Q", format=".3g"),
-                alt.Tooltip("pc2:Q", format=".3g"),
+                alt.Tooltip("pc1:Q", format=D3_NUMBER),
+                alt.Tooltip("pc2:Q", format=D3_NUMBER),
             ],
         )
     )

@@ -7,6 +7,7 @@ import altair as alt
 import pandas as pd
 
 from app.charts.base import CHART_HEIGHT, finish, limit, x_encoding, x_tooltip, zoomable
+from sphere_engine.catalogue.numbers import D3_NUMBER
 
 Domain = tuple[float, float]
 
@@ -53,8 +54,8 @@ def norm_distribution_heatmap(
             color=alt.Color("fraction:Q", title="batch share", scale=alt.Scale(**colors)),
             tooltip=[
                 x_tooltip(x, "x0"),
-                alt.Tooltip("lower:Q", format=".3g", title="‖f‖ from"),
-                alt.Tooltip("upper:Q", format=".3g", title="‖f‖ to"),
+                alt.Tooltip("lower:Q", format=D3_NUMBER, title="‖f‖ from"),
+                alt.Tooltip("upper:Q", format=D3_NUMBER, title="‖f‖ to"),
                 alt.Tooltip("fraction:Q", format=".1%"),
             ],
         )

@@ -9,6 +9,7 @@ import altair as alt
 import pandas as pd
 
 from app.charts.base import CHART_HEIGHT, finish
+from sphere_engine.catalogue.numbers import D3_NUMBER
 
 MULTIPLE_WIDTH = 300
 MULTIPLE_HEIGHT = 200
@@ -53,8 +54,8 @@ def hyperparameter_chart(
     base = alt.Chart(stats).encode(x=x)
     tooltip = [
         alt.Tooltip("value:N", title=key),
-        alt.Tooltip("mean:Q", format=".4g"),
-        alt.Tooltip("std:Q", format=".3g"),
+        alt.Tooltip("mean:Q", format=D3_NUMBER),
+        alt.Tooltip("std:Q", format=D3_NUMBER),
         alt.Tooltip("runs:Q"),
     ]
     line = base.mark_line(point=True).encode(

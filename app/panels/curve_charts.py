@@ -7,6 +7,7 @@ import pandas as pd
 
 from app.charts import CHART_HEIGHT, run_color_scale
 from sphere_engine.catalogue import Source, column_key
+from sphere_engine.catalogue.numbers import D3_NUMBER
 
 ROBUSTNESS_TITLES = {"accuracy": "accuracy under attack", "recall@1": "R@1 under attack"}
 
@@ -31,7 +32,7 @@ def roc_chart(curves: pd.DataFrame, labels: dict[str, str] | None = None) -> alt
             tooltip=[
                 "run:N",
                 alt.Tooltip("far:Q", format=".2e"),
-                alt.Tooltip("tar:Q", format=".4f"),
+                alt.Tooltip("tar:Q", format=D3_NUMBER),
             ],
         )
         .properties(height=CHART_HEIGHT, title=alt.TitleParams("Verification ROC", anchor="start"))
@@ -57,7 +58,7 @@ def robustness_chart(
             y=alt.Y("value:Q", title=title, scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("run:N", scale=run_color_scale(run_ids, labels), title="run"),
             strokeDash=alt.StrokeDash("attack:N", title="attack"),
-            tooltip=["run:N", "attack:N", "epsilon:Q", alt.Tooltip("value:Q", format=".4f")],
+            tooltip=["run:N", "attack:N", "epsilon:Q", alt.Tooltip("value:Q", format=D3_NUMBER)],
         )
         .properties(
             height=CHART_HEIGHT, title=alt.TitleParams(f"Robustness: {title}", anchor="start")

@@ -83,6 +83,37 @@ function themed() {
   };
 }
 
+// A number as sphere_engine.catalogue.numbers.format_number writes it (its rule comes
+// in the element's data): three significant digits, thousands separators, scientific
+// notation outside [small, large). The tooltips show the hovered row's own fields
+// (live_charts.py gives them no encoded tooltip: it cost a refresh per row).
+function formatNumber(value, rule) {
+  if (!Number.isFinite(value)) return "–";
+  const { significant, small, large } = rule;
+  const size = Math.abs(value);
+  if (value !== 0 && (size < small || size >= large)) return value.toExponential(significant - 1);
+  const decimals = value === 0 ? 0 : Math.max(significant - 1 - Math.floor(Math.log10(size)), 0);
+  return value.toLocaleString("en-US", {
+    minimumFractionDigits: decimals,
+    maximumFractionDigits: decimals,
+  });
+}
+
+const COUNTS = new Set(["step", "sample"]); // whole numbers: separators only
+
+function tooltipHtml(value, sanitize, rule) {
+  const shown = (field, v) => {
+    if (typeof v !== "number") return String(v);
+    return COUNTS.has(field) ? v.toLocaleString("en-US") : formatNumber(v, rule);
+  };
+  if (value === null || typeof value !== "object") return sanitize(shown("", value));
+  const rows = Object.entries(value)
+    .filter(([field, v]) => v !== null && v !== undefined && !field.endsWith("_text"))
+    .map(([field, v]) => `<tr><td class="key">${sanitize(field)}</td>`
+      + `<td class="value">${sanitize(shown(field, v))}</td></tr>`);
+  return `<table>${rows.join("")}</table>`;
+}
+
 // The zoom lives in the page's URL (?zoom=step:120,480), so a reload or a pasted link
 // opens the charts zoomed the same way; it names its x field, so another x axis
 // ignores it.
@@ -147,6 +178,7 @@ class LiveGrid {
     if (data.revision === this.revision) return;
     this.revision = data.revision;
     this.feed = data.feed;
+    this.numbers = data.numbers;
     this.enqueue(data).then(() => this.poll());
   }
 
@@ -234,6 +266,7 @@ class LiveGrid {
       renderer: "canvas",
       mode: "vega-lite",
       config: themed(),
+      tooltip: { formatTooltip: (value, sanitize) => tooltipHtml(value, sanitize, this.numbers) },
     });
     cell.vegaView = view; // for the browser's console and the browser tests
     const held = {

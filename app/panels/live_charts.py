@@ -17,6 +17,7 @@ import time
 from app.navigation import base_path
 from app.panels.elements import element
 from app.panels.live_feed import EVALUATION_ID, POLL_S, ROUTE, Drawn, Feed
+from sphere_engine.catalogue import numbers
 
 _component = element("spherescope_live_charts", "live_charts")
 
@@ -36,6 +37,12 @@ def show(drawn: Drawn, *, feed: Feed | None, key: str) -> None:
         "caption": drawn.caption,
         "notes": list(drawn.notes),
         "last_step": drawn.last_step,
+        # the tooltips write numbers by the one rule (catalogue.numbers.format_number)
+        "numbers": {
+            "significant": numbers.SIGNIFICANT,
+            "small": numbers.SMALL,
+            "large": numbers.LARGE,
+        },
         "revision": time.monotonic_ns(),  # a script run's data, told apart from a re-render
     }
     # The element asks for a rerun when the run ended (the page then draws it as

@@ -1,10 +1,11 @@
 """The Run page's key numbers, at the top: step / total, rate, ETA, loss, norm
-variance, the latest R@1 or accuracy, the status with its message, the device and
-host, and a Cancel button while the run is active."""
+variance, the latest R@1 or accuracy, an "evaluation running" tile while a background
+evaluation is in flight (the step it evaluates, for how long), the status with its
+message, the device and host, and a Cancel button while the run is active."""
 
 from __future__ import annotations
 
-import math
+import time
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -13,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data, ui
+from sphere_engine.catalogue.numbers import format_number as number
 
 #: (column of ``data.final_metrics``, tile label): the first of each tuple logged wins.
 LOSS = (("train:loss/total", "loss"),)
@@ -25,7 +27,6 @@ QUALITY = (
 )
 #: Asked for by their qualified column keys (``norm/var`` is logged both ways).
 METRIC_NAMES = [column for column, _ in (*LOSS, *VARIANCE, *QUALITY)]
-SIGNIFICANT = 3
 #: Tiles as one HTML block that wraps on a narrow page: st.metric's large digits were
 #: cut off ("600 o…") seven to a row.
 _TILE = (
@@ -35,16 +36,6 @@ _TILE = (
 )
 
 _ROW = "display:flex;flex-wrap:wrap;gap:1rem"
-
-
-def number(value: float | None) -> str:
-    """``value`` with ``SIGNIFICANT`` significant digits and thousands separators."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    if value != 0 and (abs(value) >= 1e7 or abs(value) < 1e-3):
-        return f"{value:.{SIGNIFICANT - 1}e}"
-    decimals = max(SIGNIFICANT - 1 - math.floor(math.log10(abs(value))), 0) if value else 0
-    return f"{value:,.{decimals}f}"
 
 
 @dataclass(frozen=True)
@@ -91,6 +82,10 @@ def tiles(record: Any) -> None:
         ("ETA", ui.format_seconds(where.eta) if where.eta else "–"),
         *(_first_logged(row, choices) for choices in (LOSS, VARIANCE, QUALITY)),
     ]
+    running = data.running_evaluation(record.run_id) if data.is_active(record.status) else None
+    if running is not None:  # a slow evaluation shows as such, not only as a chart
+        since = ui.format_seconds(max(0.0, time.time() - running.submitted_at))
+        shown.append(("Evaluation running", f"step {running.step:,} · {since}"))
     cells = "".join(_TILE.format(label=escape(k), value=escape(v)) for k, v in shown)
     st.markdown(
         f'<div class="spherescope-tiles" style="{_ROW}">{cells}</div>',

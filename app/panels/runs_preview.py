@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data
+from sphere_engine.catalogue.numbers import format_number
 
 #: Rows in the preview: about a screenful.
 ROWS = 20
@@ -22,7 +23,7 @@ def _cell(value: object) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return "–"
     if isinstance(value, float):
-        return f"{value:,.4g}"
+        return format_number(value)
     return escape(str(value))
 
 

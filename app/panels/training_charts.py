@@ -9,6 +9,7 @@ chart anew. Altair's ``to_dict`` runs once per spec, not once per chart and refr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -79,11 +80,22 @@ def _data_free(chart: alt.TopLevelMixin, x: str) -> str:
         part.pop("data", None)
         if x != "clock":  # a wall-clock x is epoch milliseconds: keep its formatted date
             _tooltip_from_data(part)
+            # the tooltip's text columns (charts.base.number_text_transform) would be
+            # computed per row on every refresh: the element formats the hovered row
+            kept = [t for t in part.get("transform", []) if not _number_text(t)]
+            if kept:
+                part["transform"] = kept
+            else:
+                part.pop("transform", None)
     spec["data"] = {"name": DATASET}
     for param in spec.get("params", []):
         if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for linking
             param["name"] = ZOOM
     return json.dumps(spec)
+
+
+def _number_text(transform: dict[str, Any]) -> bool:
+    return "calculate" in transform and str(transform.get("as", "")).endswith("_text")
 
 
 def _tooltip_from_data(part: dict[str, Any]) -> None:
@@ -181,10 +193,22 @@ def chart_plan(logged: frozenset[str]) -> tuple[tuple[ChartGroup, list[str]], ..
     each with its keys. Cached: its catalogue lookups took an eighth of a live
     refresh's server time, for the same answer every time (a run logs the same names
     all along)."""
-    return tuple(
-        (group, group_keys(group, logged))
-        for group in chart_groups()
-        if not group.requires or logged.intersection(group.requires)
+    plan = []
+    for group in chart_groups():
+        if group.requires and not logged.intersection(group.requires):
+            continue
+        keys = group_keys(group, logged)
+        if group.per_key:  # small multiples: a chart and a y scale per key
+            plan += [(split_group(group, key), [key]) for key in keys]
+        else:
+            plan.append((group, keys))
+    return tuple(plan)
+
+
+def split_group(group: ChartGroup, key: str) -> ChartGroup:
+    """The chart of one key of a ``per_key`` group: its own id and title."""
+    return dataclasses.replace(
+        group, id=f"{group.id}:{key}", title=f"{group.title}: {key}", per_key=True
     )
 
 
@@ -198,6 +222,10 @@ def drop_all_zero(part: pd.DataFrame) -> pd.DataFrame:
     if zero.all() or not zero.any():
         return part
     return part[~part["name"].isin(zero[zero].index)]
+
+
+def _all_zero(part: pd.DataFrame) -> bool:
+    return bool((part["value"].fillna(0) == 0).all())
 
 
 def lines(
@@ -269,7 +297,7 @@ def group_chart(
         columns = [x, "mean", "std", "min", "max", "lower", "upper"]
         return _live_chart(band_spec(x, group.title), frame[columns], group.title, note)
     part = drop_all_zero(part)
-    if part.empty:
+    if part.empty or (group.per_key and _all_zero(part)):  # a term that is 0 at every step
         return None
     keys = [k for k in keys if k in set(part["name"])]
     single = len(keys) == 1 and group.y_title == "value"

@@ -1,8 +1,9 @@
 """Report: the declared paper experiments, paper vs measured, from the run store.
 
 The same tables and verdicts as ``spherescope report`` (docs/reproduction.md), with the
-key charts: one metric per variant with its seed spread, and for ``sec-losses`` the R@1
-gain against the norm-variance drop.
+key charts: one metric per variant with its seed spread, one panel per dataset (the
+paper's values beside the bars only when measured on the same dataset), and for
+``sec-losses`` the R@1 gain against the norm-variance drop.
 """
 
 from __future__ import annotations
@@ -11,35 +12,97 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app.panels import claim_evidence
-from db.experiment_runs import experiment_runs, experiment_values
+from app.charts.base import number_axis, with_number_text
+from db.experiment_runs import BY_CONFIG, BY_TAG, experiment_runs, experiment_values
 from db.store import RunStore
-from sphere_engine.experiments import (
-    EXPERIMENT_TAG,
-    EXPERIMENTS,
-    VARIANT_TAG,
-)
+from sphere_engine.experiments import EXPERIMENT_TAG, EXPERIMENTS, VARIANT_TAG, Experiment
+from sphere_engine.experiments.matching import variant_matcher
 from sphere_engine.experiments.paper_values import not_run_message, paper_table
 from sphere_engine.experiments.tables import (
-    check_claims,
     display_table,
     paired_effects,
     pearson,
     summary,
+    to_markdown,
 )
+from sphere_engine.experiments.verdicts import AGREES, DISAGREES, INCONCLUSIVE, check_claims
 
-_ICONS = {"agrees": ":material/check_circle:", "disagrees": ":material/cancel:"}
+_ICONS = {
+    AGREES: ":material/check_circle:",
+    DISAGREES: ":material/cancel:",
+    INCONCLUSIVE: ":material/help:",
+}
 
 
 @st.cache_data(ttl=30, show_spinner=False)
 def _load(name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     experiment = EXPERIMENTS[name]
     store = RunStore()
-    runs = experiment_runs(store, EXPERIMENT_TAG + name, VARIANT_TAG)
+    tag = EXPERIMENT_TAG + name
+    runs = experiment_runs(store, tag, VARIANT_TAG, variant_matcher(experiment))
     evals, statistics = experiment.metric_sources()
     values = experiment_values(store, runs, evals, statistics)
     datasets = [((c or {}).get("data") or {}).get("name", "") for c in runs["config"]]
-    return runs.assign(dataset=datasets).drop(columns=["config"]), values
+    return runs.assign(dataset=datasets).drop(columns=["config"]), values.assign(dataset=datasets)
+
+
+def _variant_panels(
+    experiment: Experiment, metric: str, runs: pd.DataFrame, values: pd.DataFrame
+) -> tuple[list[alt.Chart], str]:
+    """One chart per dataset for ``metric`` (a label) and the caption that reads them:
+    measured bars with ± one seed std per dataset measured, the paper's values as ticks
+    on the bars of its own dataset, or a panel of their own when it was not measured."""
+    order = [v.name for v in experiment.variants]
+    y = alt.Y("variant:N", sort=order, title=None)
+    panels, paper_shown = [], False
+    for dataset in sorted(set(runs["dataset"])) or [""]:
+        table = summary(experiment, values[values["dataset"] == dataset])
+        chosen = table[table["metric"] == metric].assign(
+            low=lambda t: t["mean"] - t["std"].fillna(0),
+            high=lambda t: t["mean"] + t["std"].fillna(0),
+        )
+        chosen = with_number_text(chosen, ["mean", "std", "paper"])
+        base = alt.Chart(chosen).encode(y=y)
+        tooltip = [
+            "variant",
+            alt.Tooltip("mean_text:N", title="mean"),
+            alt.Tooltip("std_text:N", title="std"),
+            "n",
+        ]
+        layers = [
+            base.mark_bar().encode(x=alt.X("mean:Q", axis=number_axis(metric)), tooltip=tooltip),
+            base.mark_errorbar().encode(x="low:Q", x2="high:Q"),
+        ]
+        same = dataset and dataset == experiment.paper_dataset
+        if same and chosen["paper"].notna().any():
+            paper_shown = True
+            ticks = base.transform_filter("isValid(datum.paper)").mark_tick(
+                color="#d62728", thickness=3, size=18
+            )
+            tip = [alt.Tooltip("paper_text:N", title="paper")]
+            layers.append(ticks.encode(x="paper:Q", tooltip=tip))
+        title = f"Measured on {dataset or 'this store’s data'}"
+        panels.append(alt.layer(*layers).properties(title=title))
+    caption = "Bars: measured mean; whiskers: ± one seed std."
+    reference = summary(experiment, values.iloc[0:0])
+    reference = reference[(reference["metric"] == metric) & reference["paper"].notna()]
+    if paper_shown:
+        caption += f" Red ticks: the paper's value on {experiment.paper_dataset}."
+    elif len(reference):
+        where = experiment.paper_dataset or "its own datasets"
+        reference = with_number_text(reference, ["paper"])
+        panels.append(
+            alt.Chart(reference)
+            .mark_bar(color="#d62728")
+            .encode(
+                y=y,
+                x=alt.X("paper:Q", axis=number_axis(f"{metric} (paper)")),
+                tooltip=["variant", alt.Tooltip("paper_text:N", title="paper")],
+            )
+            .properties(title=f"The paper's values, on {where}")
+        )
+        caption += f" Red: the paper's values, on {where} (not a dataset measured here)."
+    return panels, caption
 
 
 def main() -> None:
@@ -58,69 +121,59 @@ def main() -> None:
         if any(variant.reference for variant in experiment.variants):
             st.dataframe(paper_table(experiment), hide_index=True, width="stretch")
         st.stop()
-    steps = ", ".join(str(s) for s in sorted(set(runs["steps"])))
+    steps = ", ".join(f"{s:,}" for s in sorted(set(runs["steps"])))
     seeds = " ".join(str(s) for s in sorted(set(runs["seed"])))
     st.markdown(f"{len(runs)} runs · steps {steps} · seeds {seeds} · mean ± std over seeds")
     st.dataframe(display_table(experiment, values), hide_index=True, width="stretch")
-    with st.expander(f"The {len(runs)} runs used (every finished run tagged for it)"):
-        used = [c for c in ("run_id", "variant", "seed", "steps", "dataset") if c in runs]
-        st.dataframe(runs[used], hide_index=True, width="stretch")
+    tagged = int((runs["found_by"] == BY_TAG).sum())
+    with st.expander(
+        f"The {len(runs)} runs used: {tagged} tagged for it, {len(runs) - tagged} whose "
+        "config matches a variant (newest per variant and seed)"
+    ):
+        # as text, not a grid: the ids can be read, searched and copied
+        used = runs.assign(
+            found_by=runs["found_by"].map(_FOUND_BY),
+        )
+        columns = ["run_id", "name", "variant", "seed", "steps", "dataset", "found_by"]
+        st.markdown(to_markdown(used[columns]))
 
     st.subheader("Claims")
-    scales = {m.key: 100.0 if m.percent else 1.0 for m in experiment.metrics}
     for verdict in check_claims(experiment, values):
-        shown, found = claim_evidence.judged(verdict.verdict, verdict.claim, values, scales)
-        icon = _ICONS.get(shown, ":material/help:")
-        st.markdown(f"{icon} **{shown}**: {verdict.claim.text} — {verdict.detail}")
-        st.caption(" · ".join(e.text() for e in found))
+        icon = _ICONS.get(verdict.verdict, ":material/radio_button_unchecked:")
+        st.markdown(f"{icon} **{verdict.verdict}**: {verdict.claim.text}")
+        st.caption(verdict.detail)
 
     st.subheader("Per variant")
     labels = [m.label for m in experiment.metrics]
     metric = st.selectbox("Metric", labels, key="report.metric")
-    table = summary(experiment, values)
-    chosen = table[table["metric"] == metric].assign(
-        low=lambda t: t["mean"] - t["std"].fillna(0), high=lambda t: t["mean"] + t["std"].fillna(0)
-    )
-    order = [v.name for v in experiment.variants]
-    measured_on = ", ".join(sorted(set(runs["dataset"]) - {""})) or "this store's data"
-    base = alt.Chart(chosen).encode(y=alt.Y("variant:N", sort=order, title=None))
-    bars = base.mark_bar().encode(x=alt.X("mean:Q", title=metric), tooltip=["mean", "std", "n"])
-    spread = base.mark_errorbar().encode(x="low:Q", x2="high:Q")
-    measured = (bars + spread).properties(title=f"Measured on {measured_on}")
-    # The paper's values in their own panel: its datasets are not the ones measured here
-    # (its ticks beside another dataset's bars read as a comparison they are not).
-    paper_values = chosen.dropna(subset=["paper"])
-    if paper_values.empty:
-        st.altair_chart(measured, width="stretch")
-    else:
-        paper = (
-            alt.Chart(paper_values)
-            .mark_bar(color="#d62728")
-            .encode(
-                y=alt.Y("variant:N", sort=order, title=None),
-                x=alt.X("paper:Q", title=f"{metric} (paper)"),
-            )
-            .properties(title="The paper's values (its own datasets)")
-        )
-        st.altair_chart(alt.vconcat(measured, paper), width="stretch")
-    st.caption("Bars: measured mean; whiskers: ± one seed std; below: the paper's value.")
+    panels, caption = _variant_panels(experiment, metric, runs, values)
+    st.altair_chart(alt.vconcat(*panels) if len(panels) > 1 else panels[0], width="stretch")
+    st.caption(caption)
 
     if "loss_pairs" in experiment.analyses:
         pairs = paired_effects(experiment, values)
         if not pairs.empty:
             r, n = pearson(pairs["variance_drop"], pairs["r1_gain"])
             st.subheader(f"R@1 gain vs norm-variance drop (r = {r:.2f}, n = {n})")
+            pairs = with_number_text(pairs, ["variance_drop", "r1_gain"])
             scatter = (
                 alt.Chart(pairs)
                 .mark_circle(size=70)
                 .encode(
-                    x=alt.X("variance_drop:Q", title="training norm-variance drop"),
-                    y=alt.Y("r1_gain:Q", title="R@1 gain (points)"),
+                    x=alt.X("variance_drop:Q", axis=number_axis("training norm-variance drop")),
+                    y=alt.Y("r1_gain:Q", axis=number_axis("R@1 gain (points)")),
                     color=alt.Color("pair:N", title="loss"),
-                    tooltip=["pair", "seed", "variance_drop", "r1_gain"],
+                    tooltip=[
+                        "pair",
+                        "seed",
+                        alt.Tooltip("variance_drop_text:N", title="drop"),
+                        alt.Tooltip("r1_gain_text:N", title="R@1 gain"),
+                    ],
                 )
             )
             st.altair_chart(scatter, width="stretch")
 
+
+_FOUND_BY = {BY_TAG: "tagged", BY_CONFIG: "config matches"}
 
 main()

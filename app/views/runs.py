@@ -104,7 +104,7 @@ def _table(
                 ),
                 "created": st.column_config.DatetimeColumn("created", format="YYYY-MM-DD HH:mm"),
                 **{
-                    column: st.column_config.NumberColumn(title, format="%.4g", help=column)
+                    column: st.column_config.NumberColumn(title, format="%.3g", help=column)
                     for column, title in data.key_column_labels().items()
                 },
             },

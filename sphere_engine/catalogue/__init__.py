@@ -28,6 +28,7 @@ from sphere_engine.catalogue.metric import (
     column_key,
     split_column_key,
 )
+from sphere_engine.catalogue.numbers import format_number, vega_number_expr
 
 __all__ = [
     "CHART_GROUPS",
@@ -43,10 +44,12 @@ __all__ = [
     "chart_groups",
     "column_key",
     "find",
+    "format_number",
     "group_keys",
     "header",
     "key_metrics",
     "label",
     "qualified_columns",
     "split_column_key",
+    "vega_number_expr",
 ]

@@ -47,7 +47,7 @@ CHART_SECTIONS: tuple[str, ...] = (OVERVIEW, NORMS, GRADIENTS, OPTIMISATION, MIN
 
 #: The Run page's training-step charts, in page order within their tab (two per row).
 CHART_GROUPS: tuple[ChartGroup, ...] = (
-    ChartGroup("loss", "Loss terms", OVERVIEW, legend_title="term"),
+    ChartGroup("loss", "Loss terms", OVERVIEW, legend_title="term", per_key=True),
     ChartGroup(
         "norm_band", "Embedding norm (training batch): mean, ± std, min–max", OVERVIEW, "band"
     ),
@@ -88,7 +88,7 @@ CHART_GROUPS: tuple[ChartGroup, ...] = (
     ),
     ChartGroup(
         "direction_angle",
-        "Mean turn of the tracked samples per logged step (degrees)",
+        "Mean turn of the tracked samples since their previous pass (degrees)",
         GRADIENTS,
     ),
     ChartGroup("regularizer", "Regulariser diagnostics", OPTIMISATION),

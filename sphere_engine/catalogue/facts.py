@@ -10,6 +10,11 @@ from typing import Literal
 #: Recall@K's K when nothing else is asked (the SEC / metric-learning papers' 1, 2, 4, 8).
 DEFAULT_RECALL_KS: tuple[int, ...] = (1, 2, 4, 8)
 
+#: The neighbour-search / k-means backends (``sphere_engine.metrics.backend``); ``auto``
+#: picks the first usable of faiss-gpu, torch-cuda, faiss, torch.
+KnnBackend = Literal["auto", "faiss-gpu", "torch-cuda", "faiss", "torch"]
+KNN_BACKENDS: tuple[str, ...] = typing.get_args(KnnBackend)
+
 #: The L∞ attacks of the robustness evaluation.
 Attack = Literal["fgsm", "pgd"]
 ATTACKS: tuple[str, ...] = typing.get_args(Attack)

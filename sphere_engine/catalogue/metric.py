@@ -103,6 +103,9 @@ class ChartGroup:
     log_scale: bool = False
     #: Drawn only when one of these keys was logged (a SEC chart without SEC is noise).
     requires: tuple[str, ...] = ()
+    #: One small chart per key, each with its own y scale (the loss terms: with η = 0
+    #: the SEC term's scale flattened the total and the metric term to a line at 0).
+    per_key: bool = False
 
 
 def column_key(source: Source, key: str) -> str:

@@ -172,6 +172,7 @@ class Evaluator:
             seed=seed,
             agglomerative=self.config.evaluation.agglomerative,
             retrieval=leave_one_out,
+            backend=self.config.evaluation.knn_backend,
             collector=collector,
         )
         if not leave_one_out:
@@ -181,6 +182,7 @@ class Evaluator:
                 protocol="query_gallery",
                 is_query=self.is_query,
                 recall_ks=recall_ks,
+                backend=self.config.evaluation.knn_backend,
             )
         track_query_results = getattr(tracker, "track_query_results", None)
         shown = self.snapshot_rows  # the projector's hover: the snapshot's points

@@ -59,5 +59,6 @@ EXPERIMENT = Experiment(
             tuple(Comparison("nmi", "SEC η=0.5", _l2_name(w)) for w in L2_WEIGHTS),
         ),
     ),
+    paper_dataset="cars196",
     notes="Paper values: Cars-196 (ResNet/GoogLeNet scale); measured: digits, an MLP.",
 )

@@ -148,6 +148,7 @@ def benchmark_experiment(dataset: str) -> Experiment:
         pairs=tuple(
             (variant_name(label, False), variant_name(label, True)) for _, label, _ in LOSSES
         ),
+        paper_dataset=dataset,
         notes="Needs the extracted dataset (--data-root) and a GPU; BN-Inception's ImageNet "
         "weights come from model.pretrained (set true for a cached file, or --set "
         "model.pretrained=<path>).",

@@ -43,5 +43,6 @@ EXPERIMENT = Experiment(
             ),
         ),
     ),
+    paper_dataset="cars196",
     notes="Paper values: Cars-196, semihard triplet; BN + SEC has no published variance.",
 )

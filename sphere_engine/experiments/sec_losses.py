@@ -70,5 +70,6 @@ EXPERIMENT = Experiment(
     ),
     analyses=("loss_pairs",),
     pairs=tuple((variant_name(label, False), variant_name(label, True)) for _, label, _ in LOSSES),
+    paper_dataset="cars196",
     notes="Pairs: (loss, loss + SEC) with the same seed.",
 )

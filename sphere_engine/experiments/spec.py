@@ -101,6 +101,8 @@ class Experiment:
     #: (baseline, treatment) variant pairs compared seed by seed ("loss_pairs")
     pairs: tuple[tuple[str, str], ...] = ()
     notes: str = ""
+    #: the dataset (``data.name``) the variants' ``reference`` values were measured on
+    paper_dataset: str = ""
 
     @property
     def requirements(self) -> str:

@@ -1,4 +1,4 @@
-"""The report's tables and verdicts, computed from a frame of per-run values.
+"""The report's tables (the verdicts: ``verdicts``), computed from a frame of per-run values.
 
 Pure pandas over the declarations: no torch, no store. ``values`` has one row per run
 with columns ``variant``, ``seed`` and one column per metric key of the experiment
@@ -8,12 +8,12 @@ with columns ``variant``, ``seed`` and one column per metric key of the experime
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from sphere_engine.experiments.spec import Claim, Comparison, Experiment, Metric
+from sphere_engine.catalogue.numbers import format_number
+from sphere_engine.experiments.spec import Experiment, Metric
 
 SUMMARY_COLUMNS = ["variant", "metric", "mean", "std", "n", "paper"]
 
@@ -57,72 +57,6 @@ def display_table(experiment: Experiment, values: pd.DataFrame) -> pd.DataFrame:
                 row[f"{metric.label} (paper)"] = format_number(cell["paper"])
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    claim: Claim
-    verdict: str  # "agrees", "disagrees" or "not measured"
-    detail: str
-
-
-def check_claims(experiment: Experiment, values: pd.DataFrame) -> list[Verdict]:
-    """Each declared claim checked on the seed means."""
-    return [_check(experiment, claim, values) for claim in experiment.claims]
-
-
-def _check(experiment: Experiment, claim: Claim, values: pd.DataFrame) -> Verdict:
-    details, holds, measured = [], True, True
-    for comparison in claim.comparisons:
-        metric = _metric(experiment, comparison.metric)
-        left = _side(values, comparison, comparison.left, _scale(metric))
-        right = _side(values, comparison, comparison.right, _scale(metric))
-        label = metric.label
-        if math.isnan(left[0]) or math.isnan(right[0]):
-            measured = False
-            details.append(f"{label}: not measured")
-            continue
-        ok, text = _compare(comparison, left, right)
-        holds = holds and ok
-        details.append(f"{label}: {text}")
-    verdict = "not measured" if not measured else ("agrees" if holds else "disagrees")
-    return Verdict(claim, verdict, "; ".join(details))
-
-
-def _side(values: pd.DataFrame, comparison: Comparison, side: str | float, scale: float) -> tuple:
-    """(value compared, seed std, text) of one side of a comparison, in display units."""
-    if not isinstance(side, str):
-        return float(side), 0.0, f"{side:g}"
-    column = (
-        values.loc[values["variant"] == side, comparison.metric]
-        if (comparison.metric in values)
-        else pd.Series(dtype=float)
-    )
-    seeds = column.dropna().to_numpy(dtype=float) * scale
-    if not len(seeds):
-        return math.nan, math.nan, side
-    mean = float(seeds.mean())
-    spread = float(seeds.std(ddof=1)) if len(seeds) > 1 else 0.0
-    text = f"{side} {format_number(mean)}"
-    if comparison.distance_to is not None:
-        text += f" (|·−{comparison.distance_to:g}| = {abs(mean - comparison.distance_to):.3g})"
-        mean = abs(mean - comparison.distance_to)
-    return mean, spread, text
-
-
-def _compare(comparison: Comparison, left: tuple, right: tuple) -> tuple[bool, str]:
-    (a, a_std, a_text), (b, b_std, b_text) = left, right
-    if comparison.relation == "≈":
-        ok = abs(a - b) <= comparison.tolerance
-        return ok, f"{a_text} vs {b_text} (tolerance {comparison.tolerance:g})"
-    if comparison.relation == "≥":
-        ok = a >= b - comparison.tolerance
-        verdict = "yes" if ok else "no"
-        return ok, f"{a_text} ≥ {b_text} − {comparison.tolerance:g}? {verdict}"
-    ok = a > b if comparison.relation == ">" else a < b
-    noise = max(a_std, b_std)
-    note = " — within one seed std" if abs(a - b) < noise else ""
-    return ok, f"{a_text} {comparison.relation} {b_text}? {'yes' if ok else 'no'}{note}"
 
 
 PAIR_COLUMNS = ["pair", "seed", "variance_drop", "log_variance_ratio", "r1_gain"]
@@ -181,23 +115,8 @@ def format_mean_std(mean: float, std: float) -> str:
     return f"{format_number(mean)} ± {format_number(std)}"
 
 
-def format_number(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "–"
-    if abs(value) >= 100 or value == 0:
-        return f"{value:.1f}" if abs(value) >= 100 else "0"
-    return f"{value:.3g}" if abs(value) < 1 else f"{value:.2f}"
-
-
 def _scale(metric: Metric) -> float:
     return 100.0 if metric.percent else 1.0
-
-
-def _metric(experiment: Experiment, key: str) -> Metric:
-    for metric in experiment.metrics:
-        if metric.key == key:
-            return metric
-    return Metric(key, key)
 
 
 def to_markdown(frame: pd.DataFrame) -> str:

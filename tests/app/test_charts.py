@@ -261,3 +261,30 @@ def test_a_loss_term_that_is_zero_throughout_is_not_drawn():
     assert sorted(set(drop_all_zero(part)["name"])) == ["loss/metric", "loss/total"]
     only_zero = part[part["name"] == "loss/sec"]
     assert len(drop_all_zero(only_zero)) == 3  # a chart of nothing but zeros stays
+
+
+def test_axes_and_tooltips_write_numbers_by_the_one_rule() -> None:
+    """Issue 27 item 8: numbers with ad-hoc formats (".5g" here, ".4g" there, none on
+    the axes)."""
+    from sphere_engine.catalogue.numbers import VEGA_LABEL_EXPR
+
+    spec = charts.metric_lines(_lines(2, 5), title="t").to_dict()
+    assert spec["encoding"]["y"]["axis"]["labelExpr"] == VEGA_LABEL_EXPR
+    assert spec["encoding"]["x"]["axis"]["format"] == ",d"  # steps: thousands separators
+    tooltip = {t["field"]: t for t in spec["encoding"]["tooltip"]}
+    assert "value_text" in tooltip and "value" not in tooltip
+    (calculate,) = [t for t in spec["transform"] if t.get("as") == "value_text"]
+    assert "format(" in calculate["calculate"]
+
+
+def test_each_loss_term_is_its_own_chart_and_a_zero_term_none() -> None:
+    """Issue 27 item 8: with η = 0 a loss term's scale flattened the others."""
+    from app.panels.training_charts import chart_plan
+
+    plan = chart_plan(frozenset({"loss/total", "loss/metric", "loss/sec", "norm/mean"}))
+    loss = [(group.id, keys) for group, keys in plan if group.id.startswith("loss")]
+    assert loss == [
+        ("loss:loss/total", ["loss/total"]),
+        ("loss:loss/metric", ["loss/metric"]),
+        ("loss:loss/sec", ["loss/sec"]),
+    ]

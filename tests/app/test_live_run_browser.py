@@ -17,7 +17,8 @@ from db.store import RunStore
 pytestmark = pytest.mark.e2e
 
 CHARTS = ".spherescope-live-chart"  # app.panels.live_charts
-OVERVIEW_CHARTS = 4  # the open tab's charts (no evaluation yet): loss, norms, variance, cosines
+#: the open tab's charts (no evaluation yet): the three loss terms, norms, variance, cosines
+OVERVIEW_CHARTS = 6
 #: Keep the drawn Vega views (canvas or svg elements) to look at them after a refresh.
 _KEEP_VIEWS_JS = f"""() => {{
   window.__views = Array.from(document.querySelectorAll('{CHARTS}'),
@@ -56,7 +57,8 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
     store, run_id = _running_run(tmp_path, "watched run", steps=20)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        # tall enough for the overview's three rows of charts
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
         page.locator(CHARTS).nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
@@ -86,8 +88,29 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         _log(store, run_id, range(41, 51))
         page.get_by_text("up to step 50").first.wait_for(timeout=30_000)
         assert page.locator(CHARTS).count() >= 1
+        _check_evaluation_tile(page, store, run_id)
         _check_top_of_page_and_link(page, store, run_id)
         browser.close()
+
+
+_TILE_TEXTS_JS = (
+    "() => Array.from(document.querySelectorAll('.spherescope-tile'), t => t.innerText).join(' | ')"
+)
+
+
+def _check_evaluation_tile(page, store: RunStore, run_id: str) -> None:
+    """Issue 30: an evaluation in flight has its own tile (step, time), gone when done."""
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track(1.0, "eval/pending", 50)  # as the background evaluation submits
+    page.wait_for_function(
+        f"() => ({_TILE_TEXTS_JS})().includes('Evaluation running')", timeout=30_000
+    )
+    assert "step 50" in page.evaluate(_TILE_TEXTS_JS)
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track_eval({"eval/seconds": 4.0, "recall@1": 0.5}, 50)  # collected
+    page.wait_for_function(
+        f"() => !({_TILE_TEXTS_JS})().includes('Evaluation running')", timeout=30_000
+    )
 
 
 def _check_top_of_page_and_link(page, store: RunStore, run_id: str) -> None:
@@ -150,9 +173,9 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path
     store, run_id = _running_run(tmp_path, "zoomed run", steps=100)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # tall enough for all four charts: a chart out of view draws new rows later;
+        # tall enough for all six charts: a chart out of view draws new rows later;
         # in the dark theme (the system's), where the charts were white boxes
-        page = browser.new_page(viewport={"width": 1400, "height": 1600}, color_scheme="dark")
+        page = browser.new_page(viewport={"width": 1400, "height": 2200}, color_scheme="dark")
         page.goto(f"{stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
@@ -276,3 +299,34 @@ def test_the_live_feed_route_answers_with_clear_errors(stack):  # noqa: F811
             urllib.request.urlopen(f"{stack}/_spherescope/live/{query}", timeout=10)
         assert error.value.code == status
         assert words in json.loads(error.value.read())["error"]
+
+
+#: Each chart's id and the top of its y domain.
+_Y_TOPS_JS = f"""() => Object.fromEntries(Array.from(document.querySelectorAll('{CHARTS}'),
+  cell => [cell.dataset.chart, Math.max(...cell.vegaView.scale('y').domain().map(Number))]))"""
+
+
+def test_each_loss_term_has_its_own_scale_and_a_zero_term_no_chart(stack, tmp_path):  # noqa: F811
+    """Issue 27 item 8: with a regulariser term 500 times the metric loss, the loss chart
+    showed the total and the metric term as a flat line at 0; a term zero at every step
+    (η = 0) drew a line of its own."""
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(tmp_path / "home")
+    run_id = store.create_run(config(), "big regulariser term")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        for step in range(1, 21):
+            terms = {"loss/total": 1.0 / step, "loss/sec": 500.0 + step, "loss/l2": 0.0}
+            tracker.track_many({**scalars(step, 0.1), **terms}, step)
+    store.set_status(run_id, "finished")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2200})
+        page.goto(f"{stack}/run?run_id={run_id}")
+        page.locator(f"{CHARTS} canvas").nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
+        tops = page.evaluate(_Y_TOPS_JS)
+        browser.close()
+    assert "loss:loss/l2" not in tops, tops  # zero at every step: no chart
+    assert tops["loss:loss/sec"] >= 520
+    assert tops["loss:loss/total"] <= 1.5 and tops["loss:loss/metric"] <= 1.5, tops

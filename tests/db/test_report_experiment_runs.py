@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from db.experiment_runs import experiment_runs, experiment_values, training_statistic
+from db.experiment_runs import (
+    BY_CONFIG,
+    BY_TAG,
+    experiment_runs,
+    experiment_values,
+    training_statistic,
+)
 from db.store import RunStore
 
 
@@ -54,3 +60,23 @@ def test_values_frame_has_one_column_per_metric(store: RunStore) -> None:
     assert row["recall@1"] == pytest.approx(0.2)
     assert row["train_mean:norm/var"] == 2.0
     assert math.isnan(row["never"])
+
+
+def test_untagged_runs_count_when_the_callers_match_finds_their_config(store: RunStore) -> None:
+    """A preset loaded into the Launch form runs untagged: it counted for nothing."""
+    tagged = _run(store, "a", 0, [1.0] * 4)
+    loaded = store.create_run({"training": {"seed": 1}, "lr": 0.5}, "from the form")
+    store.set_status(loaded, "running")
+    store.set_status(loaded, "finished")
+    other = store.create_run({"training": {"seed": 2}, "lr": 9.0}, "something else")
+    store.set_status(other, "running")
+    store.set_status(other, "finished")
+
+    def match(config: dict) -> str | None:
+        return "b" if config.get("lr") == 0.5 else None
+
+    assert set(experiment_runs(store, "repro:toy", "variant:")["run_id"]) == {tagged}
+    runs = experiment_runs(store, "repro:toy", "variant:", match).set_index("run_id")
+    assert set(runs.index) == {tagged, loaded}
+    assert runs.loc[loaded, ["variant", "seed", "found_by"]].tolist() == ["b", 1, BY_CONFIG]
+    assert runs.loc[tagged, "found_by"] == BY_TAG

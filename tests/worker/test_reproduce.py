@@ -104,8 +104,9 @@ def test_tiny_experiment_runs_and_reports_every_table(
     for variant in experiment.variants:
         row = re.search(rf"^\| {re.escape(variant.name)} \| 1 \|(.*)$", text, re.MULTILINE)
         assert row, f"no table row for {variant.name}"
-    verdicts = re.findall(r"^- \*\*(agrees|disagrees|not measured)\*\* — ", text, re.MULTILINE)
+    verdicts = re.findall(r"^- \*\*([a-z ]+)\*\* — ", text, re.MULTILINE)
     assert len(verdicts) == len(experiment.claims)
+    assert set(verdicts) <= {"inconclusive", "not measured"}  # one seed a side tells nothing
     assert "Findings" in text  # what the runs' logged geometry means (worker.findings_summary)
     figures = tmp_path / "report"
     if "loss_pairs" in experiment.analyses:
@@ -120,3 +121,31 @@ def test_report_of_an_empty_store_says_what_to_run(store: RunStore, tmp_path: Pa
     assert main(["report", "--only", "sec-bn-wn", "--out", str(out)]) == 0
     text = out.read_text()
     assert "**Not run yet: `spherescope reproduce sec-bn-wn --local` (or `--launch`).**" in text
+
+
+def test_report_uses_untagged_runs_with_a_variants_config_and_one_seed_is_inconclusive(
+    store: RunStore, tmp_path: Path
+) -> None:
+    """Issue 27 item 7: a preset run launched from the form untagged was left out, and
+    a claim printed "agrees" on one seed a side."""
+    from sphere_engine.experiments import EXPERIMENT_TAG, VARIANT_TAG
+    from worker.report import build_report
+
+    experiment = get_experiment("isotropic")
+    ids = []
+    for variant, accuracy, tagged in (("softmax", 0.9, True), ("softmax + isotropic", 0.95, False)):
+        config = experiment.config(experiment.variant(variant), 0, 4)
+        tags = [EXPERIMENT_TAG + experiment.name, VARIANT_TAG + variant] if tagged else []
+        run_id = store.create_run(RunConfig.from_dict(config).to_dict(), variant, tags=tags)
+        store.set_status(run_id, "running")
+        with store.tracker(run_id, flush_interval=0) as tracker:
+            tracker.track_many({"norm/var": 1.0}, 4)
+            tracker.track_eval({"classifier_accuracy": accuracy, "nmi": accuracy}, 4)
+        store.set_status(run_id, "finished")
+        ids.append(run_id)
+    text = build_report(store, tmp_path / "r.md", "report", ["isotropic"])
+    assert f"`{ids[1]}` (softmax + isotropic, seed 0, config matches)" in text
+    assert f"`{ids[0]}` (softmax, seed 0, tagged)" in text
+    verdicts = re.findall(r"^- \*\*([a-z ]+)\*\* — (.*)$", text, re.MULTILINE)
+    assert verdicts and {v for v, _ in verdicts} == {"inconclusive"}
+    assert all("(n = 1)" in detail and "one seed a side" in detail for _, detail in verdicts)

@@ -13,6 +13,9 @@ from app_fixtures import (
     texts,
 )
 
+#: The loss terms the fixture logs, each its own small chart with its own y scale.
+LOSS_TERMS = ["Loss terms: loss/total", "Loss terms: loss/metric", "Loss terms: loss/sec"]
+
 
 def _title(spec: dict) -> str | None:
     text = spec.get("title", {}).get("text")
@@ -42,14 +45,14 @@ def test_finished_run_shows_every_diagnostic(filled):
     ]
     # Opened: the overview only (the other tabs are read and drawn when opened).
     assert [_title(spec) for spec in charts_of(app)] == [
-        "Loss terms",
+        *LOSS_TERMS,
         "Embedding norm (training batch): mean, ± std, min–max",
         "Norm variance (training batch)",
         "Positive / negative cosine",
         "Evaluation on the test split",
     ]
     assert _titles(app) == [
-        "Loss terms",
+        *LOSS_TERMS,
         "Embedding norm (training batch): mean, ± std, min–max",
         "Norm variance (training batch)",
         "Positive / negative cosine",
@@ -68,7 +71,7 @@ def test_finished_run_shows_every_diagnostic(filled):
     ]
     assert "finished" in app.markdown[0].value  # the tiles, status first
     assert "60 points logged per metric, up to step 60" in live_captions(app)
-    variance = all_run_charts(app)[2]
+    variance = all_run_charts(app)[len(LOSS_TERMS) + 1]
     assert variance["encoding"]["y"]["scale"]["type"] == "log"
     rows = next(iter(variance["datasets"].values()))
     assert len(rows) == 60 and {r["value"] for r in rows} == {0.1}
@@ -82,18 +85,18 @@ def test_a_fresh_page_draws_its_charts_then_the_rest(filled):
 
     app = first_paint("views/run.py", {"run_id": filled.sec})
     assert not app.exception and not app.error
-    first_row = ["Loss terms", "Embedding norm (training batch): mean, ± std, min–max"]
-    assert [_title(spec) for spec in charts_of(app)][:2] == first_row
-    assert len(charts_of(app)) == 5  # the overview: four training charts, the evaluation
+    assert [_title(spec) for spec in charts_of(app)][:2] == LOSS_TERMS[:2]
+    # the overview: three loss terms, three training charts, the evaluation
+    assert len(charts_of(app)) == 7
     assert not app.code and [box.label for box in app.expander] == ["Notes"]  # the rest follows
     assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
     app.run()
-    # the whole page: the open tab's five charts (the overview) and the panels below
-    assert len(charts_of(app)) == 5 and app.code and len(app.expander) == 5  # and Notes
+    # the whole page: the open tab's seven charts (the overview) and the panels below
+    assert len(charts_of(app)) == 7 and app.code and len(app.expander) == 5  # and Notes
     assert FOLLOW_UP_KEY not in app.session_state  # no further follow-up
     app.run()
-    assert len(charts_of(app)) == 5  # later runs draw the whole page
-    assert len(_titles(app)) == 16  # every tab, each drawn when opened
+    assert len(charts_of(app)) == 7  # later runs draw the whole page
+    assert len(_titles(app)) == 18  # every tab, each drawn when opened
 
 
 def test_the_formerly_hidden_statistics_are_charted(filled):
@@ -127,7 +130,7 @@ def test_linear_scale_and_relative_time(filled):
     app.toggle(key="run.log").set_value(False)
     app.radio(key="run.x").set_value("time").run()
     assert not app.exception and not app.error
-    variance = all_run_charts(app)[2]
+    variance = all_run_charts(app)[len(LOSS_TERMS) + 1]
     assert variance["encoding"]["y"]["scale"].get("type") != "log"
     assert variance["encoding"]["x"]["field"] == "time"
 
@@ -185,7 +188,11 @@ def test_relative_time_reaches_tracked_samples_and_evaluations(filled):
 def test_smoothing_on_the_run_page(filled):
     app = open_page("views/run.py", {"run_id": filled.sec})
     loss = lambda: next(  # noqa: E731
-        iter({_title(s): s for s in all_run_charts(app)}["Loss terms"]["datasets"].values())
+        iter(
+            {_title(s): s for s in all_run_charts(app)}["Loss terms: loss/total"][
+                "datasets"
+            ].values()
+        )
     )
     raw = [r["value"] for r in loss() if r["name"] == "loss/total"]
     app.slider(key="run.smoothing").set_value(0.9).run()

@@ -22,9 +22,11 @@ from db import queries
 
 FEED = "run.feed"  # app.views.run.FEED (importing a page module runs the page)
 
+LOSS_IDS = ["loss:loss/total", "loss:loss/metric", "loss:loss/sec"]
+
 
 def _loss_steps(app) -> list[int]:
-    return _steps_of(app, "Loss terms", "loss/total")
+    return _steps_of(app, "Loss terms: loss/total", "loss/total")
 
 
 def _poll(app, after: int) -> dict:
@@ -73,9 +75,9 @@ def test_a_poll_fetches_only_the_points_added_since_the_last(store, monkeypatch)
     log_scalars(store, run_id, range(21, 26), total=100)
     answer = _poll(app, 20)
     assert calls == [20]  # only what came after step 20
-    assert _answer_steps(answer, "loss", "loss/total") == list(range(1, 26))
+    assert _answer_steps(answer, "loss:loss/total", "loss/total") == list(range(1, 26))
     assert answer["caption"] == "25 points logged per metric, up to step 25"
-    assert [c["id"] for c in answer["charts"]] == ["loss", "norm_band", "norm_var", "cosines"]
+    assert [c["id"] for c in answer["charts"]] == [*LOSS_IDS, "norm_band", "norm_var", "cosines"]
     assert all("spec" not in c for c in answer["charts"])  # the specs did not change
     calls.clear()
     assert "charts" not in _poll(app, 25) and calls == [25]  # a read of nothing
@@ -117,7 +119,9 @@ def test_two_tabs_share_the_charts_built_for_a_step(store, monkeypatch):
     rebuilt = len(built)
     answers.append(_poll(second, 20))
     assert len(built) == rebuilt  # the second gets them
-    assert [_answer_steps(a, "loss", "loss/total") for a in answers] == [list(range(1, 26))] * 2
+    assert [_answer_steps(a, "loss:loss/total", "loss/total") for a in answers] == [
+        list(range(1, 26))
+    ] * 2
 
 
 def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monkeypatch):
@@ -143,7 +147,7 @@ def test_a_long_run_sends_its_new_points_in_buckets_of_the_held_grid(store, monk
     loss = tail[tail["name"] == "loss/total"]
     assert len(loss) == 600 // bucket + 1 and loss["step"].max() == 3600  # 3001-3039 … 3600
     assert tail.attrs["total_points"][(run_id, "loss/total")] == 600
-    assert max(_answer_steps(answer, "loss", "loss/total")) == 3600
+    assert max(_answer_steps(answer, "loss:loss/total", "loss/total")) == 3600
     assert answer["caption"] == "3,600 points logged per metric, up to step 3,600"
 
 
@@ -155,8 +159,8 @@ def test_the_points_notes_of_the_charts_share_one_caption(store):
     assert not app.exception and not app.error
     notes = [text for text in live_captions(app) if text.startswith("Points drawn")]
     assert len(notes) == 1, notes
-    assert notes[0].startswith("Points drawn of those logged: Loss terms ")
-    assert " of 3,000 points · " in notes[0]  # the loss chart's three terms
+    assert notes[0].startswith("Points drawn of those logged: Loss terms: loss/total ")
+    assert " of 1,000 points · " in notes[0]  # a loss term's own chart
 
 
 def test_a_poll_reads_and_builds_only_the_open_tab(store, monkeypatch):
@@ -169,13 +173,13 @@ def test_a_poll_reads_and_builds_only_the_open_tab(store, monkeypatch):
     log_scalars(store, run_id, range(11, 16), total=100)
     read.clear()
     answer = _poll(app, 10)
-    assert [c["id"] for c in answer["charts"]] == ["loss", "norm_band", "norm_var", "cosines"]
+    assert [c["id"] for c in answer["charts"]] == [*LOSS_IDS, "norm_band", "norm_var", "cosines"]
     assert read and all("lr" not in names and "time/step" not in names for names in read)
     app.session_state[RUN_SECTION] = "Optimisation and speed"
     app.run()
     assert not app.exception and not app.error
     titles = [_title(s) for s in charts_of(app)]
-    assert "Learning rate" in titles and "Loss terms" not in titles
+    assert "Learning rate" in titles and "Loss terms: loss/total" not in titles
     assert _steps_of(app, "Learning rate", "lr") == list(range(1, 16))
 
 

@@ -1,0 +1,40 @@
+"""sphere_engine.experiments.matching: an untagged run with a variant's config is that
+variant's, whatever its seed, steps, device or data folder (issue 27 item 7)."""
+
+from __future__ import annotations
+
+from sphere_engine.config import RunConfig
+from sphere_engine.experiments import get_experiment, plan
+from sphere_engine.experiments.matching import variant_matcher
+
+
+def _stored(config: dict) -> dict:
+    return RunConfig.from_dict(config).to_dict()  # as worker.submit stores it
+
+
+def test_a_planned_runs_config_matches_its_variant_at_any_seed_steps_and_device() -> None:
+    experiment = get_experiment("sec-ablation")
+    match = variant_matcher(experiment)
+    for run in plan(experiment, seeds=(7,), steps_scale=0.1):
+        config = _stored(run.config)
+        config["training"]["device"] = "cpu"
+        config["data"]["root"] = "/somewhere/else"
+        assert match(config) == run.variant
+
+
+def test_a_changed_learning_rate_or_weight_is_no_variant() -> None:
+    experiment = get_experiment("sec-ablation")
+    match = variant_matcher(experiment)
+    (run,) = plan(experiment, seeds=(0,), variants=["SEC η=0.5"])
+    config = _stored(run.config)
+    assert match(config) == "SEC η=0.5"
+    config["regularizer"]["weight"] = 0.25
+    assert match(config) is None
+    assert match({}) is None
+
+
+def test_an_experiment_over_a_data_root_matches_wherever_the_files_are() -> None:
+    experiment = get_experiment("reponet")
+    match = variant_matcher(experiment)
+    (run, *_) = plan(experiment, seeds=(0,), data_root="/data/mnist")
+    assert match(_stored(run.config)) == run.variant
