@@ -91,7 +91,11 @@ def external_query_results(
 def sample_id_array(sample_ids: Any, count: int) -> np.ndarray:
     """``sample_ids`` as int64, one per embedding; a one-line ValueError otherwise."""
     ids = _host(sample_ids, "sample_ids").reshape(-1)
-    if ids.shape[0] != count or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+    # whole numbers in a float array are ids too (a gather across ranks may send floats)
+    whole = np.issubdtype(ids.dtype, np.integer) or (
+        np.issubdtype(ids.dtype, np.floating) and bool(np.all(np.mod(ids, 1) == 0))
+    )
+    if ids.shape[0] != count or (ids.size and not whole):
         raise ValueError(
             f"sample_ids must be {count} integer ids, one per embedding; got {ids.shape[0]} "
             f"of {ids.dtype}"

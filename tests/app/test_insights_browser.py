@@ -81,7 +81,12 @@ def test_a_diverging_run_shows_a_finding_a_healthy_one_none_and_the_projector_sw
         strip = page.locator(".neighbour-strip").first
         strip.wait_for(timeout=90_000)
         images = page.locator(".neighbour-strip img")
-        images.first.wait_for(timeout=30_000)
+        # all ten strips drawn (the page streams them in), each image decoded
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.neighbour-strip img')]"
+            ".filter(i => i.complete && i.naturalWidth).length >= 110",
+            timeout=60_000,
+        )
         decoded = images.evaluate_all(
             "imgs => imgs.map(i => [i.complete && i.naturalWidth, i.naturalHeight])"
         )

@@ -57,3 +57,15 @@ def test_bad_images_are_refused_in_one_line_and_the_run_goes_on(store: RunStore)
             run.log_samples([[1, 2]], np.zeros((2, 8, 8), dtype=np.uint8))
         run.log({"loss": 1.0}, step=1)
     assert not has_thumbnails(store, run.id)
+
+
+def test_sample_ids_may_arrive_as_whole_floats_but_not_fractions() -> None:
+    from sphere_engine.evaluation.external import sample_id_array
+
+    # a gather across ranks sends the ids as float32: 21 whole numbers are ids
+    ids = sample_id_array(torch.arange(21, dtype=torch.float32), 21)
+    assert ids.dtype == np.int64 and ids.tolist() == list(range(21))
+    with pytest.raises(ValueError, match="sample_ids must be 2 integer ids"):
+        sample_id_array(np.array([0.0, 1.5]), 2)
+    with pytest.raises(ValueError, match="sample_ids must be 3 integer ids"):
+        sample_id_array(np.arange(2), 3)
