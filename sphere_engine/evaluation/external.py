@@ -90,6 +90,8 @@ def external_query_results(
 
 def sample_id_array(sample_ids: Any, count: int) -> np.ndarray:
     """``sample_ids`` as int64, one per embedding; a one-line ValueError otherwise."""
+    if isinstance(sample_ids, torch.Tensor):  # kept integer (``_host`` makes floats)
+        sample_ids = sample_ids.detach().cpu().numpy()
     ids = _host(sample_ids, "sample_ids").reshape(-1)
     # whole numbers in a float array are ids too (a gather across ranks may send floats)
     whole = np.issubdtype(ids.dtype, np.integer) or (
