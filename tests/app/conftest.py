@@ -2,13 +2,19 @@
 
 ``filled`` is a store with synthetic runs, written once per session (reading tests
 share it); ``filled_fresh`` writes a new one for tests that change runs.
+``shared_stack`` is one `spherescope up` for the browser tests that open their own
+runs by id (each start costs Redis, a worker, Streamlit and its first page loads).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 import streamlit as st
 from app_fixtures import Filled, fill_store
+from dashboard_server import spherescope_up
 
 from db.store import RunStore
 
@@ -50,3 +56,24 @@ def filled(_shared_filled, monkeypatch) -> Filled:
 def filled_fresh(store) -> Filled:
     """A store with synthetic runs of this test's own (for tests that change runs)."""
     return fill_store(store)
+
+
+@pytest.fixture(scope="session")
+def _stack_home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("stack") / "home"
+
+
+@pytest.fixture(scope="session")
+def shared_stack(_stack_home) -> Iterator[str]:
+    """`spherescope up` on ``stack_home``, shared by the session's browser tests that
+    write runs of their own there and open them by id (none reads the runs list: the
+    e2e walk, which starts from an empty store, has a stack of its own); yields the
+    base URL."""
+    with spherescope_up(_stack_home, "shared-stack.log") as base:
+        yield base
+
+
+@pytest.fixture
+def stack_home(_stack_home) -> Path:
+    """The store ``shared_stack`` reads."""
+    return _stack_home

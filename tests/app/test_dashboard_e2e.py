@@ -8,112 +8,25 @@ Screenshots of every page go to test-artifacts/ (gitignored).
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, spherescope_up
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-STARTUP_S = 120  # Redis, a Celery worker and Streamlit on a busy machine
 RUN_S = 300  # the first run imports torch in the worker, then trains FIRST_STEPS steps
 FIRST_STEPS = 1500  # long enough to be watched while running on a fast, idle machine
 
 
-def _require_chromium() -> None:
-    if Path(CHROMIUM).exists():
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(
-            f"{CHROMIUM} is missing; CI must run the browser tests (apt-get install -y chromium)"
-        )
-    pytest.skip(f"{CHROMIUM} is missing (install the chromium package to run e2e tests)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _spherescope() -> list[str]:
-    script = Path(sys.executable).parent / "spherescope"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("spherescope")
-    if found:
-        return [found]
-    return [sys.executable, "-c", "import sys; from worker.cli import main; sys.exit(main())"]
-
-
 @pytest.fixture
 def stack(tmp_path):
-    """`spherescope up` on a free port with a private store; yields the base URL."""
-    _require_chromium()
-    ARTIFACTS.mkdir(exist_ok=True)
-    port = _free_port()
-    env = {**os.environ, "SPHERESCOPE_HOME": str(tmp_path / "home"), "PYTHONUNBUFFERED": "1"}
-    env.pop("REDIS_URL", None)  # the stack starts its own private Redis
-    # The tests' hand-made "running" runs heartbeat when they log: on a loaded machine
-    # a page load outlasts the default 15 s and the reaper marked them lost mid-test.
-    env["SPHERESCOPE_LOST_AFTER_S"] = "600"
-    log = (ARTIFACTS / "e2e-stack.log").open("w")
-    process = subprocess.Popen(
-        [*_spherescope(), "up", "--port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"spherescope up exited with {process.returncode}; "
-                    f"see {ARTIFACTS / 'e2e-stack.log'}"
-                )
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the dashboard did not answer within {STARTUP_S} s")
-            time.sleep(0.5)
+    """`spherescope up` on a free port with a store of this test's own (the walk starts
+    from "No runs yet"); yields the base URL."""
+    with spherescope_up(tmp_path / "home", "e2e-stack.log") as base:
         yield base
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # our own session: the stack we started
-            process.wait(timeout=10)
-        log.close()
 
 
 # ----------------------------------------------------------------------------- helpers

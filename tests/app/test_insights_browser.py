@@ -1,13 +1,13 @@
 """Findings, the projector and the explorer's strips in headless Chromium, on runs
-trained by `spherescope train` against the real stack (the ``stack`` fixture of
-test_dashboard_e2e.py)."""
+trained by `spherescope train` against the real stack (``shared_stack``, conftest.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from test_dashboard_e2e import CHROMIUM, CHROMIUM_ARGS, _settle, stack  # noqa: F401
+from dashboard_server import CHROMIUM, CHROMIUM_ARGS
+from test_dashboard_e2e import _settle
 
 from worker.cli import main
 
@@ -41,31 +41,32 @@ def _train(tmp_path, capsys, name: str, extra: str) -> str:
 
 
 def test_a_diverging_run_shows_a_finding_a_healthy_one_none_and_the_projector_switches(
-    stack,  # noqa: F811
+    shared_stack,
+    stack_home,
     tmp_path,
     capsys,
     monkeypatch,
 ):
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.setenv("SPHERESCOPE_HOME", str(tmp_path / "home"))  # the stack's store
+    monkeypatch.setenv("SPHERESCOPE_HOME", str(stack_home))  # the stack's store
     diverging = _train(tmp_path, capsys, "diverging", '[optimizer]\nname = "sgd"\nlr = 1e9\n')
     healthy = _train(tmp_path, capsys, "healthy", '[regularizer]\nname = "sec"\nweight = 0.5\n')
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{stack}/run?run_id={diverging}")
+        page.goto(f"{shared_stack}/run?run_id={diverging}")
         alert = page.locator('[data-testid="stAlert"]').filter(has_text="Training diverged")
         alert.first.wait_for(timeout=90_000)
         assert "mean norm grew" in alert.first.inner_text()
         page.get_by_text("Why, and what to try: Training diverged").click()
         page.get_by_text("Lower the learning rate").first.wait_for(timeout=30_000)
 
-        page.goto(f"{stack}/run?run_id={healthy}")
+        page.goto(f"{shared_stack}/run?run_id={healthy}")
         page.get_by_text("Findings: none for this run").wait_for(timeout=90_000)
         assert page.get_by_text("Training diverged").count() == 0
 
-        page.goto(f"{stack}/geometry?run_id={healthy}")
+        page.goto(f"{shared_stack}/geometry?run_id={healthy}")
         page.get_by_text("PCA of the raw embeddings").first.wait_for(timeout=90_000)
         page.evaluate("() => { window.__same_page = true; }")  # gone if the page reloads
         page.get_by_text("t-SNE", exact=True).first.click()
@@ -77,7 +78,7 @@ def test_a_diverging_run_shows_a_finding_a_healthy_one_none_and_the_projector_sw
         assert page.evaluate("() => window.__same_page === true")
 
         # the explorer: each worst query's strip shows the digits the evaluation drew
-        page.goto(f"{stack}/explorer?run_id={healthy}")
+        page.goto(f"{shared_stack}/explorer?run_id={healthy}")
         strip = page.locator(".neighbour-strip").first
         strip.wait_for(timeout=90_000)
         images = page.locator(".neighbour-strip img")
@@ -94,7 +95,7 @@ def test_a_diverging_run_shows_a_finding_a_healthy_one_none_and_the_projector_sw
         assert strip.locator("figure.query img").count() == 1
         assert strip.locator("figure.correct img, figure.wrong img").count() == 10
         assert "sim " in strip.inner_text() and "‖f‖" in strip.inner_text()
-        page.goto(f"{stack}/explorer?run_id={healthy}&step=7")
+        page.goto(f"{shared_stack}/explorer?run_id={healthy}&step=7")
         page.get_by_text("Step 7 has no per-query evaluation; steps with one: 20").wait_for(
             timeout=90_000
         )

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 from app_fixtures import config, scalars
-from test_dashboard_e2e import CHROMIUM, CHROMIUM_ARGS, stack  # noqa: F401
+from dashboard_server import CHROMIUM, CHROMIUM_ARGS
 
 from db.store import RunStore
 
@@ -41,25 +41,25 @@ def _log(store: RunStore, run_id: str, steps: range) -> None:
     store.heartbeat(run_id, steps[-1], 1000)  # not lost while the test watches
 
 
-def _running_run(tmp_path, name: str, steps: int) -> tuple[RunStore, str]:
-    """A running run in a store under ``tmp_path`` (where the stack reads) that has
+def _running_run(home, name: str, steps: int) -> tuple[RunStore, str]:
+    """A running run in the store ``home`` (where the stack reads) that has
     logged steps 1..``steps``."""
-    store = RunStore(tmp_path / "home")
+    store = RunStore(home)
     run_id = store.create_run(config(), name)
     store.set_status(run_id, "running", device="cpu")
     _log(store, run_id, range(1, steps + 1))
     return store, run_id
 
 
-def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # noqa: F811
+def test_a_live_refresh_updates_the_chart_views_in_place(shared_stack, stack_home):
     from playwright.sync_api import sync_playwright
 
-    store, run_id = _running_run(tmp_path, "watched run", steps=20)
+    store, run_id = _running_run(stack_home, "watched run", steps=20)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # tall enough for the overview's three rows of charts
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.goto(f"{stack}/run?run_id={run_id}")
+        page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
         page.locator(CHARTS).nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
         page.wait_for_timeout(1500)  # the views finish drawing
@@ -165,18 +165,18 @@ def _flat(domains: list[list[float]]) -> list[float]:
     return [bound for domain in domains for bound in domain]
 
 
-def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(stack, tmp_path):  # noqa: F811
+def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(shared_stack, stack_home):
     """Linked x: a wheel zoom on one chart sets every chart's x range, new rows keep
     it (the views are not embedded anew), and a double-click resets them all."""
     from playwright.sync_api import sync_playwright
 
-    store, run_id = _running_run(tmp_path, "zoomed run", steps=100)
+    store, run_id = _running_run(stack_home, "zoomed run", steps=100)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # tall enough for all six charts: a chart out of view draws new rows later;
         # in the dark theme (the system's), where the charts were white boxes
         page = browser.new_page(viewport={"width": 1400, "height": 2200}, color_scheme="dark")
-        page.goto(f"{stack}/run?run_id={run_id}")
+        page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
         charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
@@ -249,17 +249,17 @@ _HIDE_JS = """hidden => {
 }"""
 
 
-def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(stack, tmp_path):  # noqa: F811
+def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(shared_stack, stack_home):
     """Watching must be cheap: a chart scrolled out of view keeps its new rows aside
     and draws them when it comes into view; a hidden tab stops polling and catches up
     when it is back in front."""
     from playwright.sync_api import sync_playwright
 
-    store, run_id = _running_run(tmp_path, "long page", steps=20)
+    store, run_id = _running_run(stack_home, "long page", steps=20)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 600})  # 2nd row 400 px below
-        page.goto(f"{stack}/run?run_id={run_id}")
+        page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
         charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
@@ -288,7 +288,7 @@ def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(stack, tmp_path):  #
         browser.close()
 
 
-def test_the_live_feed_route_answers_with_clear_errors(stack):  # noqa: F811
+def test_the_live_feed_route_answers_with_clear_errors(shared_stack):
     """A poll with no such token (never issued, or dropped) is 410 Gone, which makes
     the page open a new feed; a bad ``after`` is a 400 naming the field."""
     for query, status, words in [
@@ -296,7 +296,7 @@ def test_the_live_feed_route_answers_with_clear_errors(stack):  # noqa: F811
         ("no-such-token?after=three", 400, "after: 'three' is not a step number"),
     ]:
         with pytest.raises(urllib.error.HTTPError) as error:
-            urllib.request.urlopen(f"{stack}/_spherescope/live/{query}", timeout=10)
+            urllib.request.urlopen(f"{shared_stack}/_spherescope/live/{query}", timeout=10)
         assert error.value.code == status
         assert words in json.loads(error.value.read())["error"]
 
@@ -306,13 +306,13 @@ _Y_TOPS_JS = f"""() => Object.fromEntries(Array.from(document.querySelectorAll('
   cell => [cell.dataset.chart, Math.max(...cell.vegaView.scale('y').domain().map(Number))]))"""
 
 
-def test_each_loss_term_has_its_own_scale_and_a_zero_term_no_chart(stack, tmp_path):  # noqa: F811
+def test_each_loss_term_has_its_own_scale_and_a_zero_term_no_chart(shared_stack, stack_home):
     """Issue 27 item 8: with a regulariser term 500 times the metric loss, the loss chart
     showed the total and the metric term as a flat line at 0; a term zero at every step
     (η = 0) drew a line of its own."""
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(tmp_path / "home")
+    store = RunStore(stack_home)
     run_id = store.create_run(config(), "big regulariser term")
     store.set_status(run_id, "running", device="cpu")
     with store.tracker(run_id, flush_interval=0) as tracker:
@@ -323,7 +323,7 @@ def test_each_loss_term_has_its_own_scale_and_a_zero_term_no_chart(stack, tmp_pa
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
-        page.goto(f"{stack}/run?run_id={run_id}")
+        page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.locator(f"{CHARTS} canvas").nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
         tops = page.evaluate(_Y_TOPS_JS)
         browser.close()

@@ -1,11 +1,12 @@
 """Browser-only effects of the Run, Compare and Geometry pages, in headless Chromium
-against the real stack (the ``stack`` fixture of test_dashboard_e2e.py)."""
+against the real stack (the ``shared_stack`` fixture of conftest.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dashboard_e2e import CHROMIUM, CHROMIUM_ARGS, _settle, stack  # noqa: F401
+from dashboard_server import CHROMIUM, CHROMIUM_ARGS
+from test_dashboard_e2e import _settle
 
 from db.store import RunStore
 
@@ -57,17 +58,17 @@ def _matrices(page, count: int) -> list[dict]:
     return page.locator(".spherescope-matrix").evaluate_all(_MATRIX_BOXES_JS)
 
 
-def test_geometry_matrices_fit_their_columns_and_do_not_overlap(stack, tmp_path):  # noqa: F811
+def test_geometry_matrices_fit_their_columns_and_do_not_overlap(shared_stack, stack_home):
     """Bug 5: the 8th column was cut off; side by side the grids clipped and overlapped."""
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(tmp_path / "home")
+    store = RunStore(stack_home)
     first = _record(store, "narrow norms", 0.3)
     _record(store, "wide norms", 3.0)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{stack}/geometry?run_id={first}")
+        page.goto(f"{shared_stack}/geometry?run_id={first}")
         page.get_by_role("heading", name="Embedding geometry").wait_for(timeout=60_000)
         (single,) = _matrices(page, 1)
         assert single["right"] <= single["parent"] + 1, single  # all 8 columns shown
@@ -80,19 +81,19 @@ def test_geometry_matrices_fit_their_columns_and_do_not_overlap(stack, tmp_path)
         browser.close()
 
 
-def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(stack, tmp_path):  # noqa: F811
+def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(shared_stack, stack_home):
     """The canvas matrix draws each point in its class colour and the fixed head's
     vertices as "×" in the theme's text colour; hovering tells the class and
     coordinates; a legend click brings one class forward."""
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(tmp_path / "home")
+    store = RunStore(stack_home)
     config = {"objective": {"kind": "head", "name": "orthoplex"}}
     run_id = _record(store, "orthoplex", 1.0, config)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{stack}/geometry?run_id={run_id}")
+        page.goto(f"{shared_stack}/geometry?run_id={run_id}")
         page.get_by_text("fixed orthoplex vertices").wait_for(timeout=60_000)
         _matrices(page, 1)
         page.locator(".spherescope-matrix canvas").scroll_into_view_if_needed()

@@ -45,6 +45,26 @@ def _job(
     return done, home, results
 
 
+@pytest.fixture(scope="module")
+def log_and_rank0(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[object, Path, list[dict]]]:
+    """One torchrun job that runs mode ``log`` then mode ``rank0`` (a store each): the
+    two tests below read one job, which pays torchrun's start and torch's imports once.
+    Maps each mode to (the job's completed process, its store, its ranks' results)."""
+    tmp_path = tmp_path_factory.mktemp("ddp")
+    done, home, _ = _job(tmp_path, "log+rank0")
+    out = tmp_path / "out-log+rank0-0"
+    return {
+        mode: (
+            done,
+            home / mode,
+            [json.loads(p.read_text()) for p in sorted((out / mode).glob("rank*.json"))],
+        )
+        for mode in ("log", "rank0")
+    }
+
+
 def _series(store: RunStore, run_id: str) -> dict[str, list[tuple[int, float]]]:
     frame = queries.metric_series(store, run_id, queries.metric_names(store, run_id))
     return {
@@ -74,9 +94,9 @@ def _close(a: float, b: float) -> bool:
 
 
 def test_a_torchrun_job_is_one_run_with_the_statistics_of_the_global_batch(
-    tmp_path: Path,
+    tmp_path: Path, log_and_rank0: dict[str, tuple[object, Path, list[dict]]]
 ) -> None:
-    done, home, results = _job(tmp_path, "log")
+    done, home, results = log_and_rank0["log"]
     assert done.returncode == 0, done.stderr[-4000:]
     store = RunStore(home)
     [record] = store.list_runs()
@@ -110,8 +130,10 @@ def test_a_torchrun_job_is_one_run_with_the_statistics_of_the_global_batch(
     assert sorted(set(evals["step"])) == [STEPS, STEPS + 1]
 
 
-def test_scope_rank0_records_rank_0s_own_batch_without_gathering(tmp_path: Path) -> None:
-    done, home, results = _job(tmp_path, "rank0")
+def test_scope_rank0_records_rank_0s_own_batch_without_gathering(
+    log_and_rank0: dict[str, tuple[object, Path, list[dict]]],
+) -> None:
+    done, home, results = log_and_rank0["rank0"]
     assert done.returncode == 0, done.stderr[-4000:]
     [record] = RunStore(home).list_runs()
     assert record.config["spherescope_distributed"]["scope"] == "rank0"

@@ -4,14 +4,18 @@ requeued and resumed as the same run; bad requests refused with nothing queued."
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from slurm_cluster import DEBUG_MAX_MINUTES, SlurmCluster
 from worker_fixtures import wait_for, wait_status
 
+from db.records import RunRecord
 from db.store import RunStore
 from worker import cli
 from worker.reaper import reap_lost
@@ -72,6 +76,34 @@ def checkpoint_steps(store: RunStore, run_id: str) -> list[int]:
     return sorted(int(p.stem.split("_")[1]) for p in folder.glob("step_*.pt"))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def side_by_side(
+    slurm: SlurmCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[RunStore, str, str, RunRecord]]:
+    """Two jobs submitted together when the module starts, asserted by its last test:
+    one that finishes, and one stopped by its 1-minute time limit (SLURM's shortest), a
+    minute that passes while the other tests run rather than on its own. Their store is
+    their own (the other tests' reaper calls never see them). Yields it, their run ids
+    (finishes, limited) and the first one's record just after submission."""
+    folder = tmp_path_factory.mktemp("side-by-side")
+    (folder / "finishes").mkdir()
+    (folder / "limited").mkdir()
+    limited_config = config_file(folder / "limited", steps=1_000_000, checkpoint_every=25)
+    ids = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPHERESCOPE_HOME", str(folder / "home"))
+        for args in (
+            (config_file(folder / "finishes", steps=15), "--time", "5"),
+            (limited_config, "--time", "1"),
+        ):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert cli.main(["submit", *args, "--slurm", "--json"]) == 0
+            ids.append(json.loads(out.getvalue().strip().splitlines()[-1])["run_id"])
+    store = RunStore(folder / "home")
+    yield store, ids[0], ids[1], store.get_run(ids[0])
+
+
 def test_bad_requests_are_refused_in_one_line_with_nothing_queued(
     slurm: SlurmCluster, store: RunStore, tmp_path: Path, capsys, monkeypatch
 ) -> None:
@@ -90,32 +122,6 @@ def test_bad_requests_are_refused_in_one_line_with_nothing_queued(
     assert cli.main(["submit", config, "--slurm"]) == 2
     assert "'sbatch' is not on PATH" in capsys.readouterr().err
     assert store.run_ids() == before
-
-
-def test_runs_side_by_side_one_finishes_one_fails_at_its_time_limit(
-    slurm: SlurmCluster, store: RunStore, tmp_path: Path, capsys
-) -> None:
-    # both jobs run at once (one core each): the suite waits for the 1-minute limit once
-    (tmp_path / "finishes").mkdir()
-    (tmp_path / "limited").mkdir()
-    finishes = submit(capsys, config_file(tmp_path / "finishes", steps=15), "--time", "5")
-    limited_config = config_file(tmp_path / "limited", steps=1_000_000, checkpoint_every=25)
-    limited = submit(capsys, limited_config, "--time", "1")
-
-    record = store.get_run(finishes)
-    assert record.status in {"queued", "running"}  # queued at once; may have started already
-    assert record.executor["executor"] == "slurm" and record.executor["job_id"].isdigit()
-    assert record.executor["partition"] == "debug"
-    assert record.executor["limits"]["time_min"] == 5
-    record = wait_status(store, finishes, {"finished", "failed", "cancelled", "lost"}, 180)
-    assert (record.status, record.status_message) == ("finished", "")
-    assert record.progress_step == 15
-
-    record = wait_status(store, limited, {"finished", "failed", "cancelled", "lost"}, 150)
-    assert record.status == "failed"
-    step = int(record.status_message.rsplit(" ", 1)[-1])
-    assert record.status_message == f"SLURM time limit (1 min) reached at step {step}"
-    assert step > 0 and checkpoint_steps(store, limited)[-1] == step
 
 
 def test_a_pending_job_shows_slurms_reason_and_is_cancelled_from_the_dashboard(
@@ -210,3 +216,24 @@ def test_a_job_cancelled_outside_spherescope_ends_its_run_with_slurms_word(
     record = store.get_run(run_id)
     assert (record.status, record.status_message) == ("cancelled", f"SLURM job {job} was cancelled")
     assert record.executor["scheduler"]["state"] == "CANCELLED"
+
+
+def test_runs_side_by_side_one_finishes_one_fails_at_its_time_limit(
+    side_by_side: tuple[RunStore, str, str, RunRecord],
+) -> None:
+    # both jobs ran at once (one core each) from the start of this module: asserted by
+    # its last test, the 1-minute limit passes while the other tests run
+    store, finishes, limited, record = side_by_side
+    assert record.status in {"queued", "running"}  # queued at once; may have started already
+    assert record.executor["executor"] == "slurm" and record.executor["job_id"].isdigit()
+    assert record.executor["partition"] == "debug"
+    assert record.executor["limits"]["time_min"] == 5
+    record = wait_status(store, finishes, {"finished", "failed", "cancelled", "lost"}, 180)
+    assert (record.status, record.status_message) == ("finished", "")
+    assert record.progress_step == 15
+
+    record = wait_status(store, limited, {"finished", "failed", "cancelled", "lost"}, 150)
+    assert record.status == "failed"
+    step = int(record.status_message.rsplit(" ", 1)[-1])
+    assert record.status_message == f"SLURM time limit (1 min) reached at step {step}"
+    assert step > 0 and checkpoint_steps(store, limited)[-1] == step
