@@ -221,16 +221,31 @@ def _component_select(
     )
     label = {"loss": "Loss", "head": "Head"}.get(kind) if section == "objective" else None
     key = _key(section, "name", kind) if section == "objective" else _key(section, "name")
-    dim = int(values.get("embedding_dim") or before.get("embedding_dim") or 512)
+    # the widget's value of this rerun (the field may be drawn after the name)
+    typed = st.session_state.get(_key(section, "embedding_dim"))
+    dim = int(typed or values.get("embedding_dim") or before.get("embedding_dim") or 512)
     if section == "model":
         help_text += " (any timm model also works as timm/<name>, typed in the config)"
     chosen = value_widget(
         label or field_label(meta, "name"), str, current, key=key, help=help_text, choices=names
     )
-    if section == "model" and data.backbone_size(chosen, dim):  # counted on the meta device
-        st.caption(f"{chosen}: {data.backbone_size(chosen, dim)} with a {dim}-d embedding")
+    if section == "model":
+        _backbone_sizes(chosen, names, dim)
     memory[f"{section}:{kind}"] = chosen
     return chosen
+
+
+def _backbone_sizes(chosen: str, names: list[str], dim: int) -> None:
+    """Every backbone's parameter count with this embedding, the chosen one in bold."""
+    sizes = data.backbone_sizes(dim)
+    listed = [
+        f"**{name} {size}**" if name == chosen else f"{name} {size}"
+        for name, size in sizes.items()
+        if name in names
+    ]
+    if chosen not in sizes:  # timm/<name>: counted when it is built
+        listed.append(f"**{chosen}**: counted at launch")
+    st.caption(f"Parameters with a {dim}-d embedding: {' · '.join(listed)}")
 
 
 def _render_options(

@@ -9,7 +9,7 @@ hand-made frames.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -202,14 +202,20 @@ def time_at_steps(frame: pd.DataFrame, reference: pd.DataFrame, column: str = "t
     return result
 
 
-def histogram_cells(frame: pd.DataFrame, x: str = "step") -> pd.DataFrame:
-    """``norm_hist/<bin>`` series rows → heatmap cells: run_id, x0, x1, lower, upper,
+def histogram_cells(
+    frame: pd.DataFrame,
+    x: str = "step",
+    index_of: Callable[[str], int | None] = bin_index,
+    edges_of: Callable[[int], tuple[float, float]] = bin_edges,
+) -> pd.DataFrame:
+    """``norm_hist/<bin>`` series rows (or another fixed-bin family: ``index_of`` a key's
+    bin, ``edges_of`` a bin's edges) → heatmap cells: run_id, x0, x1, lower, upper,
     fraction (one per logged step and non-empty bin; a cell spans to the next step).
 
     ``frame`` has run_id, name, ``x``, value; other names are ignored.
     """
     columns = ["run_id", "x0", "x1", "lower", "upper", "fraction"]
-    bins = frame["name"].map(bin_index) if len(frame) else pd.Series(dtype=object)
+    bins = frame["name"].map(index_of) if len(frame) else pd.Series(dtype=object)
     rows = frame[bins.notna()].assign(bin=bins[bins.notna()].astype(int))
     if rows.empty:
         return pd.DataFrame(columns=columns)
@@ -219,7 +225,7 @@ def histogram_cells(frame: pd.DataFrame, x: str = "step") -> pd.DataFrame:
         gaps = np.diff(xs)
         width = np.append(gaps, gaps[-1] if len(gaps) else 1.0)
         ends = dict(zip(xs, xs + width, strict=True))
-        edges = np.array([bin_edges(b) for b in part["bin"]])
+        edges = np.array([edges_of(b) for b in part["bin"]])
         parts.append(
             pd.DataFrame(
                 {

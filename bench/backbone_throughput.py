@@ -1,28 +1,36 @@
-"""Images/s of a launched ResNet-50 run (diagnostics on) vs a bare PyTorch loop.
+"""Images/s of a launched ResNet-50 run (default diagnostics on) vs a bare PyTorch loop.
 
 Both sides train the same backbone (``model.*`` through ``build_backbone``), objective,
-optimiser, batch, mixed precision, channels_last and DataLoader (``iter_batches`` with the
-same workers, pinned memory on CUDA) on the same image files, in alternating rounds in
-one process. The launched side is ``run_training`` with the default diagnostics (every
-step logged, 16 tracked samples, gradient statistics) into the in-memory tracker. Step
-times are taken between the ends of consecutive steps (set-up, the first step and the
-final evaluation excluded); images/s = batch / median step time, and the ratio is
-launched / bare (target ≥ 0.95).
+optimiser, batch, mixed precision, channels_last and DataLoader (``iter_batches`` with
+the same resolved workers, pinned memory on CUDA) on the same image files. They run in
+alternating blocks in one process (bare block, launched block, bare block, ...): each
+block is a fresh run of ``--steps`` steps, timed from the end of its ``--warmup``-th
+step to the end of its last, with the device synchronised at those two points only (a
+bare loop a user writes does not synchronise every step; the launched run's own
+per-step transfer is part of its cost). The launched side is ``run_training`` with the
+default diagnostics (every step logged with gradient statistics, 16 tracked samples
+embedded every ``diagnostics.tracked_every`` steps) into the in-memory tracker; its
+set-up and final evaluation are outside the timed span. images/s = batch × timed steps
+/ timed seconds per block; the ratio is the median launched block's rate over the
+median bare block's (target ≥ 0.95).
 
-The images are a generated class-per-folder tree (``image_folder``) decoded from PNG by
-the loader, so decoding and augmentation are part of both sides.
+The images are a generated class-per-folder tree (``image_folder``) decoded from PNG
+by the loader, so decoding and augmentation are part of both sides. Needs only torch,
+torchvision, numpy and Pillow besides this repository. With ``$OUT`` set, the result
+is also written to ``$OUT/backbone_throughput.json``.
 
-    .venv/bin/python bench/backbone_throughput.py                 # CPU, 64 px
-    .venv/bin/python bench/backbone_throughput.py --device cuda --image-size 224 \\
-        --batch 120 --amp bf16 --workers 8 --steps 60
+    .venv/bin/python bench/backbone_throughput.py                   # CPU, 32 px, batch 32
+    python bench/backbone_throughput.py --device cuda --image-size 224 --batch 64 \\
+        --amp bf16 --workers 12 --steps 40 --warmup 8 --rounds 3    # ≈ 1 min on an H100
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,10 +39,13 @@ import numpy as np
 import torch
 from PIL import Image
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's engine
+
 from sphere_engine.config import RunConfig
 from sphere_engine.config.image_size import resolved_data_options
 from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset, iter_batches
+from sphere_engine.data.loader_workers import resolve_num_workers
 from sphere_engine.models.build import build_backbone
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import build_optimizer
@@ -56,8 +67,14 @@ def write_tree(root: Path, classes: int, per_class: int, side: int) -> None:
             Image.fromarray(pixels).save(folder / f"{k}.png")
 
 
-def bare_step_times(config: RunConfig) -> list[float]:
-    """Data, forward (autocast), backward, step: the loop a user would write."""
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def bare_block(config: RunConfig, warmup: int) -> float:
+    """Seconds of steps warmup+1 … steps of the loop a user would write: data, forward
+    (autocast), backward, optimiser step."""
     training, data = config.training, config.data
     torch.manual_seed(training.seed)
     device = resolve_device(training.device)
@@ -74,11 +91,11 @@ def bare_step_times(config: RunConfig) -> list[float]:
     precision = build_precision(training.amp, device)
     batches = iter_batches(
         splits.train, data.batch_size, data.samples_per_class, seed=training.seed,
-        num_workers=data.num_workers, device=device,
+        num_workers=resolve_num_workers(data.num_workers, splits.train), device=device,
     )  # fmt: skip
     model.train()
-    ends = []
-    for _ in range(training.steps):
+    started = 0.0
+    for step in range(1, training.steps + 1):
         inputs, labels, _ = next(batches)
         if training.channels_last:
             inputs = inputs.contiguous(memory_format=torch.channels_last)
@@ -88,95 +105,138 @@ def bare_step_times(config: RunConfig) -> list[float]:
         optimizer.zero_grad(set_to_none=True)
         precision.backward(loss)
         precision.step(optimizer)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        ends.append(time.perf_counter())
-    return [b - a for a, b in itertools.pairwise(ends[1:])]
+        if step == warmup:
+            synchronize(device)
+            started = time.perf_counter()
+    synchronize(device)
+    return time.perf_counter() - started
 
 
-class _StepClock(InMemoryTracker):
-    """Stamps the end of every training step (``track_progress`` closes each one)."""
+class _BlockClock(InMemoryTracker):
+    """Stamps the end of step ``warmup`` and of the last step (``track_progress``
+    closes each step), synchronising the device there only."""
 
-    def __init__(self) -> None:
+    def __init__(self, warmup: int, device: torch.device) -> None:
         super().__init__()
-        self.ends: list[float] = []
+        self.warmup, self.device = warmup, device
+        self.started = self.ended = 0.0
 
     def track_progress(self, step: int, total: int) -> None:
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        self.ends.append(time.perf_counter())
+        super().track_progress(step, total)
+        if step == self.warmup:
+            synchronize(self.device)
+            self.started = time.perf_counter()
+        elif step == total:
+            synchronize(self.device)
+            self.ended = time.perf_counter()
 
 
-def launched_step_times(config: RunConfig) -> list[float]:
-    clock = _StepClock()
+def launched_block(config: RunConfig, warmup: int) -> float:
+    clock = _BlockClock(warmup, resolve_device(config.training.device))
     run_training(config, clock)
     logged = {step for step, name, _, _ in clock.scalars if name == "grad/norm_mean"}
     assert len(logged) == config.training.steps, "every step must log its diagnostics"
-    return [b - a for a, b in itertools.pairwise(clock.ends[1:])]
+    assert clock.sample_norms, "the tracked samples must be followed"
+    return clock.ended - clock.started
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--image-size", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--samples-per-class", type=int, default=4)
+    parser.add_argument("--amp", default=None, choices=["off", "bf16", "fp16"],
+                        help="default: bf16 on CUDA, off on CPU")  # fmt: skip
+    parser.add_argument("--channels-last", default=None, action=argparse.BooleanOptionalAction,
+                        help="default: on with CUDA")  # fmt: skip
+    parser.add_argument("--workers", type=int, default=-1, help="data.num_workers (-1: auto)")
+    parser.add_argument("--steps", type=int, default=12, help="steps per block")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps per block")
+    parser.add_argument("--rounds", type=int, default=2, help="bare + launched blocks")
+    parser.add_argument("--model", default="resnet50")
+    args = parser.parse_args()
+    if args.amp is None:
+        args.amp = "bf16" if args.device == "cuda" else "off"
+    if args.channels_last is None:
+        args.channels_last = args.device == "cuda"
+    if not 1 <= args.warmup < args.steps:
+        parser.error("--warmup must be at least 1 and below --steps")
+    return args
+
+
+def run_config(args: argparse.Namespace, root: str) -> RunConfig:
+    config = RunConfig.from_dict(
+        {
+            "data": {
+                "name": "image_folder",
+                "root": root,
+                "split": "standard",
+                "batch_size": args.batch,
+                "samples_per_class": args.samples_per_class,
+                "num_workers": args.workers,
+                "image_size": args.image_size,
+            },
+            "model": {"name": args.model, "embedding_dim": 512},
+            "objective": {"kind": "loss", "name": "multi_similarity"},
+            "optimizer": {"name": "adam", "lr": 1e-5, "head_lr": 1e-4},
+            "training": {
+                "steps": args.steps,
+                "device": args.device,
+                "amp": args.amp,
+                "channels_last": args.channels_last,
+            },
+            # the default diagnostics; evaluation only at the end (outside the timing)
+            "diagnostics": {"eval_every": 10**6, "eval_max_samples": 64},
+        }
+    )
+    validate(config)
+    return config
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--image-size", type=int, default=64)
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--samples-per-class", type=int, default=4)
-    parser.add_argument("--amp", default="off", choices=["off", "bf16", "fp16"])
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--model", default="resnet50")
-    args = parser.parse_args()
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    args = parse_args()
+    load = os.getloadavg()
+    print(f"load average {' '.join(f'{x:.2f}' for x in load)}")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}")
+    timed_images = args.batch * (args.steps - args.warmup)
+    bare: list[float] = []
+    launched: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
         classes = max(2 * args.batch // args.samples_per_class, 8)
         # 10+ images a class: the 30 % test part keeps genuine pairs for the verification
         per_class = max(10, 2 * args.samples_per_class)
-        write_tree(Path(folder), classes, per_class, args.image_size + 16)
-        config = RunConfig.from_dict(
-            {
-                "data": {
-                    "name": "image_folder",
-                    "root": folder,
-                    "split": "standard",
-                    "batch_size": args.batch,
-                    "samples_per_class": args.samples_per_class,
-                    "num_workers": args.workers,
-                    "image_size": args.image_size,
-                },
-                "model": {"name": args.model, "embedding_dim": 512},
-                "objective": {"kind": "loss", "name": "multi_similarity"},
-                "optimizer": {"name": "adam", "lr": 1e-5, "head_lr": 1e-4},
-                "training": {
-                    "steps": args.steps,
-                    "device": args.device,
-                    "amp": args.amp,
-                    "channels_last": args.device == "cuda",
-                },
-                "diagnostics": {"eval_every": 10**6, "eval_max_samples": 64},
-            }
-        )
-        validate(config)
-        bare: list[float] = []
-        launched: list[float] = []
-        for round_ in range(args.rounds):  # interleaved: load drifts hit both sides
-            bare += bare_step_times(config)
-            launched += launched_step_times(config)
+        write_tree(Path(folder), classes, per_class, args.image_size + args.image_size // 8)
+        config = run_config(args, folder)
+        for round_ in range(args.rounds):  # alternating blocks: load drifts hit both sides
+            bare.append(timed_images / bare_block(config, args.warmup))
+            launched.append(timed_images / launched_block(config, args.warmup))
             print(
-                f"round {round_ + 1}: bare {1e3 * statistics.median(bare):.0f} ms/step, "
-                f"launched {1e3 * statistics.median(launched):.0f} ms/step",
+                f"round {round_ + 1}: bare {bare[-1]:.1f} img/s, launched {launched[-1]:.1f} "
+                f"img/s ({launched[-1] / bare[-1]:.3f})",
                 flush=True,
             )
-    bare_rate = args.batch / statistics.median(bare)
-    launched_rate = args.batch / statistics.median(launched)
+    bare_rate, launched_rate = statistics.median(bare), statistics.median(launched)
     ratio = launched_rate / bare_rate
     verdict = "OK" if ratio >= TARGET else "BELOW TARGET"
     print(
-        f"{args.model} {args.image_size} px, batch {args.batch}, amp {args.amp}, "
-        f"{args.workers} workers: bare {bare_rate:.1f} img/s, launched {launched_rate:.1f} "
-        f"img/s, ratio {ratio:.3f} (target ≥ {TARGET}) {verdict}"
+        f"{args.model} {args.image_size} px, batch {args.batch}, amp {args.amp}, channels_last "
+        f"{args.channels_last}, workers {args.workers}: bare {bare_rate:.1f} img/s, launched "
+        f"{launched_rate:.1f} img/s, ratio {ratio:.3f} (target ≥ {TARGET}) {verdict}"
     )
+    out = os.environ.get("OUT")
+    if out:
+        result = {
+            "args": vars(args),
+            "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
+            "torch": torch.__version__,
+            "load_average": load,
+            "bare_images_per_s": bare,
+            "launched_images_per_s": launched,
+            "ratio": ratio,
+            "target": TARGET,
+        }
+        Path(out, "backbone_throughput.json").write_text(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

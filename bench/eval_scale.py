@@ -20,7 +20,13 @@ resident memory, ``ru_maxrss``, of that process alone), killed at ``--timeout``:
 A run that exceeds ``--timeout`` is reported as a time-out, one that the kernel kills
 or that raises MemoryError as out of memory. Ratios are against the floor measured in
 the same invocation (``--sizes`` picks the table's rows, e.g. ``60000x128,200000x128``).
-1M × 512 exact is a GPU case (faiss-gpu); on a CPU only ``ivf`` is meaningful there.
+
+``--device cuda`` is the GPU row (1M × 512 exact): ``floor`` is then a bare torch exact
+kNN on the device (matmul + topk of the same depth, in query chunks) plus a bare torch
+k-means of the same depth there (k = classes, 20 Lloyd iterations on the same sample
+faiss would take, every point assigned); ``ours`` is the same metrics with the kNN
+backend ``auto`` picks (faiss-gpu, else torch-cuda), recorded as ``backend``. Each also
+reports the device's peak allocated memory. ``--json FILE`` writes every result.
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPLEMENTATIONS = ("floor", "ours", "pml", "ivf")
+DEVICE_IMPLEMENTATIONS = ("floor", "ours")  # pml and the IVF index are CPU rows
+QUERY_CHUNK = 4096  # the device floor's queries per matmul
+KMEANS_ITERATIONS = 20
+SAMPLE_PER_CENTROID = 256  # faiss.Kmeans's default training sample per centroid
 DEFAULT_SIZES = "60000x128,200000x128,60000x512,200000x512,1000000x128,1000000x512"
 SPREAD = 1.2  # noise norm vs centres √2 apart: R@1 below 1 at 2,000 classes
 
@@ -73,6 +83,39 @@ def _floor(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"depth": float(depth)}
 
 
+def _floor_device(x: np.ndarray, y: np.ndarray, device: str) -> dict[str, float]:
+    """Bare torch on the device: exact kNN of depth = the largest class (+ the query's
+    own row), then k-means (k = classes) and the assignment of every point."""
+    import torch
+
+    torch.set_float32_matmul_precision("highest")  # exact float32, as ours
+    points = torch.from_numpy(np.ascontiguousarray(x)).to(device)
+    depth = int(np.bincount(y).max())
+    for start in range(0, points.shape[0], QUERY_CHUNK):
+        scores = points[start : start + QUERY_CHUNK] @ points.T
+        torch.topk(scores, depth + 1, dim=1)
+        del scores
+    classes = int(np.unique(y).size)
+    rng = np.random.default_rng(1234)
+    train_count = min(points.shape[0], SAMPLE_PER_CENTROID * classes)
+    train = points[torch.from_numpy(rng.choice(points.shape[0], train_count, False)).to(device)]
+    centres = train[torch.from_numpy(rng.choice(train_count, classes, False)).to(device)]
+
+    def assign(rows: torch.Tensor) -> torch.Tensor:
+        half_sq = 0.5 * (centres * centres).sum(1)
+        return torch.cat(
+            [torch.argmax(part @ centres.T - half_sq, 1) for part in torch.split(rows, 65_536)]
+        )
+
+    for _ in range(KMEANS_ITERATIONS):
+        nearest = assign(train)
+        sums = torch.zeros_like(centres).index_add_(0, nearest, train)
+        counts = torch.bincount(nearest, minlength=classes).clamp_min(1)
+        centres = sums / counts[:, None]
+    assign(points).cpu()  # on the host: the device's queue has finished
+    return {"depth": float(depth)}
+
+
 def _ours(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
     from sphere_engine.metrics.clustering import clustering_scores
@@ -104,21 +147,30 @@ def _ivf(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return ivf_recall_at_1(x, y)
 
 
-def worker(implementation: str, data: str, labels: str) -> None:
+def worker(implementation: str, data: str, labels: str, device: str = "cpu") -> None:
     """One measured run in this process; prints one JSON line."""
     # Every process imports the same libraries before the clock starts, so the time
     # is the work and the peaks share one baseline.
     sys.path.insert(0, str(ROOT))
-    import faiss  # noqa: F401
-    import torch  # noqa: F401
+    import torch
 
     import sphere_engine.metrics  # noqa: F401
+    from sphere_engine.metrics.backend import resolve_backend
+
+    if device == "cpu":
+        import faiss  # noqa: F401
+    else:  # the device's context and kernels start before the clock, for both
+        warm = torch.ones(256, 256, device=device)
+        torch.topk(warm @ warm, 4, dim=1)
+        torch.cuda.synchronize()
 
     if implementation == "pml":
         import pytorch_metric_learning.utils.accuracy_calculator  # noqa: F401
     x = np.load(data, mmap_mode="r")
     y = np.load(labels)
     compute = {"floor": _floor, "ours": _ours, "pml": _pml, "ivf": _ivf}[implementation]
+    if device != "cpu" and implementation == "floor":
+        compute = lambda x, y: _floor_device(x, y, device)  # noqa: E731
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu_start, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
     try:
@@ -128,21 +180,27 @@ def worker(implementation: str, data: str, labels: str) -> None:
         return
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(
-        json.dumps(
-            {
-                "seconds": seconds,
-                "cpu": usage.ru_utime + usage.ru_stime - cpu_start,
-                "peak_mb": usage.ru_maxrss / 1024,  # KiB on Linux
-                "values": {k: float(v) for k, v in values.items()},
-            }
-        )
-    )
+    result = {
+        "seconds": seconds,
+        "cpu": usage.ru_utime + usage.ru_stime - cpu_start,
+        "peak_mb": usage.ru_maxrss / 1024,  # KiB on Linux
+        "values": {k: float(v) for k, v in values.items()},
+    }
+    if implementation == "ours":
+        result["backend"] = resolve_backend("auto")
+    if device != "cpu":
+        result["device_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
+        result["device_name"] = torch.cuda.get_device_name()
+    print(json.dumps(result))
 
 
-def measure(implementation: str, data: Path, labels: Path, timeout: float) -> dict:
+def measure(
+    implementation: str, data: Path, labels: Path, timeout: float, device: str = "cpu"
+) -> dict:
     """Run one implementation in a fresh process; time-out and OOM become results."""
-    command = [sys.executable, __file__, "--worker", implementation, str(data), str(labels)]
+    command = [
+        sys.executable, __file__, "--worker", implementation, str(data), str(labels), device,
+    ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -162,6 +220,10 @@ def _cell(result: dict, floor: dict | None) -> str:
     text = (
         f"{result['seconds']:.1f} s (cpu {result['cpu']:.0f} s), {result['peak_mb'] / 1024:.2f} GB"
     )
+    if "device_peak_mb" in result:
+        text += f", device {result['device_peak_mb'] / 1024:.2f} GB"
+    if "backend" in result:
+        text += f", backend {result['backend']}"
     if floor is not None and "error" not in floor:
         text += f", {result['seconds'] / floor['seconds']:.2f}× floor wall"
         text += f" / {result['cpu'] / floor['cpu']:.2f}× cpu"
@@ -174,17 +236,24 @@ def main() -> None:
     parser.add_argument("--classes", type=int, default=2000)
     parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per process")
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU row")
+    parser.add_argument("--json", default=None, help="also write every result to this file")
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(*args.worker)
         return
     chosen = [name.strip() for name in args.implementations.split(",") if name.strip()]
-    unknown = sorted(set(chosen) - set(IMPLEMENTATIONS))
+    known = IMPLEMENTATIONS if args.device == "cpu" else DEVICE_IMPLEMENTATIONS
+    if args.device != "cpu" and args.implementations == ",".join(IMPLEMENTATIONS):
+        chosen = list(DEVICE_IMPLEMENTATIONS)
+    unknown = sorted(set(chosen) - set(known))
     if unknown:
-        parser.error(f"unknown implementations {unknown}; known: {list(IMPLEMENTATIONS)}")
+        parser.error(f"unknown implementations {unknown} on {args.device}; known: {list(known)}")
     print(f"machine: {platform.processor() or platform.machine()}, ", end="")
-    print(f"{len(__import__('os').sched_getaffinity(0))} cores; classes {args.classes}")
+    print(f"{len(__import__('os').sched_getaffinity(0))} cores; classes {args.classes}; ", end="")
+    print(f"device {args.device}")
+    table: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="eval-scale-") as folder:
         for size in args.sizes.split(","):
             count, dim = (int(part) for part in size.lower().split("x"))
@@ -197,7 +266,7 @@ def main() -> None:
             print(f"\n{count} × {dim}, {args.classes} classes (input {input_gb:.2f} GB):")
             results: dict[str, dict] = {}
             for name in chosen:  # each line as soon as it is measured
-                results[name] = measure(name, data, labels, args.timeout)
+                results[name] = measure(name, data, labels, args.timeout, args.device)
                 floor = None if name == "floor" else results.get("floor")
                 print(f"  {name:6s} {_cell(results[name], floor)}", flush=True)
             ours, ivf = results.get("ours", {}), results.get("ivf", {})
@@ -212,6 +281,10 @@ def main() -> None:
                     f"NMI ours {mine['nmi']:.4f} / pml {theirs['nmi']:.4f}"
                 )
             print("  raw:", json.dumps(results), flush=True)
+            row = {"count": count, "dim": dim, "classes": args.classes, "device": args.device}
+            table.append(row | {"results": results})
+            if args.json:  # after every row: a time-out later keeps what was measured
+                Path(args.json).write_text(json.dumps(table, indent=2))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 
 ``queries``: ``query`` (row of the evaluated set), ``label``, ``positives`` (R: reference
 samples of its class), ``hit@1``, ``ap@r`` (its AP@R), and its ``k`` nearest reference
-rows as lists ``neighbors``, ``neighbor_labels``, ``similarities`` (nearest first).
+rows as lists ``neighbors``, ``neighbor_labels``, ``similarities`` (nearest first);
+optionally the raw embedding norms: ``norm`` (the query's) and ``neighbor_norms``
+(older steps lack them).
 ``classes``: ``label``, ``samples`` (queries of the class), ``queries`` (those with R > 0,
 the ones scored), ``recall@1`` and ``map@r`` over them (NaN for a class of one sample,
 which cannot be retrieved). An optional ``class_name`` column names string labels.
@@ -35,6 +37,7 @@ _STEP_FOLDER = re.compile(r"^step-(\d{10})$")
 
 QUERY_COLUMNS = ("query", "label", "positives", "hit@1", "ap@r")
 NEIGHBOR_COLUMNS = ("neighbors", "neighbor_labels", "similarities")
+NORM_COLUMNS = ("norm", "neighbor_norms")  # optional: written when given
 CLASS_COLUMNS = ("label", "samples", "queries", "recall@1", "map@r")
 
 
@@ -75,7 +78,8 @@ def write_query_results(
     """Write one step's per-query rows and per-class rows; returns the step's folder.
 
     ``queries`` maps ``QUERY_COLUMNS`` to equal-length arrays and ``NEIGHBOR_COLUMNS``
-    to (queries × k) arrays; ``classes`` maps ``CLASS_COLUMNS`` (and optionally
+    to (queries × k) arrays, and optionally ``norm`` (queries) with ``neighbor_norms``
+    (queries × k); ``classes`` maps ``CLASS_COLUMNS`` (and optionally
     ``class_name``) to equal-length arrays.
     """
     folder = _step_dir(store, run_id, step)
@@ -83,22 +87,30 @@ def write_query_results(
         raise ValueError(f"run {run_id!r} does not exist in {store.home}")
     count = _check_columns(queries, (*QUERY_COLUMNS, *NEIGHBOR_COLUMNS), "query")
     _check_columns(classes, CLASS_COLUMNS, "class")
-    query_table = pa.table(
-        {
-            "query": pa.array(np.asarray(queries["query"], dtype=np.int64)),
-            "label": pa.array(np.asarray(queries["label"], dtype=np.int64)),
-            "positives": pa.array(np.asarray(queries["positives"], dtype=np.int64)),
-            "hit@1": pa.array(np.asarray(queries["hit@1"], dtype=bool)),
-            "ap@r": pa.array(np.asarray(queries["ap@r"], dtype=np.float64)),
-            "neighbors": _list_column(queries["neighbors"], np.int64, "neighbors", count),
-            "neighbor_labels": _list_column(
-                queries["neighbor_labels"], np.int64, "neighbor_labels", count
-            ),
-            "similarities": _list_column(
-                queries["similarities"], np.float32, "similarities", count
-            ),
-        }
-    )
+    query_columns: dict[str, pa.Array] = {
+        "query": pa.array(np.asarray(queries["query"], dtype=np.int64)),
+        "label": pa.array(np.asarray(queries["label"], dtype=np.int64)),
+        "positives": pa.array(np.asarray(queries["positives"], dtype=np.int64)),
+        "hit@1": pa.array(np.asarray(queries["hit@1"], dtype=bool)),
+        "ap@r": pa.array(np.asarray(queries["ap@r"], dtype=np.float64)),
+        "neighbors": _list_column(queries["neighbors"], np.int64, "neighbors", count),
+        "neighbor_labels": _list_column(
+            queries["neighbor_labels"], np.int64, "neighbor_labels", count
+        ),
+        "similarities": _list_column(queries["similarities"], np.float32, "similarities", count),
+    }
+    if all(name in queries for name in NORM_COLUMNS):
+        widths = np.shape(queries["neighbor_norms"]), np.shape(queries["neighbors"])
+        if widths[0] != widths[1]:
+            raise ValueError(
+                f"query results: neighbor_norms must be a (queries × k) array like "
+                f"neighbors {widths[1]}; got shape {widths[0]}"
+            )
+        query_columns["norm"] = pa.array(np.asarray(queries["norm"], dtype=np.float32))
+        query_columns["neighbor_norms"] = _list_column(
+            queries["neighbor_norms"], np.float32, "neighbor_norms", count
+        )
+    query_table = pa.table(query_columns)
     class_columns: dict[str, pa.Array] = {
         "label": pa.array(np.asarray(classes["label"], dtype=np.int64)),
         "samples": pa.array(np.asarray(classes["samples"], dtype=np.int64)),

@@ -178,6 +178,18 @@ class StoreTracker:
 
         store_query_results(self.store, self.run_id, _check_step(step), results)
 
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        """Small images of samples, written at once as PNGs (``db.thumbnails``)."""
+        from db.thumbnails import write_thumbnails
+
+        write_thumbnails(self.store, self.run_id, samples, images)
+
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        """The sample id of each point of the snapshot at ``step`` (``db.thumbnails``)."""
+        from db.thumbnails import write_snapshot_samples
+
+        write_snapshot_samples(self.store, self.run_id, _check_step(step), samples)
+
     def track_checkpoint(self, path: str, step: int) -> None:
         if not isinstance(path, str) or not path:
             raise ValueError(f"checkpoint path must be a non-empty string, got {path!r}")

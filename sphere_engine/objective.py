@@ -3,6 +3,8 @@ an optional norm regulariser composed in by keyword (SCIENCE.md §2, §3)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -44,6 +46,12 @@ class Objective(nn.Module):
         """The pair loss's ``mining/*`` statistics of the last batch (none for a head)."""
         mining = getattr(self.loss, "mining_diagnostics", None)
         return mining() if mining is not None else {}
+
+    def mining_histograms(self) -> Any:
+        """The pair loss's cosine histograms of the last batch (a ``PackedStatistics``),
+        or None (a head, a loss without mining)."""
+        histograms = getattr(self.loss, "mining_histograms", None)
+        return histograms() if histograms is not None else None
 
     def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
         if self.regularizer is None:

@@ -90,6 +90,13 @@ class BaseTracker:
     def track_query_results(self, results: Any, step: int) -> None:
         """Per-query and per-class retrieval results (``metrics.per_query.QueryResults``)."""
 
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        """Small uint8 images (n × h × w × C) of the evaluated samples ``samples`` (the
+        ids the per-query results use), for the dashboard's strips."""
+
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        """The sample id of each point of the snapshot at ``step`` (its thumbnail's key)."""
+
     def track_progress(self, step: int, total: int) -> None:
         pass
 
@@ -112,6 +119,8 @@ class InMemoryTracker(BaseTracker):
     progress: tuple[int, int] = (0, 0)
     flushes: int = 0
     query_results: list[tuple[int, Any]] = field(default_factory=list)  # (step, QueryResults)
+    thumbnails: dict[int, np.ndarray] = field(default_factory=dict)  # sample → image
+    snapshot_samples: dict[int, list[int]] = field(default_factory=dict)  # step → samples
 
     def track_run_info(self, info: Mapping[str, Any]) -> None:
         self.run_info.update(info)
@@ -140,6 +149,12 @@ class InMemoryTracker(BaseTracker):
 
     def track_query_results(self, results: Any, step: int) -> None:
         self.query_results.append((step, results))
+
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        self.thumbnails.update(zip((int(s) for s in samples), np.asarray(images), strict=True))
+
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        self.snapshot_samples[step] = [int(s) for s in samples]
 
     def track_checkpoint(self, path: str, step: int) -> None:
         self.checkpoints.append((step, path))
@@ -205,6 +220,25 @@ class CompositeTracker(BaseTracker):
     def track_checkpoint(self, path: str, step: int) -> None:
         for tracker in self.trackers:
             tracker.track_checkpoint(path, step)
+
+    # optional methods: forwarded to the trackers that have them
+    def track_query_results(self, results: Any, step: int) -> None:
+        for tracker in self.trackers:
+            track = getattr(tracker, "track_query_results", None)
+            if track is not None:
+                track(results, step)
+
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        for tracker in self.trackers:
+            track = getattr(tracker, "track_thumbnails", None)
+            if track is not None:
+                track(samples, images)
+
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        for tracker in self.trackers:
+            track = getattr(tracker, "track_snapshot_samples", None)
+            if track is not None:
+                track(samples, step)
 
     def track_progress(self, step: int, total: int) -> None:
         for tracker in self.trackers:

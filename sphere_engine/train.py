@@ -110,7 +110,8 @@ def train_loop(
 
             # ---- forward, backward, diagnostics, optimiser step
             logged = step % diagnostics.log_every == 0 or step == training.steps
-            outcome = train_step(setup, inputs, labels, logged=logged)
+            track = logged and tracks_samples(setup, step)
+            outcome = train_step(setup, inputs, labels, logged=logged, track_samples=track)
             if outcome.diverged:
                 raise TrainingDivergedError(reporter.divergence_message(step, outcome.loss))
 
@@ -122,7 +123,7 @@ def train_loop(
                     "time/step": elapsed,
                     "time/samples_per_s": len(labels) * parallel.world_size / max(elapsed, 1e-9),
                 }
-                reporter.add(step, outcome.host, timing, setup.tracked.id_list)
+                reporter.add(step, outcome.host, timing, setup.tracked.id_list if track else [])
             # K steps waiting, the oldest waited ~0.5 s, or the last step: reported before
             # its progress, so the final progress line shows the final values
             if reporter.due() or step == training.steps:
@@ -156,6 +157,18 @@ def train_loop(
         finally:
             tracker.flush()
     return TrainingResult(step, cancelled, final_metrics, checkpoint_path, str(setup.device))
+
+
+def tracks_samples(setup: TrainingSetup, step: int) -> bool:
+    """Whether logged step ``step`` embeds the tracked samples: every
+    ``diagnostics.tracked_every`` steps, the first logged step (the turns' start) and
+    the last step."""
+    tracked, config = setup.tracked, setup.config
+    if not len(tracked.ids) or not setup.parallel.is_main:
+        return False
+    first = tracked.directions.previous is None
+    last = step == config.training.steps
+    return first or last or step % config.diagnostics.tracked_every == 0
 
 
 def two_views(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import numbers
@@ -17,23 +16,10 @@ from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
-from sphere_engine.distributed import (
-    DistributedContext,
-    broadcast_object,
-    gather_union,
-    reduce_values,
-    single_process,
-)
+from sphere_engine.distributed import DistributedContext, single_process
 from spherescope._delivery import Delivery
-from spherescope._job import (
-    RECORD_KEY,
-    JobLink,
-    RankFailed,
-    elastic_run,
-    job_record,
-    on_sigterm,
-    resume,
-)
+from spherescope._job import RankFailed
+from spherescope._rank_job import RankJob
 from spherescope._writer import SafeWriter
 
 if TYPE_CHECKING:
@@ -44,8 +30,6 @@ if TYPE_CHECKING:
 # or anything this old, so that a run logging only scalars still shows up live
 _HAND_OVER_CALLS = 64
 _HAND_OVER_AGE_S = 0.5
-
-SCOPES = ("global", "rank0")  # statistics of the global batch, or of rank 0's own
 
 
 class Run:
@@ -78,42 +62,32 @@ class Run:
     ) -> None:
         from sphere_engine.diagnostics.external_step import ExternalStep
 
-        if scope not in SCOPES:
-            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
         self.context = context or single_process()
         self.scope = scope
-        # statistics of the global batch, or of each rank's own (rank 0's is recorded)
-        self._talks = self.context.is_distributed and scope == "global"
-        steps_context = self.context if self._talks else single_process()
+        # the run's part in a data-parallel job (nothing to do in a single process)
+        self._job = RankJob(self.context, scope, launcher)
+        steps_context = self.context if self._job.talks else single_process()
         self._steps = ExternalStep(log_every=log_every, tracked=tracked, context=steps_context)
         self.store = store
         self.strict = strict
         self.ended = False
         self.step: int | None = None  # the latest step seen, sent with the heartbeat
-        self.resumed_step: int | None = None  # an elastic restart: the run's last step
         self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
-        self._peer_failure: str | None = None
         self._device_noted = False  # the device is recorded once, from the first batch
         self._outbox: list[Callable[[], None]] = []
         self._outbox_since = 0.0
-        self._lifecycle: RunLifecycle | None = None
-        if self.context.is_distributed:
-            config = {**config, RECORD_KEY: job_record(self.context, scope, launcher)}
-        self._run_id = self._start_on_rank0(config, name, tags)
+        self._outbox_calls = 0  # calls collected since the last hand-over
+        # the scalar rows collected since then: one write in the outbox for all of them
+        self._scalar_rows: list[tuple[dict[str, float], int, float]] | None = None
+        config = self._job.record_in(config)
+        self._lifecycle, self._run_id = self._job.start(lambda: self._start(config, name, tags))
         if self._lifecycle is not None:
             self._writer = SafeWriter(self._lifecycle, strict=strict)
             # store writes run on a writer thread (strict: inline, so a failure raises
             # at its call); the user's thread collects them in ``_outbox`` between
             # hand-overs
             self._delivery = Delivery(self._writer, background=not strict)
-        self._undo_sigterm: Callable[[], None] = lambda: None
-        self._link: JobLink | None = None
-        if self.context.is_distributed:
-            self._link = JobLink(self.context, self._run_id, heartbeat_interval())
-            self._link.start(self._on_peer_failure)
-            if self.context.is_main:
-                self._undo_sigterm = on_sigterm(self._link)
-            atexit.register(self._at_exit)
+        self._job.watch(self._run_id, heartbeat_interval(), self._on_peer_failure, self._at_exit)
 
     @property
     def id(self) -> str:
@@ -127,6 +101,11 @@ class Run:
     def world_size(self) -> int:
         return self.context.world_size
 
+    @property
+    def resumed_step(self) -> int | None:
+        """On an elastic restart, the last step the run had reached; else None."""
+        return self._job.resumed_step
+
     def __repr__(self) -> str:
         if self.store is None:
             return f"Run({self.id!r}, rank={self.rank})"
@@ -137,7 +116,7 @@ class Run:
         """Scalars at ``step`` (numbers or 0-dim tensors), e.g. ``{"loss/total": 0.3}``.
         In a data-parallel job rank 0's values are recorded; ``reduce="mean"``, ``"sum"``
         or ``"max"`` records them reduced over all ranks (then every rank must call it)."""
-        if not isinstance(values, Mapping):
+        if type(values) is not dict and not isinstance(values, Mapping):
             raise ValueError(
                 f"values must be a dict of name -> number, got {type(values).__name__}"
             )
@@ -147,25 +126,34 @@ class Run:
                 raise ValueError(f"metric names must be non-empty strings, got {name!r}")
             plain[name] = _number(name, value)
         self._note_step(step)
-        if reduce is not None:
-            if self._talks:
-                plain = reduce_values(plain, reduce, self.context)
-            elif reduce not in ("mean", "sum", "max"):
-                raise ValueError(f"reduce must be one of mean, sum, max, got {reduce!r}")
+        plain = self._job.reduce(plain, reduce)
         if self._lifecycle is None:  # another rank: rank 0 records
             return
-        self._post(functools.partial(self._write_scalars, plain, int(step), time.time()))
+        if self._scalar_rows is None:
+            self._scalar_rows = []
+            self._post(functools.partial(self._write_scalars, self._scalar_rows))
+        else:
+            self._outbox_calls += 1
+        self._scalar_rows.append((plain, int(step), time.time()))
         self._deliver()
 
     def log_mining(
-        self, active: Any, candidates: Any, step: int, hardest_neg_sim: Any = None
+        self,
+        active: Any,
+        candidates: Any,
+        step: int,
+        hardest_neg_sim: Any = None,
+        positive_sims: Any = None,
+        negative_sims: Any = None,
     ) -> None:
         """What the miner of a pair loss did at ``step``, as SphereScope's own losses log
         it: ``active`` pairs / triplets the loss learnt from (non-zero loss, or kept by
         the miner) out of ``candidates`` valid ones, each a count or a boolean mask
         (array or tensor) → ``mining/active_fraction``; ``hardest_neg_sim``: the mean
         cosine of each anchor's most similar negative. A run at 0 for long gets the
-        "dead loss" finding."""
+        "dead loss" finding. ``positive_sims`` / ``negative_sims``: the batch's positive
+        and negative pair cosines (any shape, array or tensor) → their distributions
+        over steps (``mining/pos_sim_hist/<bin>``, ``mining/neg_sim_hist/<bin>``)."""
         counts = [
             _count(name, value) for name, value in (("active", active), ("candidates", candidates))
         ]
@@ -177,7 +165,28 @@ class Run:
         values = {"mining/active_fraction": counts[0] / counts[1]}
         if hardest_neg_sim is not None:
             values["mining/hardest_neg_sim"] = hardest_neg_sim
+        if positive_sims is not None or negative_sims is not None:
+            from sphere_engine.diagnostics.similarity_histogram import similarity_fractions
+
+            values |= similarity_fractions(
+                _similarities("positive_sims", positive_sims),
+                _similarities("negative_sims", negative_sims),
+            )
         self.log(values, step)
+
+    def log_samples(self, sample_ids: Any, images: Any) -> None:
+        """Images of samples, shown for their ids in the retrieval explorer's strips:
+        ``sample_ids`` (n integers, the ids ``evaluate`` was given) and ``images``
+        uint8 (n × h × w, n × h × w × C with C 1 or 3, or a tensor n × C × h × w), at
+        most 256 pixels a side; stored as small PNGs. Rank 0's call writes them."""
+        from db.thumbnails import checked_images
+
+        ids, pixels = checked_images(_host_array(sample_ids), _image_array(images), "log_samples")
+        if self._lifecycle is None:
+            return
+        write = functools.partial(self._write_samples, ids, pixels)
+        self._post(write)
+        self._deliver()
 
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
@@ -189,7 +198,7 @@ class Run:
         In a data-parallel job (``scope="global"``) it is collective on the logged steps:
         the global batch is gathered (and its gradients, during ``backward``)."""
         self._note_step(step)
-        if self._lifecycle is None and not self._talks:  # scope="rank0": rank 0's batch
+        if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's batch
             return
         if self._lifecycle is not None:
             self._deliver()
@@ -227,18 +236,11 @@ class Run:
         from sphere_engine.evaluation.external import evaluate_external
 
         self._note_step(step)
-        if self._talks:
-            union = gather_union(
-                _tensor(embeddings, "embeddings"),
-                _tensor(labels, "labels"),
-                self.context,
-                sample_ids=None if sample_ids is None else _tensor(sample_ids, "sample_ids"),
-                dataset_size=dataset_size,
-                block=shard_block,
-            )
-            embeddings, labels = union.embeddings, union.labels
-        elif self._lifecycle is None:  # scope="rank0": rank 0 evaluates its own shard
+        if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's shard
             return {}
+        embeddings, labels, sample_ids = self._job.gather_evaluation(
+            embeddings, labels, sample_ids, dataset_size, shard_block
+        )
         metrics: dict[str, float] = {}
         if self._lifecycle is not None:
             metrics = self._evaluate_here(
@@ -250,10 +252,9 @@ class Run:
                 reference_labels=reference_labels,
                 vertices=vertices,
                 snapshot_size=snapshot_size,
+                sample_ids=sample_ids,
             )
-        if self._talks:
-            metrics = broadcast_object(metrics, self.context)
-        return metrics
+        return self._job.share(metrics)
 
     def _evaluate_here(
         self,
@@ -261,15 +262,35 @@ class Run:
         embeddings: Any,
         labels: Any,
         step: int,
+        sample_ids: Any = None,
         **options: Any,
     ) -> dict[str, float]:
+        from sphere_engine.evaluation.external import (
+            external_query_results,
+            sample_id_array,
+            snapshot_rows,
+        )
+        from sphere_engine.metrics.per_query import QueryCollector
+
         self._deliver(finish=True)  # the diagnostics before the evaluation
+        # leave-one-out keeps each query's neighbours for the explorer, by sample id
+        collector = QueryCollector() if options.get("reference") is None else None
         metrics, points, point_labels = evaluate_external(
             embeddings,
             labels,
+            collector=collector,
             **options,
         )
-        write = functools.partial(self._write_evaluation, dict(metrics), points, point_labels, step)
+        results = None
+        if collector is not None:
+            results = external_query_results(collector, embeddings, labels, sample_ids)
+        # the sample of each snapshot point: the projector's hover shows its image
+        samples = snapshot_rows(len(labels), options.get("snapshot_size", 2000))
+        if sample_ids is not None:
+            samples = sample_id_array(sample_ids, len(labels))[samples]
+        write = functools.partial(
+            self._write_evaluation, dict(metrics), points, point_labels, step, results, samples
+        )
         self._post(write)
         self._deliver(finish=True)
         return metrics
@@ -327,41 +348,15 @@ class Run:
             self._end(error=error)
 
     # -- the data-parallel job ---------------------------------------------------------
-    def _start_on_rank0(self, config: Mapping[str, Any], name: str | None, tags: Any) -> str:
-        """Rank 0 starts the run (or resumes it, on an elastic restart); every rank
-        learns its id."""
-        run_id, problem = "", ""
-        if self.context.is_main:
-            try:
-                self._lifecycle = self._start(config, name, tags)
-                run_id = self._lifecycle.run_id
-            except Exception as error:
-                if not self.context.is_distributed:
-                    raise
-                broadcast_object(("", None, f"{type(error).__name__}: {error}"), self.context)
-                raise
-        if self.context.is_distributed:
-            run_id, self.resumed_step, problem = broadcast_object(
-                (run_id, self.resumed_step, problem), self.context
-            )
-            if problem:
-                raise RuntimeError(f"spherescope: rank 0 could not start the run ({problem})")
-        return run_id
-
     def _on_peer_failure(self, message: str) -> None:
         """Rank 0's job watcher: another rank failed or went silent; end the run now
         (the main thread may be blocked in a collective with that rank)."""
-        self._peer_failure = message
         self._fail(RankFailed(message))
 
     def _leave_job(self, failure: str | None) -> None:
         """A rank other than 0 is done (``failure``: why it failed, told to rank 0)."""
         self.ended = True
-        if self._link is not None:
-            if failure is not None:
-                self._link.report_failure(failure)
-            self._link.stop()
-        atexit.unregister(self._at_exit)
+        self._job.leave(failure)
 
     def _at_exit(self) -> None:
         """The process exits with the run still open (an uncaught error, or no
@@ -380,6 +375,7 @@ class Run:
         if not self._outbox:
             self._outbox_since = time.monotonic()
         self._outbox.append(write)
+        self._outbox_calls += 1
 
     def _deliver(self, force: bool = False, finish: bool = False) -> None:
         """Move completed diagnostic steps to the host; hand what is collected to the
@@ -393,15 +389,19 @@ class Run:
             or not self._delivery.background  # strict: each write raises at its call
             or force
             or finish
-            or len(self._outbox) >= _HAND_OVER_CALLS
+            or self._outbox_calls >= _HAND_OVER_CALLS
             or time.monotonic() - self._outbox_since >= _HAND_OVER_AGE_S
         ):
             writes, self._outbox = self._outbox, []
+            self._outbox_calls, self._scalar_rows = 0, None
             self._delivery.submit(functools.partial(_run_all, writes))
 
     # -- the writes (on the writer thread, or inline when strict) -------------------------
-    def _write_scalars(self, values: dict[str, float], step: int, wall_time: float) -> None:
-        self._writer.call(self._writer.tracker.track_many, values, step, wall_time)
+    def _write_scalars(self, rows: list[tuple[dict[str, float], int, float]]) -> None:
+        """The scalars of ``log`` calls: (values, step, wall time) each."""
+        track_many = self._writer.tracker.track_many
+        for values, step, wall_time in rows:
+            self._writer.call(track_many, values, step, wall_time)
 
     def _write_steps(self, waiting: list[WaitingStep]) -> None:
         """Finish logged steps (K at once, NumPy) and write their values."""
@@ -416,17 +416,33 @@ class Run:
                 )
 
     def _write_evaluation(
-        self, metrics: dict[str, float], points: Any, point_labels: Any, step: int
+        self,
+        metrics: dict[str, float],
+        points: Any,
+        point_labels: Any,
+        step: int,
+        results: Any = None,
+        samples: Any = None,
     ) -> None:
-        self._writer.call(self._writer.tracker.track_eval, metrics, step)
+        tracker = self._writer.tracker
+        self._writer.call(tracker.track_eval, metrics, step)
+        if results is not None:
+            self._writer.call(tracker.track_query_results, results, step)
+        if samples is not None and len(samples):
+            self._writer.call(tracker.track_snapshot_samples, samples, step)
         if len(point_labels):
             self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
 
+    def _write_samples(self, ids: Any, pixels: Any) -> None:
+        self._writer.call(self._writer.tracker.track_thumbnails, ids, pixels)
+
     def _note_step(self, step: Any) -> None:
-        if self._peer_failure is not None:
-            raise RankFailed(self._peer_failure)
+        self._job.check()
         if self.ended:
             raise ValueError(f"run {self.id} has ended; start a new one with spherescope.init")
+        if type(step) is int and step >= 0:  # the common case, without the ABC checks
+            self.step = step
+            return
         if not isinstance(step, numbers.Integral) or isinstance(step, bool) or step < 0:
             raise ValueError(f"step must be an integer >= 0, got {step!r}")
         self.step = int(step)
@@ -435,14 +451,7 @@ class Run:
     # methods are the only places that change its status or heartbeat.
     def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> RunLifecycle:
         assert self.store is not None  # rank 0
-        earlier = elastic_run(self.store) if self.context.is_distributed else None
-        if earlier is not None:  # an elastic restart continues the first attempt's run
-            resume(self.store, earlier)
-            run_id, self.resumed_step = earlier.run_id, earlier.progress_step
-        else:
-            run_id = self.store.create_run(
-                config, name, kind="external", tags=tags, status="running"
-            )
+        run_id = self._job.create_run(self.store, config, name, tags)
         lifecycle = RunLifecycle(
             self.store,
             run_id,
@@ -455,10 +464,7 @@ class Run:
     def _end(self, error: BaseException | None = None) -> None:
         """Stop the heartbeat and write the outcome (``error``: failed or cancelled)."""
         self.ended = True
-        self._undo_sigterm()
-        if self._link is not None:
-            self._link.stop()
-            atexit.unregister(self._at_exit)
+        self._job.close()
         assert self._lifecycle is not None
         with contextlib.suppress(Exception):  # normally closed already; never twice
             self._delivery.close()
@@ -498,6 +504,8 @@ def _count(name: str, value: Any) -> float:
 
 
 def _number(name: str, value: Any) -> float:
+    if type(value) is float:  # the common case (``loss.item()``), without the ABC checks
+        return value
     if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
         value = value.item()  # a 0-dim tensor or numpy scalar
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -505,17 +513,34 @@ def _number(name: str, value: Any) -> float:
     return float(value)  # NaN is kept: a gap in the series, as in the engine
 
 
-def _tensor(values: Any, name: str) -> Any:
-    import torch
-
-    if isinstance(values, torch.Tensor):
-        return values
-    try:
-        return torch.as_tensor(values)
-    except Exception as error:
-        raise ValueError(f"{name} must be an array or tensor ({error})") from None
-
-
 def _run_all(writes: list[Callable[[], None]]) -> None:
     for write in writes:
         write()
+
+
+def _host_array(values: Any) -> Any:
+    """An array or tensor as a NumPy array on the host."""
+    import numpy as np
+
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    return np.asarray(values)
+
+
+def _similarities(name: str, values: Any) -> Any:
+    import numpy as np
+
+    if values is None:
+        return np.zeros(0)
+    array = _host_array(values)
+    if not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"log_mining: {name} must be numbers (cosines); got {array.dtype}")
+    return array.astype(np.float64).reshape(-1)
+
+
+def _image_array(images: Any) -> Any:
+    """uint8 images as n × h × w (× C); a tensor n × C × h × w is turned channels-last."""
+    array = _host_array(images)
+    if hasattr(images, "detach") and array.ndim == 4 and array.shape[1] in (1, 3):
+        array = array.transpose(0, 2, 3, 1)
+    return array

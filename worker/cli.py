@@ -30,7 +30,9 @@ environment variables:
   SPHERESCOPE_RECONCILE_S        seconds between two checks for queued runs the broker
                                  lost (30); they are sent again
   SPHERESCOPE_REQUEUE_AFTER_S    a queued run the broker does not hold is sent again
-                                 after this long (60)"""
+                                 after this long (60)
+  SPHERESCOPE_WORKER_DEVICES     devices a worker advertises for training.devices
+                                 (default: the GPUs it sees, else its CPU cores)"""
 
 ANALYZE_FORMATS = """\
 accepted embeddings files (by suffix):
@@ -145,6 +147,11 @@ def _add_analyze(commands: argparse._SubParsersAction) -> None:
     )
     analyze.add_argument("--gallery", default=None, help="gallery embeddings file")
     analyze.add_argument("--ks", type=_ks, default=None, help="Recall@K values, e.g. 1,10,20,30")
+    analyze.add_argument(
+        "--knn-backend",
+        default="auto",
+        help="neighbour search / k-means: auto (default), faiss-gpu, torch-cuda, faiss, torch",
+    )
     _add_face_protocols(analyze)
 
 
@@ -269,8 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if any(face.values()):
             return face_analyze_command(args.path, args.out, face | {"flip_sum": args.flip_sum})
         return analyze_command(
-            args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks
-        )
+            args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks,
+            knn_backend=args.knn_backend,
+        )  # fmt: skip
     if args.command == "reproduce":
         from worker.reproduce import reproduce_command
 

@@ -10,13 +10,16 @@ written for the agent by torch elastic's ``record`` (the run's failure message).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import json
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torch.distributed.elastic.multiprocessing.errors import record
 
@@ -25,6 +28,9 @@ from db.store import RunStore
 from db.throttle import throttled
 from sphere_engine.config import RunConfig
 from sphere_engine.train import TrainingResult
+
+if TYPE_CHECKING:
+    from sphere_engine.parallel import DataParallel
 
 PR_SET_PDEATHSIG = 1
 
@@ -39,24 +45,37 @@ def die_with(agent_pid: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def train_rank(config: RunConfig, run_id: str, store: RunStore) -> TrainingResult:
-    """Join the process group, train this rank's share, leave the group."""
+@contextlib.contextmanager
+def joined_process_group(config: RunConfig) -> Iterator[DataParallel]:
+    """Join the job's process group (NCCL on this rank's CUDA device, else gloo) from the
+    environment its launcher set (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+    MASTER_ADDR, MASTER_PORT); this rank's ``DataParallel``; leave the group at the end.
+    Shared by the elastic agent's ranks and a SLURM job's tasks."""
     import torch
     import torch.distributed as dist
 
     from sphere_engine.parallel import DataParallel
-    from sphere_engine.tracking import BaseTracker
-    from sphere_engine.train import resolve_device, run_training
+    from sphere_engine.train import resolve_device
 
     device = resolve_device(config.training.device)
     if device.type == "cuda":
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    # the worker's thread budget is shared by its ranks, not taken by each
+    # the machine's thread budget is shared by its ranks, not taken by each
     local_world = int(os.environ["LOCAL_WORLD_SIZE"])
     torch.set_num_threads(max(1, torch.get_num_threads() // local_world))
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     try:
-        parallel = DataParallel.from_process_group()
+        yield DataParallel.from_process_group()
+    finally:
+        dist.destroy_process_group()
+
+
+def train_rank(config: RunConfig, run_id: str, store: RunStore) -> TrainingResult:
+    """Join the process group, train this rank's share, leave the group."""
+    from sphere_engine.tracking import BaseTracker
+    from sphere_engine.train import run_training
+
+    with joined_process_group(config) as parallel:
         if not parallel.is_main:
             return run_training(config, BaseTracker(), None, parallel=parallel)
         tracker = store.tracker(run_id)
@@ -68,8 +87,6 @@ def train_rank(config: RunConfig, run_id: str, store: RunStore) -> TrainingResul
             )
         finally:
             tracker.wait_for_compaction()
-    finally:
-        dist.destroy_process_group()
 
 
 @record

@@ -156,17 +156,20 @@ def analyze_command(
     query: str | None = None,
     gallery: str | None = None,
     ks: list[int] | None = None,
+    knn_backend: str = "auto",
 ) -> int:
     """Metrics for embeddings a user already has; printed, written as JSON, recorded.
     ``path`` alone: leave-one-out retrieval; ``query`` + ``gallery`` files instead:
     the query–gallery protocol (``sphere_engine.metrics.analysis``)."""
     from sphere_engine.metrics import analysis_metrics, load_labelled_embeddings, load_query_gallery
     from sphere_engine.metrics.analysis import collected_results
+    from sphere_engine.metrics.backend import resolve_backend
     from sphere_engine.metrics.per_query import QueryCollector
 
     try:
         if (query is None) != (gallery is None) or (path is None) == (query is None):
             raise ValueError("give either FILE, or both --query and --gallery")
+        resolve_backend(knn_backend)  # refused before anything is read
         is_query = None
         if query is not None and gallery is not None:
             queries, galleries = load_query_gallery(query, gallery)
@@ -180,8 +183,9 @@ def analyze_command(
             source = path
         collector = QueryCollector()
         metrics, roc = analysis_metrics(
-            embeddings, labels, is_query=is_query, recall_ks=ks, collector=collector
-        )
+            embeddings, labels, is_query=is_query, recall_ks=ks, collector=collector,
+            backend=knn_backend,
+        )  # fmt: skip
         per_query = collected_results(collector, embeddings, labels, is_query)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -28,7 +28,8 @@ def colour_classes(labels: pd.Series) -> list[str]:
 def projector_scatter(
     points: pd.DataFrame, title: str, found: Collection[str] = ()
 ) -> alt.TopLevelMixin:
-    """``points`` (x, y, label, norm, point) as dots; ``found``: class names to stand out."""
+    """``points`` (x, y, label, norm, point, and optionally image: a data URI) as dots;
+    ``found``: class names to stand out."""
     names = class_names(points["label"])
     coloured = colour_classes(points["label"])
     frame = points.assign(
@@ -57,6 +58,8 @@ def projector_scatter(
                 alt.Tooltip("name:N", title="class"),
                 alt.Tooltip("point:Q", title="point"),
                 alt.Tooltip("norm:Q", title="‖f‖", format=".3g"),
+                # a data URI under the key "image": vega-tooltip shows it as a picture
+                *([alt.Tooltip("image:N", title="image")] if "image" in points else []),
             ],
         )
         .properties(height=420, width="container")

@@ -24,7 +24,7 @@ from app.data.actions import (
 )
 from app.data.cache import home, store
 from app.data.components import (
-    backbone_size,
+    backbone_sizes,
     component_names,
     component_params,
     config_error,
@@ -83,7 +83,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
     "Totals",
-    "backbone_size",
+    "backbone_sizes",
     "cancel_run",
     "centroid_angles",
     "column_label",
@@ -154,7 +154,7 @@ from app.data.evals import eval_metric_series, grouped_eval_series
 from app.data.geometry import principal_components
 from app.data.live import LiveSeries, mark_watched
 from app.data.paper import final_by_config, grouped_paper_table
-from app.data.reads import checkpoints, run_log_tail
+from app.data.reads import checkpoints, run_log_tail, running_evaluation
 
 __all__ += [
     "LiveSeries",
@@ -166,4 +166,5 @@ __all__ += [
     "mark_watched",
     "principal_components",
     "run_log_tail",
+    "running_evaluation",
 ]

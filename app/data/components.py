@@ -38,17 +38,22 @@ def component_names(kind: str) -> list[str]:
     return name_choices(kind)
 
 
-@st.cache_data(show_spinner=False)
-def backbone_size(name: str, embedding_dim: int) -> str:
-    """``"24.6 M parameters"`` for backbone ``name`` (counted on the meta device, no
-    weights allocated), or "" when it cannot be counted without more options."""
-    from sphere_engine.models.parameter_counts import parameter_count
+def backbone_sizes(embedding_dim: int) -> dict[str, str]:
+    """``{"resnet50": "24.6 M", ...}``: every backbone with a declared size and its
+    parameters with an ``embedding_dim`` embedding (torch-free declarations, checked
+    against the built models by the engine's tests)."""
+    from sphere_engine.catalogue.backbones import (
+        BACKBONE_SIZES,
+        backbone_parameters,
+        format_parameters,
+    )
 
-    try:
-        count = parameter_count(name, embedding_dim)
-    except ValueError:
-        return ""
-    return "" if count is None else f"{count / 1e6:.1f} M parameters"
+    sizes = {}
+    for name in BACKBONE_SIZES:
+        count = backbone_parameters(name, embedding_dim)
+        if count is not None:
+            sizes[name] = format_parameters(count)
+    return sizes
 
 
 def component_params(kind: str, name: str) -> dict[str, Param]:

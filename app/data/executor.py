@@ -27,12 +27,14 @@ def runs_on(record: Any) -> str:
 
 
 def limits_text(record: Any) -> str:
-    """``30 min · 1 GPU · 1 node · 4 CPUs · 16 GB · account a · qos q · constraint c``."""
+    """``30 min · 1 GPU · 1 node · 4 CPUs · 16 GB · account a · qos q · constraint c``
+    (``4 GPUs per node · 2 nodes`` for a job of several nodes)."""
     limits = _get(record, "executor").get("limits") or {}
     parts = [f"{limits.get('time_min') or '?'} min"]
     gpus, nodes = limits.get("gpus") or 0, limits.get("nodes") or 1
     if gpus:
-        parts.append(f"{gpus} GPU{'s' if gpus > 1 else ''}")
+        each = " per node" if nodes > 1 else ""  # sbatch's --gpus-per-node
+        parts.append(f"{gpus} GPU{'s' if gpus > 1 else ''}{each}")
     parts.append(f"{nodes} node{'s' if nodes > 1 else ''}")
     if limits.get("cpus_per_task"):
         parts.append(f"{limits['cpus_per_task']} CPUs")

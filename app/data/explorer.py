@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from app.data.cache import STATIC_TTL, store_read
+from app.data.cache import SLOW_LIVE_TTL, STATIC_TTL, store_read
 from db import query_results as results
+from db import thumbnails as stored_thumbnails
+from sphere_engine.catalogue.facts import WORST_QUERY_ORDERS
 
 if TYPE_CHECKING:
     from db.store import RunStore
 
 #: The orders the worst queries are listed in (the page's choice): column, ascending.
-WORST_BY = {"R@1 (a miss first)": ("hit@1", "ap@r"), "AP@R": ("ap@r", "hit@1")}
+#: Declared with the engine, which draws the thumbnails of the queries they list.
+WORST_BY = WORST_QUERY_ORDERS
 
 
 @store_read(STATIC_TTL)
@@ -35,6 +38,20 @@ def classes(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
     return results.per_class_results(store, run_id, step)
 
 
+@store_read(SLOW_LIVE_TTL)  # an SDK run may log its samples' images after an evaluation
+def thumbnails(store: RunStore, run_id: str, samples: tuple[int, ...]) -> dict[int, bytes]:
+    """PNG bytes of the samples the run has an image of (``db.thumbnails``)."""
+    return stored_thumbnails.thumbnails(store, run_id, samples)
+
+
+def shown_samples(rows: pd.DataFrame) -> tuple[int, ...]:
+    """The sample ids of these queries and of all their neighbours (sorted, once each)."""
+    ids = set(rows["query"].astype(int))
+    for neighbours in rows["neighbors"]:
+        ids.update(int(n) for n in neighbours)
+    return tuple(sorted(ids))
+
+
 def worst_queries(rows: pd.DataFrame, by: str, count: int) -> pd.DataFrame:
     """The ``count`` worst queries in the order ``WORST_BY[by]`` (ties by query id)."""
     first, second = WORST_BY[by]
@@ -42,8 +59,10 @@ def worst_queries(rows: pd.DataFrame, by: str, count: int) -> pd.DataFrame:
 
 
 def neighbour_strip(row: pd.Series, names: dict[int, str]) -> pd.DataFrame:
-    """One query's neighbours, nearest first: rank, id, label, class, similarity, correct."""
+    """One query's neighbours, nearest first: rank, id, label, class, similarity, norm
+    (the raw embedding's ‖f‖; NaN for steps stored without norms), correct."""
     labels = np.asarray(row["neighbor_labels"], dtype=np.int64)
+    norms = row.get("neighbor_norms")
     return pd.DataFrame(
         {
             "rank": np.arange(1, len(labels) + 1),
@@ -51,9 +70,16 @@ def neighbour_strip(row: pd.Series, names: dict[int, str]) -> pd.DataFrame:
             "label": labels,
             "class": [names.get(int(label), str(label)) for label in labels],
             "similarity": np.asarray(row["similarities"], dtype=float),
+            "norm": np.full(len(labels), np.nan)
+            if not _is_list(norms)
+            else np.asarray(norms, dtype=float),
             "correct": labels == int(row["label"]),
         }
     )
+
+
+def _is_list(value: object) -> bool:
+    return value is not None and not (isinstance(value, float) and np.isnan(value))
 
 
 def confused_pairs(rows: pd.DataFrame, names: dict[int, str], count: int = 10) -> pd.DataFrame:

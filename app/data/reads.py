@@ -19,9 +19,10 @@ import pandas as pd
 from app import transforms
 from app.charts import MAX_POINTS
 from app.data.cache import LIST_TTL, LIVE_TTL, SLOW_LIVE_TTL, STATIC_TTL, store_read
-from db import queries
+from db import evaluation_state, queries
 
 if TYPE_CHECKING:
+    from db.evaluation_state import RunningEvaluation
     from db.records import RunRecord
     from db.store import RunStore
 
@@ -274,6 +275,12 @@ def robustness_values(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
 def run_log_tail(store: RunStore, run_id: str, max_bytes: int = 20_000) -> str:
     """The end of the run's own log (stdout, stderr, logging of its process)."""
     return queries.run_log_tail(store, run_id, max_bytes)
+
+
+@store_read(LIVE_TTL)
+def running_evaluation(store: RunStore, run_id: str) -> RunningEvaluation | None:
+    """The run's oldest evaluation in flight (``db.evaluation_state``), or None."""
+    return evaluation_state.running_evaluation(store, run_id)
 
 
 @store_read(LIST_TTL)

@@ -11,7 +11,7 @@ from app import data, ui
 from app.charts.geometry import class_names
 from app.charts.projector import MAX_COLOURS, projector_scatter
 from app.charts.sphere_view import sphere_deck, sphere_points
-from app.data.projection import projection
+from app.data.projection import NO_IMAGE, point_images, projection
 from app.data.reads import coordinate_columns, snapshot, snapshot_coordinates
 from app.projection_methods import METHODS
 
@@ -28,6 +28,9 @@ def show(run_id: str, step: int, *, key: str) -> None:
     )
     result = projection(run_id, step, method, on_sphere)
     points = named_classes(result.points, data.run(run_id).run_info)
+    images = point_images(run_id, step, tuple(int(p) for p in points["point"]))
+    if images:  # the hover shows each point's image (vega-tooltip draws an "image" key)
+        points = points.assign(image=[images.get(int(p), NO_IMAGE) for p in points["point"]])
     names = sorted(class_names(points["label"]).unique(), key=_natural)
     found = st.multiselect(
         f"Find classes ({len(names)}; the {MAX_COLOURS} largest have colours, the rest grey)",

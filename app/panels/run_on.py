@@ -15,6 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "partition": "",
     "time_min": 60,
     "gpus": 0,
+    "nodes": 1,
     "cpus_per_task": 0,
     "mem_gb": 0.0,
     "account": "",
@@ -49,18 +50,22 @@ def render() -> dict[str, Any] | None:
         "Time limit (minutes)", 1, value=int(memory["time_min"]), key=key + "time_min"
     )
     memory["gpus"] = third.number_input(
-        "GPUs", 0, 1, value=int(memory["gpus"]), key=key + "gpus",
-        help="one GPU per SLURM run until multi-device runs can be launched",
+        "GPUs per node", 0, value=int(memory["gpus"]), key=key + "gpus",
+        help="one rank per GPU: nodes × GPUs per node must equal training.devices",
     )  # fmt: skip
-    memory["cpus_per_task"] = first.number_input(
+    memory["nodes"] = first.number_input(
+        "Nodes", 1, value=int(memory["nodes"]), key=key + "nodes",
+        help="training.devices ranks split evenly over the nodes (rank 0 writes the run)",
+    )  # fmt: skip
+    memory["cpus_per_task"] = second.number_input(
         "CPUs (0: SLURM's default)", 0, value=int(memory["cpus_per_task"]), key=key + "cpus"
     )
-    memory["mem_gb"] = second.number_input(
+    memory["mem_gb"] = third.number_input(
         "Memory GB (0: SLURM's default)", 0.0, value=float(memory["mem_gb"]), key=key + "mem"
     )
-    memory["account"] = third.text_input("Account", memory["account"], key=key + "account")
-    memory["qos"] = first.text_input("QOS", memory["qos"], key=key + "qos")
-    memory["constraint"] = second.text_input(
+    memory["account"] = first.text_input("Account", memory["account"], key=key + "account")
+    memory["qos"] = second.text_input("QOS", memory["qos"], key=key + "qos")
+    memory["constraint"] = third.text_input(
         "Constraint", memory["constraint"], key=key + "constraint"
     )
     return request_fields(memory)
@@ -72,6 +77,7 @@ def request_fields(memory: dict[str, Any]) -> dict[str, Any]:
         "partition": memory["partition"].strip() or None,
         "time_min": int(memory["time_min"]),
         "gpus": int(memory["gpus"]),
+        "nodes": int(memory["nodes"]),
         "cpus_per_task": int(memory["cpus_per_task"]) or None,
         "mem_gb": float(memory["mem_gb"]) or None,
         "account": memory["account"].strip() or None,

@@ -1,9 +1,11 @@
 """The Run page's key numbers, at the top: step / total, rate, ETA, loss, norm
-variance, the latest R@1 or accuracy, the status with its message, the device and
-host, and a Cancel button while the run is active."""
+variance, the latest R@1 or accuracy, an "evaluation running" tile while a background
+evaluation is in flight (the step it evaluates, for how long), the status with its
+message, the device and host, and a Cancel button while the run is active."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -80,6 +82,10 @@ def tiles(record: Any) -> None:
         ("ETA", ui.format_seconds(where.eta) if where.eta else "–"),
         *(_first_logged(row, choices) for choices in (LOSS, VARIANCE, QUALITY)),
     ]
+    running = data.running_evaluation(record.run_id) if data.is_active(record.status) else None
+    if running is not None:  # a slow evaluation shows as such, not only as a chart
+        since = ui.format_seconds(max(0.0, time.time() - running.submitted_at))
+        shown.append(("Evaluation running", f"step {running.step:,} · {since}"))
     cells = "".join(_TILE.format(label=escape(k), value=escape(v)) for k, v in shown)
     st.markdown(
         f'<div class="spherescope-tiles" style="{_ROW}">{cells}</div>',

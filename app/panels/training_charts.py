@@ -21,8 +21,10 @@ import pandas as pd
 
 from app import charts, data
 from app.charts.base import limit
+from app.charts.similarity_heatmap import similarity_distribution_heatmap
 from app.transforms import downsample, histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup, chart_groups, group_keys
+from sphere_engine.catalogue import similarity_histogram as similarity
 
 #: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
 DATASET = "rows"
@@ -165,6 +167,23 @@ def heatmap_spec(x: str, title: str, log_color: bool) -> str:
     )
 
 
+@functools.cache
+def similarity_heatmap_spec(x: str, title: str) -> str:
+    empty = _empty("x0", "x1", "lower", "upper", "fraction")
+    return _data_free(similarity_distribution_heatmap(empty, x=x, title=title), x)
+
+
+def _similarity_cells(part: pd.DataFrame, keys: list[str], x: str) -> pd.DataFrame:
+    """The cells of the one ``mining/*_sim_hist/`` family whose keys ``keys`` are."""
+    prefix = next((p for p in similarity.PREFIXES if keys and keys[0].startswith(p)), "")
+    return histogram_cells(
+        part,
+        x=x,
+        index_of=lambda key: similarity.bin_index(key, prefix),
+        edges_of=similarity.bin_edges,
+    )
+
+
 # ----------------------------------------------------------------------------- charts
 
 
@@ -259,6 +278,14 @@ def group_chart(
             return None
         frame, note = limit(cells, [], "x0", total)
         spec = heatmap_spec(x, group.title, log_color)
+        return _live_chart(spec, frame.drop(columns="run_id"), group.title, note)
+    if group.kind == "similarity_heatmap":
+        steps = max(int(points * HEATMAP_STEP_SHARE), 2)
+        cells = _similarity_cells(downsample(part, steps), keys, x)
+        if cells.empty:
+            return None
+        frame, note = limit(cells, [], "x0", total)
+        spec = similarity_heatmap_spec(x, group.title)
         return _live_chart(spec, frame.drop(columns="run_id"), group.title, note)
     if group.kind == "band":
         if "norm/mean" not in set(part["name"]):

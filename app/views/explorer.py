@@ -7,8 +7,10 @@ import streamlit as st
 
 from app import data, ui
 from app.data import explorer
+from app.panels.neighbour_strip import STYLE, strip_html
+from sphere_engine.catalogue.facts import WORST_QUERIES
 
-WORST_COUNT = 10
+WORST_COUNT = WORST_QUERIES  # the evaluation drew these queries' thumbnails
 
 
 def main() -> None:
@@ -56,23 +58,31 @@ def main() -> None:
     st.subheader(f"The {WORST_COUNT} worst queries")
     st.caption(
         f"{len(rows):,} queries scored at step {step:,}; each with its nearest neighbours "
-        "(✅ same class, ❌ another class) and their cosine similarities."
+        "(✅ green: same class, ❌ red: another class), their cosine similarities and the "
+        "norms ‖f‖ of the raw embeddings. Samples without a stored image show their id."
     )
-    for _, row in explorer.worst_queries(rows, by, WORST_COUNT).iterrows():
+    worst = explorer.worst_queries(rows, by, WORST_COUNT)
+    images = explorer.thumbnails(run_id, explorer.shown_samples(worst))
+    st.html(STYLE)
+    for _, row in worst.iterrows():
         name = names.get(int(row["label"]), str(row["label"]))
         st.markdown(
             f"**query {row['query']}** · class `{name}` · R@1 {'hit' if row['hit@1'] else 'miss'}"
             f" · AP@R {row['ap@r']:.3f} · {row['positives']} positives"
         )
         strip = explorer.neighbour_strip(row, names)
-        st.dataframe(
-            strip.assign(correct=strip["correct"].map({True: "✅", False: "❌"})),
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "similarity": st.column_config.NumberColumn("similarity", format="%.3f")
-            },
-        )
+        norm = float(row["norm"]) if "norm" in row and row["norm"] == row["norm"] else float("nan")
+        st.html(strip_html(int(row["query"]), name, norm, strip, images))
+        with st.expander("as a table"):
+            st.dataframe(
+                strip.assign(correct=strip["correct"].map({True: "✅", False: "❌"})),
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    "similarity": st.column_config.NumberColumn("similarity", format="%.3f"),
+                    "norm": st.column_config.NumberColumn("norm ‖f‖", format="%.3g"),
+                },
+            )
     left, right = st.columns(2)
     with left:
         st.subheader("Recall@1 per class")

@@ -88,7 +88,7 @@ CHART_GROUPS: tuple[ChartGroup, ...] = (
     ),
     ChartGroup(
         "direction_angle",
-        "Mean turn of the tracked samples per logged step (degrees)",
+        "Mean turn of the tracked samples since their previous pass (degrees)",
         GRADIENTS,
     ),
     ChartGroup("regularizer", "Regulariser diagnostics", OPTIMISATION),
@@ -109,6 +109,20 @@ CHART_GROUPS: tuple[ChartGroup, ...] = (
         y_title="cosine",
         also=("cos/pos", "cos/neg"),
         requires=("mining/hardest_neg_sim",),
+    ),
+    ChartGroup(
+        "mining_pos_hist",
+        "Positive-pair cosine distribution over steps (training batch)",
+        MINING,
+        "similarity_heatmap",
+        requires=("mining/active_fraction",),
+    ),
+    ChartGroup(
+        "mining_neg_hist",
+        "Negative-pair cosine distribution over steps (training batch)",
+        MINING,
+        "similarity_heatmap",
+        requires=("mining/active_fraction",),
     ),
 )
 
@@ -156,6 +170,16 @@ METRICS: tuple[Metric, ...] = (
         short="active",
     ),
     Metric("mining/hardest_neg_sim", "mining_similarity", "hardest-negative cosine"),
+    Metric(
+        "mining/pos_sim_hist/",
+        "mining_pos_hist",
+        "fraction of the positive pairs in a cosine bin (mining/pos_sim_hist/<bin>)",
+    ),
+    Metric(
+        "mining/neg_sim_hist/",
+        "mining_neg_hist",
+        "fraction of the negative pairs in a cosine bin (mining/neg_sim_hist/<bin>)",
+    ),
     Metric("lr", "lr", "learning rate"),
     Metric("time/step", "time", "step time", "s", higher_is_better=False),
     Metric("eval/pending", "time", "evaluations in flight", "count", higher_is_better=False),

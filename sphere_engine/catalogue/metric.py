@@ -85,7 +85,8 @@ class ChartGroup:
 
     ``kind``: ``"lines"`` (one line per metric), ``"band"`` (mean ± std and min–max of
     the norms), ``"sample_norms"`` (the tracked samples' norm trajectories, which are
-    not scalars) or ``"heatmap"`` (the ``norm_hist/<bin>`` family as step × norm).
+    not scalars), ``"heatmap"`` (the ``norm_hist/<bin>`` family as step × norm) or
+    ``"similarity_heatmap"`` (a ``mining/*_sim_hist/<bin>`` family as step × cosine).
     ``also`` draws keys of another group in this chart too (the SEC
     target against the mean norm). ``log_scale`` charts follow the page's log toggle.
     ``section``: the Run page's tab that shows it (``CHART_SECTIONS``; only the open

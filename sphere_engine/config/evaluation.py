@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from sphere_engine.catalogue.facts import ATTACKS, DEFAULT_EPSILONS
+from sphere_engine.catalogue.facts import ATTACKS, DEFAULT_EPSILONS, KnnBackend
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.fields import option
 
@@ -75,6 +75,11 @@ class EvaluationConfig:
         "Train-split samples the linear probe is fitted on (seeded)",
         min=10,
         max=200_000,
+    )
+    knn_backend: KnnBackend = option(
+        "auto",
+        "Neighbour search and k-means: faiss-gpu, torch-cuda (exact, on the GPU), faiss "
+        "(CPU), torch (CPU); auto: the first usable in that order",
     )
     background: bool = option(
         True,

@@ -255,6 +255,14 @@ class DiagnosticsConfig:
     tracked_samples: int = option(
         16, "Training samples whose norms are followed", min=0, max=1024, label="Tracked samples"
     )
+    tracked_every: int = option(
+        10,
+        "Embed the tracked samples on the logged steps that are multiples of N (and the "
+        "first and last logged steps): their pass of their own costs about a training "
+        "forward on small images, so every step would slow the run by a quarter",
+        min=1,
+        label="Track samples every (steps)",
+    )
     snapshot_size: int = option(
         2000, "Test embeddings kept per evaluation snapshot", min=0, max=2000, label="Snapshot size"
     )

@@ -27,6 +27,8 @@ class DatasetSplits:
     ``pixel_range`` declares the valid input range for adversarial attacks: model inputs
     are ``(pixels - mean) / std`` with pixels in [0, 1] (``PixelRange``); None when the
     dataset has no such range (synthetic vectors), and then no robustness evaluation.
+    ``image_shape``: the (C, H, W) a sample's pixels are drawn as when its input is not
+    already an image (digits as 64-vectors: (1, 8, 8)); the explorer's thumbnails use it.
     """
 
     train: Dataset[Any]
@@ -36,6 +38,7 @@ class DatasetSplits:
     input_shape: tuple[int, ...]
     augment: Callable[[Tensor], Tensor]
     pixel_range: PixelRange | None = None
+    image_shape: tuple[int, ...] | None = None
 
     def info(self) -> DatasetInfo:
         return DatasetInfo(self.num_classes_train, self.num_classes_test, self.input_shape)

@@ -56,6 +56,7 @@ class Digits(DatasetSpec):
             pixel_range = PixelRange.of(mean.reshape(shape), std.reshape(shape), channels=False)
         if not self.as_image:
             splits = split_pool(x, labels, split, seed, VectorAugment())
+            splits.image_shape = (1, 8, 8)  # the vectors are 8×8 images, row by row
         else:
             x = x.reshape(-1, 1, 8, 8)
             augment = ImageAugment(padding=1, flip=False, noise_std=0.05)

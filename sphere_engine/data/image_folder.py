@@ -59,6 +59,17 @@ class ImageFolder(DatasetSpec):
                 f"data.root: {root!r} is not a folder; image_folder needs a folder of "
                 "class sub-folders (or train/ and test/ folders holding class sub-folders)"
             )
+        # a benchmark's extracted root holds class folders one level down (CUB's
+        # images/): read as a class tree it would train on one class
+        from sphere_engine.data.benchmarks.layouts import MARKERS, detect_layout
+
+        found = detect_layout(folder)
+        if found in MARKERS:
+            raise ValueError(
+                f"data.root: {root!r} is in the {found} layout "
+                f"({', '.join(MARKERS[found])}), not a folder of class sub-folders; "
+                f"set data.name = {found}"
+            )
         return folder
 
     def _parts(self, folder: Path) -> list[Path]:

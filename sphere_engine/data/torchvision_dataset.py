@@ -55,9 +55,10 @@ class TorchvisionDataset(DatasetSpec):
         name = type(self).__name__
         where = Path(root) / self.folder
         files = ", ".join(str(path) for path in self.expected_paths(root))
+        found = _found(root, self.folder)
         return ValueError(
-            f"data.root: {name} files not found in {str(where)!r} ({reason}); expected "
-            f"{files}. Place them there or set data.download = true (needs network)."
+            f"data.root: {name} files not found in {str(where)!r} ({reason}){found}; "
+            f"expected {files}. Place them there or set data.download = true (needs network)."
         )
 
     def check_files(self, root: str, download: bool) -> None:
@@ -96,3 +97,14 @@ class TorchvisionDataset(DatasetSpec):
         x = torch.cat([train_x, test_x])
         labels = np.concatenate([train_labels, test_labels])
         return split_pool(x, labels, split, seed, augment, self.mean, self.std)
+
+
+def _found(root: str, own_folder: str) -> str:
+    """``"; it looks like the cub200 layout"`` when ``root`` holds another dataset's
+    official layout (e.g. the CUB folder given to cifar10), else ""."""
+    from sphere_engine.data.benchmarks.layouts import MARKERS, detect_layout
+
+    found = detect_layout(Path(root)) if root and Path(root).is_dir() else None
+    if found not in MARKERS or own_folder in MARKERS[found]:
+        return ""
+    return f"; it looks like the {found} layout"

@@ -159,6 +159,8 @@ class ExternalStep:
         (``pending_statistics.finish_waiting``) where it likes, e.g. off the training
         thread (the SDK's writer thread). ``force``: also steps still waiting for a
         backward pass (logged without gradient statistics)."""
+        if not self._pending and not len(self._unfinished):  # nothing logged since
+            return []
         if force:
             self._close_waiting()
         ready = [p for p in self._pending if not p.waiting_for_grad and p.stats is not None]

@@ -129,8 +129,9 @@ class StepStatistics:
         if not parts:
             return HostStep(self.groups, np.zeros(0), np.zeros(0))
         # cat promotes mixed dtypes (labels are exact in float32 below 2**24); every raw
-        # value is rounded to float32 on the device, then finished in float64
-        flat = torch.cat(parts).float().cpu().numpy().astype(np.float64)
+        # value is rounded to float32 on the device, then finished in float64 (widened
+        # by the batched finish, off the training thread in the SDK)
+        flat = torch.cat(parts).float().cpu().numpy()
         size = sum(group.size for group in self.groups)
         return HostStep(self.groups, flat[:size], flat[size:])
 

@@ -20,7 +20,8 @@ import numpy as np
 
 @dataclass
 class HostStep:
-    """One logged step's raw values on the host (float64), not yet finished."""
+    """One logged step's raw values on the host (float32, as they left the device), not
+    yet finished (in float64)."""
 
     groups: Sequence[Any]  # the step's PackedStatistics, in ``raw`` order
     raw: np.ndarray
@@ -62,7 +63,7 @@ def finish_steps(steps: Sequence[HostStep]) -> list[dict[str, float]]:
         by_layout.setdefault(step.layout, []).append(index)
     with np.errstate(all="ignore"):  # NaN/inf of a diverging run are values (gaps)
         for indices in by_layout.values():
-            matrix = np.stack([steps[i].raw for i in indices])
+            matrix = np.stack([steps[i].raw for i in indices]).astype(np.float64, copy=False)
             start = 0
             for group in steps[indices[0]].groups:
                 end = start + group.size

@@ -1,9 +1,12 @@
 """The fixed set of training samples a run follows, and how they are embedded.
 
-At every logged step the tracked samples are embedded with the current weights (their
-norms and how far they turned, ``diagnostics.DirectionTracker``) in a no-grad pass of
-their own. Not as extra rows of the training forward: that would change the training
-batch's matmul shapes, so a run's trajectory would depend, in its last bits, on whether
+On the logged steps ``diagnostics.tracked_every`` picks, the tracked samples are
+embedded with the current weights (their norms and how far they turned,
+``diagnostics.DirectionTracker``) in a no-grad pass of their own, in the training
+forward's precision and memory format. Not every step: on small images that pass costs
+about as much as the training forward (the weights, not the batch, dominate). Not as
+extra rows of the training forward: that would change the training batch's matmul
+shapes, so a run's trajectory would depend, in its last bits, on whether
 it tracks samples; a diagnostic must not perturb what it observes. Nor on a helper
 thread during the backward: with every core busy (other runs, the dashboard) the loop
 would wait for the scheduler to run that thread.

@@ -98,8 +98,8 @@ def detect(group: Any = None) -> DistributedContext:
         found = launcher_world()
         if found is None:
             return single_process()
-        rank, world, _, launcher = found
-        _initialise(rank, world)
+        rank, world, local, launcher = found
+        _initialise(rank, world, local)
         source = launcher
     local = _int_env("LOCAL_RANK") if "LOCAL_RANK" in os.environ else dist.get_rank()
     if group is None:
@@ -107,7 +107,7 @@ def detect(group: Any = None) -> DistributedContext:
     return DistributedContext(dist.get_rank(), world, local, source, group)
 
 
-def _initialise(rank: int, world: int) -> None:
+def _initialise(rank: int, world: int, local_rank: int) -> None:
     missing = [name for name in ("MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
     if missing:
         raise ValueError(
@@ -115,6 +115,10 @@ def _initialise(rank: int, world: int) -> None:
             "and no process group initialised: call torch.distributed.init_process_group first"
         )
     backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        # NCCL needs one GPU per rank, and its object collectives (the run id) use the
+        # current device: the launcher's local rank picks it, as torchrun scripts do
+        torch.cuda.set_device(local_rank % torch.cuda.device_count())
     dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world)
 
 

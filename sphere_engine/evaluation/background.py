@@ -51,9 +51,15 @@ class RecordingTracker(BaseTracker):
     def track_query_results(self, results: Any, step: int) -> None:
         self.calls.append(("track_query_results", (results, step)))
 
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        self.calls.append(("track_thumbnails", (samples, images)))
+
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        self.calls.append(("track_snapshot_samples", (samples, step)))
+
     def replay(self, tracker: Tracker) -> None:
         for method, arguments in self.calls:
-            replay = getattr(tracker, method, None)  # query results: an optional method
+            replay = getattr(tracker, method, None)  # query results, thumbnails: optional
             if replay is not None:
                 replay(*arguments)
 

@@ -84,6 +84,7 @@ class Evaluator:
                 if official is not None
                 else query_mask(len(self.indices), evaluation.query_fraction, config.training.seed)
             )
+        self._thumbnailed = np.zeros(0, dtype=np.int64)  # evaluated rows already drawn
         self.probe_rows = None
         if linear_probe_enabled(config):
             self.probe_rows = probe_indices(
@@ -149,6 +150,7 @@ class Evaluator:
 
     def compute(self, captured: Captured, tracker: Tracker, step: int) -> dict[str, float]:
         """The metrics of captured embeddings (numpy and faiss only: any thread)."""
+        from sphere_engine.evaluation.thumbnails import shown_rows
         from sphere_engine.metrics import (
             evaluate_embeddings,
             retrieval_protocol_metrics,
@@ -170,6 +172,7 @@ class Evaluator:
             seed=seed,
             agglomerative=self.config.evaluation.agglomerative,
             retrieval=leave_one_out,
+            backend=self.config.evaluation.knn_backend,
             collector=collector,
         )
         if not leave_one_out:
@@ -179,11 +182,18 @@ class Evaluator:
                 protocol="query_gallery",
                 is_query=self.is_query,
                 recall_ks=recall_ks,
+                backend=self.config.evaluation.knn_backend,
             )
         track_query_results = getattr(tracker, "track_query_results", None)
+        shown = self.snapshot_rows  # the projector's hover: the snapshot's points
         if collector is not None and track_query_results is not None:
-            unit = l2_normalize(check_embeddings(host))
-            track_query_results(collector.results(unit, unit, labels, "cosine"), step)
+            points = check_embeddings(host)
+            unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
+            results = collector.results(unit, unit, labels, "cosine", norms, norms)
+            results.classes["class_name"] = class_names(self.splits.test, results.classes["label"])
+            track_query_results(results, step)
+            shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
+        self._thumbnails(shown, tracker)
         if logits is not None and self.config.evaluation.softmax_clustering:
             from sphere_engine.metrics import softmax_clustering_metrics
 
@@ -206,7 +216,26 @@ class Evaluator:
             tracker.track_snapshot(
                 host[rows], original_classes(self.splits.test, labels[rows]), step
             )
+            track_samples = getattr(tracker, "track_snapshot_samples", None)
+            if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
+                track_samples(rows, step)
         return metrics
+
+    def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
+        """Thumbnails of the evaluated ``rows`` not sent before (``thumbnails.py``):
+        the evaluated set is fixed for the run, so each row is drawn once."""
+        from sphere_engine.evaluation.thumbnails import image_shape, to_thumbnails
+
+        track = getattr(tracker, "track_thumbnails", None)
+        shape = image_shape(self.splits.input_shape, getattr(self.splits, "image_shape", None))
+        if track is None or shape is None or self.splits.pixel_range is None:
+            return
+        rows = rows[~np.isin(rows, self._thumbnailed)]
+        if not rows.size:
+            return
+        inputs = gather_inputs(self.splits.test, self.indices[rows])
+        track(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
+        self._thumbnailed = np.union1d(self._thumbnailed, rows)
 
     def _verification(
         self, host: np.ndarray, labels: np.ndarray, tracker: Tracker, step: int
@@ -254,3 +283,12 @@ def original_classes(dataset: Any, labels: np.ndarray) -> np.ndarray:
     ):
         return labels
     return np.asarray(classes, dtype=np.int64)[labels]
+
+
+def class_names(dataset: Any, labels: np.ndarray) -> list[str]:
+    """The dataset's own name of each split-local label: an image folder's class names,
+    else its original class id (a class-disjoint test split's digit 7 is "7", not "2")."""
+    names = getattr(dataset, "class_names", None)
+    if names:
+        return [str(names[int(label)]) for label in labels]
+    return [str(int(c)) for c in original_classes(dataset, np.asarray(labels, dtype=np.int64))]

@@ -70,20 +70,24 @@ def analysis_metrics(
     verification: bool = True,
     seed: int = 0,
     collector: QueryCollector | None = None,
+    backend: str = "auto",
 ) -> tuple[dict[str, float], Roc | None]:
     """(metrics, ROC or None) of N × d embeddings; ``is_query`` (N booleans) switches to
-    the query–gallery protocol (default Ks: 1, 10, 20, 30; leave-one-out: 1, 2, 4, 8)."""
+    the query–gallery protocol (default Ks: 1, 10, 20, 30; leave-one-out: 1, 2, 4, 8).
+    ``backend``: the kNN / k-means backend (``backend.py``)."""
     if is_query is None:
         ks = LEAVE_ONE_OUT_KS if recall_ks is None else recall_ks
-        metrics = evaluate_embeddings(embeddings, labels, ks=ks, seed=seed, collector=collector)
+        metrics = evaluate_embeddings(
+            embeddings, labels, ks=ks, seed=seed, collector=collector, backend=backend
+        )
     else:
         ks = check_ks(IN_SHOP_KS if recall_ks is None else recall_ks)
         points, true = check_pair(embeddings, labels)
-        metrics = evaluate_embeddings(points, true, seed=seed, retrieval=False)
+        metrics = evaluate_embeddings(points, true, seed=seed, retrieval=False, backend=backend)
         unit = l2_normalize(points)
         metrics |= retrieval_scores(
             unit[is_query], true[is_query], unit[~is_query], true[~is_query],
-            exclude_self=False, ks=ks, collector=collector,
+            exclude_self=False, ks=ks, collector=collector, backend=backend,
         )  # fmt: skip
     roc = None
     if verification:
@@ -103,6 +107,14 @@ def collected_results(
     query–gallery protocol)."""
     points, true = check_pair(embeddings, labels)
     unit = l2_normalize(points)
+    norms = np.linalg.norm(points, axis=1)
     if is_query is None:
-        return collector.results(unit, unit, true, "cosine")
-    return collector.results(unit[is_query], unit[~is_query], true[~is_query], "cosine")
+        return collector.results(unit, unit, true, "cosine", norms, norms)
+    return collector.results(
+        unit[is_query],
+        unit[~is_query],
+        true[~is_query],
+        "cosine",
+        norms[is_query],
+        norms[~is_query],
+    )

@@ -1,13 +1,27 @@
-"""Which library does the heavy lifting: faiss when importable, else torch + scikit-learn.
+"""Which library and device do the neighbour search and k-means: one registry, chosen once.
 
-``backend="faiss"`` uses ``faiss.IndexFlatIP``/``IndexFlatL2`` for exact neighbours and
-``faiss.Kmeans`` for clustering; ``backend="torch"`` uses a chunked torch matmul +
-``topk`` and ``sklearn.cluster.KMeans``. Both give the same results (see the tests);
-``"auto"`` picks faiss when it is importable. Tests flip ``FAISS_AVAILABLE`` to
-exercise the fallback (patch ``sphere_engine.metrics.backend.FAISS_AVAILABLE``).
+Backends (``BACKENDS``, plus ``"auto"``):
+
+- ``faiss``: faiss on the CPU (``IndexFlatIP``/``IndexFlatL2``, ``faiss.Kmeans``);
+- ``faiss-gpu``: the same on GPU 0 (``StandardGpuResources``, ``index_cpu_to_gpu``,
+  ``faiss.Kmeans(gpu=True)``); needs a faiss build with GPUs (``faiss.get_num_gpus()``);
+- ``torch-cuda``: exact chunked matmul + topk on a torch device (``device_knn.py``) and a
+  seeded torch k-means there (``device_kmeans.py``); for a GPU without faiss-gpu (no
+  faiss-gpu wheel exists for CUDA 13);
+- ``torch``: chunked torch matmul + ``topk`` on the CPU and ``sklearn.cluster.KMeans``.
+
+All give the same neighbours (ties by index, see ``neighbors.py``; the tests compare
+them). ``"auto"`` takes the first that is usable, in the order faiss-gpu, torch-cuda,
+faiss, torch (``choose_backend``, a pure function of what is present). The choice is
+made once per evaluation (``resolve_backend``) and can be forced by
+``evaluation.knn_backend`` / ``--knn-backend``. Tests flip ``FAISS_AVAILABLE`` to
+exercise the fallback, and set ``TORCH_DEVICE = "cpu"`` to run the torch-cuda code
+on the CPU.
 """
 
 from __future__ import annotations
+
+from sphere_engine.catalogue.facts import KNN_BACKENDS
 
 try:
     import faiss
@@ -15,16 +29,49 @@ except ImportError:  # pragma: no cover - depends on the environment
     faiss = None
 
 FAISS_AVAILABLE: bool = faiss is not None
+TORCH_DEVICE = "cuda"  # where ``torch-cuda`` runs; tests set "cpu"
 
-BACKENDS = ("auto", "faiss", "torch")
+BACKENDS = KNN_BACKENDS
+DEVICE_BACKENDS = ("faiss-gpu", "torch-cuda")  # rank on the device, no CPU counting
+
+
+def faiss_gpus() -> int:
+    """GPUs faiss can use (0 for a CPU-only faiss build or no faiss)."""
+    if not FAISS_AVAILABLE or faiss is None:
+        return 0
+    count = getattr(faiss, "get_num_gpus", None)
+    return int(count()) if count is not None else 0
+
+
+def torch_device_usable() -> bool:
+    """Whether ``TORCH_DEVICE`` exists here (always for "cpu")."""
+    if TORCH_DEVICE == "cpu":
+        return True
+    import torch  # heavy; only when a device backend is asked about
+
+    return bool(torch.cuda.is_available())
+
+
+def choose_backend(faiss_importable: bool, gpus_for_faiss: int, torch_cuda: bool) -> str:
+    """The ``auto`` choice: faiss-gpu > torch-cuda > faiss > torch."""
+    if faiss_importable and gpus_for_faiss > 0:
+        return "faiss-gpu"
+    if torch_cuda:
+        return "torch-cuda"
+    return "faiss" if faiss_importable else "torch"
 
 
 def resolve_backend(backend: str) -> str:
-    """The concrete backend (``"faiss"`` or ``"torch"``) for a requested one."""
+    """The concrete backend for a requested one; an unusable request is a ValueError."""
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {list(BACKENDS)}; got {backend!r}")
+        raise ValueError(f"knn backend must be one of {list(BACKENDS)}; got {backend!r}")
     if backend == "auto":
-        return "faiss" if FAISS_AVAILABLE else "torch"
-    if backend == "faiss" and not FAISS_AVAILABLE:
-        raise ValueError("backend 'faiss' was requested but faiss is not importable; use 'torch'")
+        cuda = TORCH_DEVICE != "cpu" and torch_device_usable()
+        return choose_backend(FAISS_AVAILABLE, faiss_gpus(), cuda)
+    if backend in ("faiss", "faiss-gpu") and not FAISS_AVAILABLE:
+        raise ValueError(f"knn backend {backend!r} was requested but faiss is not importable")
+    if backend == "faiss-gpu" and faiss_gpus() == 0:
+        raise ValueError("knn backend 'faiss-gpu' was requested but faiss sees no GPU")
+    if backend == "torch-cuda" and not torch_device_usable():
+        raise ValueError("knn backend 'torch-cuda' was requested but torch sees no CUDA device")
     return backend

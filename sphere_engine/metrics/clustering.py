@@ -72,18 +72,20 @@ def clustering_scores(
 ) -> dict[str, float]:
     """``clustering_metrics`` on already-checked (and normalised) arrays.
 
-    Up to ``EXACT_MAX_POINTS`` points (or without faiss): seeded k-means++ and Lloyd to
-    convergence on all points; above: faiss k-means trained on a seeded sample, every
+    Up to ``EXACT_MAX_POINTS`` points (or with the ``torch`` backend): seeded k-means++
+    and Lloyd to convergence on all points; above: k-means of the backend (faiss on the
+    CPU or GPU, torch on the device) trained on a seeded sample, every
     point assigned (``kmeans.py``), adding ``clustering/train_points`` (how many it
     trained on). NMI, AMI and F1 are always over all N points.
     """
     num_classes = np.unique(labels).size
     count = points.shape[0]
-    if count > EXACT_MAX_POINTS and backends.resolve_backend(backend) == "faiss":
-        clusters = sampled_kmeans_labels(points, num_classes, seed=seed)
+    chosen = backends.resolve_backend(backend)
+    if count > EXACT_MAX_POINTS and chosen != "torch":
+        clusters = sampled_kmeans_labels(points, num_classes, seed=seed, backend=chosen)
         trained = float(sampled_training_points(count, num_classes))
         return information_scores(labels, clusters) | {"clustering/train_points": trained}
-    clusters = kmeans_labels(points, num_classes, seed=seed, backend=backend)
+    clusters = kmeans_labels(points, num_classes, seed=seed, backend=chosen)
     return information_scores(labels, clusters)
 
 

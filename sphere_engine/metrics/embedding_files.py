@@ -11,6 +11,10 @@ Accepted formats (``load_embeddings_file``):
   dashboard's snapshot export, whose other columns are ignored), or else all the
   other columns, which must then be numeric.
 
+A ``.npy`` of embeddings is memory-mapped (``np.load(mmap_mode="r")``): float32 input
+is used in place (``inputs.py`` passes over it in row chunks), so the loader holds no
+copy of it; other dtypes are converted to float32 once.
+
 Labels are integer class ids, or strings (class names: a text column, or a unicode
 array in .npz/.npy), which are mapped to ids 0..C-1 in sorted name order;
 ``load_labelled_embeddings`` also returns the names. Anything else fails with a
@@ -23,12 +27,14 @@ import json
 import re
 import zipfile
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from sphere_engine.metrics.inputs import check_embeddings, check_labels
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUFFIXES = (".npz", ".npy", ".parquet", ".csv")
 LABEL_COLUMNS = ("label", "labels")
@@ -95,9 +101,9 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return arrays["embeddings"], arrays["labels"]
 
 
-def _read_npy(path: Path) -> np.ndarray:
+def _read_npy(path: Path, mmap: bool = False) -> np.ndarray:
     try:
-        return np.load(path, allow_pickle=False)
+        return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError) as error:
         raise ValueError(f"could not read {path} as numeric .npy: {error}") from error
 
@@ -110,10 +116,14 @@ def _read_npy_pair(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if labels_path is None:
         names = " or ".join(candidate.name for candidate in candidates)
         raise ValueError(f"no labels file for {path}: expected {names} in the same folder")
-    return _read_npy(path), _read_npy(labels_path)
+    return _read_npy(path, mmap=True), _read_npy(labels_path)
 
 
 def _read_table(path: Path, suffix: str) -> tuple[np.ndarray, np.ndarray]:
+    # pandas only for tables: the metrics import without it (a GPU box with torch,
+    # numpy and scikit-learn runs bench/gpu_eval_check.sh).
+    import pandas as pd
+
     try:
         table = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     except Exception as error:  # pandas/pyarrow raise many types for a bad file

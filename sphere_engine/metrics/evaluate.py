@@ -70,11 +70,12 @@ def evaluate_embeddings(
     ``retrieval=False`` leaves the retrieval keys out (a caller with its own protocol);
     ``collector`` keeps per-query and per-class results (``per_query.py``).
     ``normalize``: retrieval and clustering on L2-normalised embeddings (cosine);
-    ``False`` uses the raw vectors (Euclidean). ``backend``: ``"auto"``, ``"faiss"``
-    or ``"torch"`` (see ``backend.py``). ``memory_budget_mb`` bounds the neighbour
-    search's working memory. Norms, angles and energies use the embeddings only, not
-    the reference. Zero vectors are an error (they have no direction), as are NaN/inf,
-    fewer than two classes, 1-D input and mismatched lengths (ValueError).
+    ``False`` uses the raw vectors (Euclidean). ``backend``: the kNN / k-means backend,
+    ``"auto"``, ``"faiss-gpu"``, ``"torch-cuda"``, ``"faiss"`` or ``"torch"``
+    (``backend.py``). ``memory_budget_mb`` bounds the neighbour search's working memory.
+    Norms, angles and energies use the embeddings only, not the reference. Zero vectors
+    are an error (they have no direction), as are NaN/inf, fewer than two classes, 1-D
+    input and mismatched lengths (ValueError).
     """
     points, true = check_pair(embeddings, labels)
     ks = check_ks(ks)

@@ -3,6 +3,10 @@
 Metric functions accept numpy arrays or torch tensors (on any device). They convert
 once to host numpy: embeddings to float32 (N × d), labels to int64 (N), and fail with
 a ValueError naming the argument, the bad value and what is allowed.
+
+Float32 C-ordered input (e.g. a memory-mapped ``.npy``) is used in place, not copied;
+the passes over it (finiteness, row norms, normalisation) run in row chunks of
+``CHUNK_BYTES``, so their temporaries stay bounded whatever N is.
 """
 
 from __future__ import annotations
@@ -10,6 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+CHUNK_BYTES = 32 * 2**20  # input bytes per chunk of the row-wise passes
+
+
+def row_chunks(array: np.ndarray) -> list[slice]:
+    """Row slices of about ``CHUNK_BYTES`` of ``array`` each."""
+    rows = max(1, CHUNK_BYTES // max(1, array.itemsize * int(np.prod(array.shape[1:]))))
+    return [slice(start, start + rows) for start in range(0, array.shape[0], rows)]
+
+
+def row_norms(array: np.ndarray) -> np.ndarray:
+    """L2 norm of each row (N float64), in float64, chunk by chunk."""
+    norms = np.empty(array.shape[0], dtype=np.float64)
+    for part in row_chunks(array):
+        norms[part] = np.linalg.norm(array[part].astype(np.float64), axis=1)
+    return norms
 
 
 def to_numpy(array: Any, name: str) -> np.ndarray:
@@ -44,10 +64,14 @@ def check_embeddings(embeddings: Any, name: str = "embeddings") -> np.ndarray:
         )
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"{name} must be non-empty; got shape {tuple(array.shape)}")
-    array = np.ascontiguousarray(array, dtype=np.float32)
-    finite = np.isfinite(array)
-    if not finite.all():
-        bad_rows = np.flatnonzero(~finite.all(axis=1))
+    array = np.ascontiguousarray(array, dtype=np.float32)  # no copy if already so
+    bad_rows = np.concatenate(
+        [
+            part.start + np.flatnonzero(~np.isfinite(array[part]).all(axis=1))
+            for part in row_chunks(array)
+        ]
+    )
+    if bad_rows.size:
         raise ValueError(
             f"{name} contains NaN or inf in {bad_rows.size} row(s), first at row "
             f"{int(bad_rows[0])}; all values must be finite"
@@ -88,14 +112,17 @@ def check_pair(embeddings: Any, labels: Any, *, min_classes: int = 2) -> tuple[n
 
 def l2_normalize(embeddings: np.ndarray, name: str = "embeddings") -> np.ndarray:
     """Rows scaled to unit L2 norm (N × d float32); zero rows are an error."""
-    norms = np.linalg.norm(embeddings.astype(np.float64), axis=1, keepdims=True)
-    zero = np.flatnonzero(norms[:, 0] == 0)
+    norms = row_norms(embeddings)
+    zero = np.flatnonzero(norms == 0)
     if zero.size:
         raise ValueError(
             f"{name} has {zero.size} zero vector(s), first at row {int(zero[0])}; "
             "they have no direction and cannot be normalised"
         )
-    return np.ascontiguousarray(embeddings / norms, dtype=np.float32)
+    unit = np.empty(embeddings.shape, dtype=np.float32)
+    for part in row_chunks(embeddings):
+        unit[part] = embeddings[part] / norms[part, None]
+    return unit
 
 
 def check_ks(ks: Any) -> tuple[int, ...]:

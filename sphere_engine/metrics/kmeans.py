@@ -12,7 +12,8 @@ Above ``EXACT_MAX_POINTS`` points (benchmark-scale sets) that exact clustering c
 several times a whole exact kNN, so k-means there is faiss's own: ``SAMPLED_ITERATIONS``
 Lloyd iterations from seeded random centres, trained on a seeded sample of at most
 ``SAMPLE_PER_CENTROID`` points per centroid, then every point assigned to its nearest
-centre (``sampled_kmeans_labels``; the number of training points is reported by
+centre (``sampled_kmeans_labels``; on the ``torch-cuda`` backend the same recipe in
+torch on the device, ``device_kmeans.py``; the number of training points is reported by
 ``clustering.py`` as ``clustering/train_points``).
 """
 
@@ -23,6 +24,7 @@ from sklearn.cluster import KMeans
 
 from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics.blas_threads import single_blas_thread
+from sphere_engine.metrics.device_kmeans import device_kmeans_labels
 
 _FAISS_BLOCK = 10  # Lloyd iterations per faiss call between convergence checks
 EXACT_MAX_POINTS = 20_000
@@ -93,7 +95,8 @@ def kmeans_labels(
         )
     points = np.ascontiguousarray(points, dtype=np.float32)
     centres = kmeans_plus_plus(points, num_clusters, seed)
-    if backends.resolve_backend(backend) == "torch":
+    # Small sets (≤ EXACT_MAX_POINTS): scikit-learn without faiss, else faiss on the CPU.
+    if backends.resolve_backend(backend) == "torch" or not backends.FAISS_AVAILABLE:
         model = KMeans(
             num_clusters, init=centres, n_init=1, max_iter=max_iter, tol=0.0, random_state=seed
         )
@@ -134,13 +137,22 @@ def sampled_training_points(num_points: int, num_clusters: int) -> int:
     return min(num_points, SAMPLE_PER_CENTROID * num_clusters)
 
 
-def sampled_kmeans_labels(points: np.ndarray, num_clusters: int, *, seed: int = 0) -> np.ndarray:
-    """Cluster ids (N int64) from faiss k-means trained on a seeded sample (module doc)."""
+def sampled_kmeans_labels(
+    points: np.ndarray, num_clusters: int, *, seed: int = 0, backend: str = "faiss"
+) -> np.ndarray:
+    """Cluster ids (N int64) from k-means trained on a seeded sample (module doc):
+    faiss's on the CPU (``faiss``) or GPU (``faiss-gpu``), or ``device_kmeans.py``'s
+    on the torch device (``torch-cuda``)."""
+    train_count = sampled_training_points(points.shape[0], num_clusters)
+    if backend == "torch-cuda":
+        return device_kmeans_labels(
+            points, num_clusters, train_count=train_count, iterations=SAMPLED_ITERATIONS,
+            seed=seed, device=backends.TORCH_DEVICE,
+        )  # fmt: skip
     faiss = backends.faiss
     if faiss is None:
         raise ValueError("sampled k-means needs faiss; install faiss-cpu")
     points = np.ascontiguousarray(points, dtype=np.float32)
-    train_count = sampled_training_points(points.shape[0], num_clusters)
     sample = np.sort(np.random.default_rng(seed).choice(points.shape[0], train_count, False))
     kmeans = faiss.Kmeans(
         points.shape[1],
@@ -150,6 +162,7 @@ def sampled_kmeans_labels(points: np.ndarray, num_clusters: int, *, seed: int = 
         max_points_per_centroid=SAMPLE_PER_CENTROID,
         min_points_per_centroid=1,
         verbose=False,
+        gpu=backend == "faiss-gpu",
     )
     kmeans.train(points[sample])
     _, assignment = kmeans.index.search(points, 1)

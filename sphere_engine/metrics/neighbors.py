@@ -1,6 +1,6 @@
 """Exact nearest neighbours in bounded-memory query chunks.
 
-Ranking rule (both backends): neighbours are sorted by score, highest first, and
+Ranking rule (every backend, ``backend.py``): neighbours are sorted by score, highest first, and
 equal scores are broken by ascending reference index. With ``exclude_self`` the
 query's own row is removed *by index* (never by subtracting an identity matrix), so
 another sample that duplicates the query is still retrieved, at the top.
@@ -8,6 +8,9 @@ another sample that duplicates the query is still retrieved, at the top.
 Scores: ``metric="cosine"`` is the inner product (rows must already be unit length;
 faiss ``IndexFlatIP``); ``metric="euclidean"`` is the negated squared L2 distance
 (faiss ``IndexFlatL2``).
+
+The device backends (``torch-cuda``, ``faiss-gpu``'s long lists) rank on the device
+(``device_knn.py``); the others fetch k + 1 unsorted neighbours and rank them here.
 
 Memory: queries are processed in chunks whose size is chosen so that one chunk's
 score rows (torch only: faiss scores in its own fixed tiles) and neighbour lists fit
@@ -26,12 +29,14 @@ import numpy as np
 import torch
 
 from sphere_engine.metrics import backend as backends
+from sphere_engine.metrics.device_knn import DeviceSearcher, device_budget_bytes
 
 METRICS = ("cosine", "euclidean")
 FAISS_MAX_K = 2048  # longer lists go through torch topk (see ``_FaissSearcher``)
 # Queries per faiss call at most: many of faiss's 4,096-query BLAS tiles, with the
 # k-wide result arrays still small.
 FAISS_MAX_CHUNK = 65536
+FAISS_GPU_MAX_K = 2048  # faiss's GPU k-selection handles at most this many
 
 
 @dataclass(frozen=True)
@@ -43,27 +48,58 @@ class NeighborChunk:
     scores: np.ndarray  # (q, k) float32: their scores, non-increasing along each row
 
 
-class _TorchSearcher:
-    """Chunked matmul + topk over the whole reference set."""
+class _HostSearcher:
+    """A search of ``fetch`` unsorted neighbours, ranked on the host: one integer sort,
+    then the rows whose k-th score is tied with an unfetched one re-ranked exactly."""
 
-    def __init__(self, reference: np.ndarray, metric: str) -> None:
-        self.reference = torch.from_numpy(reference)
-        self.metric = metric
-        self.reference_sq = (self.reference * self.reference).sum(1)
+    reference: np.ndarray
+    metric: str
+    memory_budget_mb: float
 
     def search(
         self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
     ) -> tuple[np.ndarray, np.ndarray]:
-        scores = score_rows(
-            torch.from_numpy(queries), self.reference, self.reference_sq, self.metric
-        )
+        raise NotImplementedError
+
+    def chunk_rows(self, k: int) -> int:
+        return _chunk_rows(self.reference.shape[0], k, self.memory_budget_mb, "torch")
+
+    def ranked(
+        self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        # One extra column tells whether the k-th neighbour is tied with an unfetched one.
+        fetch = min(k + 1, self.reference.shape[0] - int(exclude_self))
+        scores, indices = sort_rows(*self.search(queries, query_ids, fetch, exclude_self))
+        if fetch > k:
+            tied = np.flatnonzero(scores[:, k - 1] == scores[:, k])
+            scores, indices = scores[:, :k].copy(), indices[:, :k].copy()
+            if tied.size:
+                scores[tied], indices[tied] = exact_rows(
+                    queries[tied], query_ids[tied], self.reference, k, exclude_self, self.metric
+                )
+        return scores, indices
+
+
+class _TorchSearcher(_HostSearcher):
+    """Chunked matmul + topk over the whole reference set, on the CPU."""
+
+    def __init__(self, reference: np.ndarray, metric: str, memory_budget_mb: float) -> None:
+        self.reference, self.memory_budget_mb = reference, memory_budget_mb
+        self.tensor = torch.from_numpy(reference)
+        self.metric = metric
+        self.reference_sq = (self.tensor * self.tensor).sum(1)
+
+    def search(
+        self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        scores = score_rows(torch.from_numpy(queries), self.tensor, self.reference_sq, self.metric)
         if exclude_self:
             scores[torch.arange(len(query_ids)), torch.from_numpy(query_ids)] = -torch.inf
         values, indices = torch.topk(scores, k, dim=1, largest=True, sorted=False)
         return values.numpy(), indices.numpy().astype(np.int64, copy=False)
 
 
-class _FaissSearcher:
+class _FaissSearcher(_HostSearcher):
     """faiss ``IndexFlatIP``/``IndexFlatL2`` exhaustive search.
 
     For very long neighbour lists (k > ``FAISS_MAX_K``, e.g. MAP@R with classes of
@@ -72,14 +108,15 @@ class _FaissSearcher:
     60,000 × 128, k = 6,001: 3.3 s vs 1.9 s per 1,000 queries).
     """
 
-    def __init__(self, reference: np.ndarray, metric: str) -> None:
-        self.fallback = _TorchSearcher(reference, metric)
-        faiss = backends.faiss
-        dim = reference.shape[1]
-        self.index = faiss.IndexFlatIP(dim) if metric == "cosine" else faiss.IndexFlatL2(dim)
-        self.index.add(reference)
+    def __init__(self, reference: np.ndarray, metric: str, memory_budget_mb: float) -> None:
+        self.reference, self.memory_budget_mb = reference, memory_budget_mb
+        self.fallback = _TorchSearcher(reference, metric, memory_budget_mb)
+        self.index = flat_index(reference, metric)
         self.metric = metric
         self.size = reference.shape[0]
+
+    def chunk_rows(self, k: int) -> int:
+        return _chunk_rows(self.size, k, self.memory_budget_mb, "faiss")
 
     def search(
         self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
@@ -99,6 +136,78 @@ class _FaissSearcher:
         keep = ~drop
         rows = len(query_ids)
         return scores[keep].reshape(rows, fetch - 1), indices[keep].reshape(rows, fetch - 1)
+
+
+class _FaissGpuSearcher(_FaissSearcher):
+    """The same flat index on GPU 0 (``faiss-gpu``): ``StandardGpuResources`` with its
+    scratch memory capped by the budget, the CPU index copied by ``index_cpu_to_gpu``.
+    Lists longer than faiss's GPU limit (``FAISS_GPU_MAX_K``) and references that do
+    not fit on the device go to the exact torch search on the device instead."""
+
+    def __init__(
+        self,
+        reference: np.ndarray,
+        metric: str,
+        memory_budget_mb: float,
+        device_search: DeviceSearcher,
+        index: object | None,
+    ) -> None:
+        self.reference, self.metric, self.size = reference, metric, reference.shape[0]
+        self.memory_budget_mb = memory_budget_mb
+        self.device_search, self.index = device_search, index
+
+    def chunk_rows(self, k: int) -> int:
+        if self.index is None or k + 2 > FAISS_GPU_MAX_K:
+            return self.device_search.chunk_rows(k)
+        return super().chunk_rows(k)
+
+    def ranked(
+        self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if self.index is None or k + 2 > FAISS_GPU_MAX_K:  # fetch: k + 1, + its own row
+            return self.device_search.ranked(queries, query_ids, k, exclude_self)
+        return super().ranked(queries, query_ids, k, exclude_self)
+
+
+def flat_index(reference: np.ndarray, metric: str) -> object:
+    """A faiss exact (flat) CPU index holding the reference rows."""
+    faiss = backends.faiss
+    dim = reference.shape[1]
+    index = faiss.IndexFlatIP(dim) if metric == "cosine" else faiss.IndexFlatL2(dim)
+    index.add(reference)
+    return index
+
+
+def _faiss_gpu_searcher(
+    reference: np.ndarray, metric: str, memory_budget_mb: float
+) -> _FaissGpuSearcher:
+    faiss = backends.faiss
+    device = torch.device("cuda")
+    budget = device_budget_bytes(device, memory_budget_mb)
+    device_search = DeviceSearcher(reference, metric, device, budget)
+    if not device_search.resident:
+        return _FaissGpuSearcher(reference, metric, memory_budget_mb, device_search, None)
+    resources = faiss.StandardGpuResources()
+    resources.setTempMemory(min(budget // 4, 1 << 30))
+    index = faiss.index_cpu_to_gpu(resources, 0, flat_index(reference, metric))
+    searcher = _FaissGpuSearcher(reference, metric, memory_budget_mb, device_search, index)
+    searcher.resources = resources  # lives as long as the index that uses it
+    return searcher
+
+
+def make_searcher(
+    backend: str, reference: np.ndarray, metric: str, memory_budget_mb: float
+) -> _HostSearcher | DeviceSearcher:
+    """The searcher of a resolved backend (``backend.py``)."""
+    if backend == "faiss":
+        return _FaissSearcher(reference, metric, memory_budget_mb)
+    if backend == "faiss-gpu":
+        return _faiss_gpu_searcher(reference, metric, memory_budget_mb)
+    if backend == "torch-cuda":
+        device = torch.device(backends.TORCH_DEVICE)
+        budget = device_budget_bytes(device, memory_budget_mb)
+        return DeviceSearcher(reference, metric, device, budget)
+    return _TorchSearcher(reference, metric, memory_budget_mb)
 
 
 def score_rows(
@@ -203,25 +312,15 @@ def ranked_neighbors(
         raise ValueError(f"k must be at least 1; got minimum {int(need.min())}")
     need = np.minimum(need, num_candidates)
     chosen = backends.resolve_backend(backend)
-    searcher = (_FaissSearcher if chosen == "faiss" else _TorchSearcher)(reference, metric)
+    searcher = make_searcher(chosen, reference, metric, memory_budget_mb)
 
     order = np.argsort(-need, kind="stable")
     start = 0
     while start < order.size:
         k_chunk = int(need[order[start]])
-        rows = _chunk_rows(reference.shape[0], k_chunk, memory_budget_mb, chosen)
+        rows = searcher.chunk_rows(k_chunk)
         query_ids = query_rows[order[start : start + rows]]
         start += query_ids.size
-        # One extra column tells whether the k-th neighbour is tied with an unfetched one.
-        fetch = min(k_chunk + 1, num_candidates)
         chunk_queries = np.ascontiguousarray(queries[query_ids])
-        scores, indices = searcher.search(chunk_queries, query_ids, fetch, exclude_self)
-        scores, indices = sort_rows(scores, indices)
-        if fetch > k_chunk:
-            tied = np.flatnonzero(scores[:, k_chunk - 1] == scores[:, k_chunk])
-            scores, indices = scores[:, :k_chunk].copy(), indices[:, :k_chunk].copy()
-            if tied.size:
-                scores[tied], indices[tied] = exact_rows(
-                    chunk_queries[tied], query_ids[tied], reference, k_chunk, exclude_self, metric
-                )
+        scores, indices = searcher.ranked(chunk_queries, query_ids, k_chunk, exclude_self)
         yield NeighborChunk(queries=query_ids, indices=indices, scores=scores)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from sphere_engine.geometry import norm_cv
-from sphere_engine.metrics.inputs import check_embeddings
+from sphere_engine.metrics.inputs import check_embeddings, row_norms
 
 
 def norm_statistics(embeddings: Any) -> dict[str, float]:
@@ -16,7 +14,7 @@ def norm_statistics(embeddings: Any) -> dict[str, float]:
     embeddings: N × d, raw (not normalised). ``norm/var`` is the population variance
     (ddof = 0), the papers' "norm var"; ``norm/cv`` = std / mean.
     """
-    norms = np.linalg.norm(check_embeddings(embeddings).astype(np.float64), axis=1)
+    norms = row_norms(check_embeddings(embeddings))
     mean, std = float(norms.mean()), float(norms.std())
     return {
         "norm/mean": mean,

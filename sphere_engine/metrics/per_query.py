@@ -6,7 +6,8 @@ kept queries (all of them up to ``max_queries``, else a seeded uniform sample of
 that many) their ``top_k`` nearest reference rows. ``results()`` gives plain column
 arrays, those of ``db.query_results`` (the explorer's storage), with each kept
 neighbour's similarity (cosine, or negated squared Euclidean distance) recomputed
-from the embeddings: s × k dot products, never a matrix.
+from the embeddings: s × k dot products, never a matrix; given the raw norms, each
+kept query's ``norm`` and its neighbours' ``neighbor_norms`` too.
 
 Classes with a single sample (no other sample to retrieve, in leave-one-out) or
 absent from the reference have no scored query: their ``queries`` is 0 and their
@@ -30,6 +31,15 @@ class QueryResults:
 
     queries: dict[str, np.ndarray]
     classes: dict[str, np.ndarray]
+
+    def with_sample_ids(self, ids: np.ndarray) -> QueryResults:
+        """The same results with each row number (``query``, ``neighbors``) replaced by
+        ``ids[row]``: the caller's own sample ids (the SDK's ``sample_ids``)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        queries = dict(self.queries)
+        queries["query"] = ids[queries["query"]]
+        queries["neighbors"] = ids[queries["neighbors"]]
+        return QueryResults(queries, self.classes)
 
 
 @dataclass
@@ -99,8 +109,12 @@ class QueryCollector:
         reference: np.ndarray,
         reference_labels: np.ndarray,
         metric: str,
+        query_norms: np.ndarray | None = None,
+        reference_norms: np.ndarray | None = None,
     ) -> QueryResults:
-        """The kept queries (by query row) and the per-class table."""
+        """The kept queries (by query row) and the per-class table; with the raw
+        embeddings' norms (one per query row, one per reference row) each kept query
+        also gets its ``norm`` and its neighbours' ``neighbor_norms``."""
         assert self._classes is not None and self._sums is not None
         sums = self._sums
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -113,9 +127,13 @@ class QueryCollector:
             "recall@1": recall,
             "map@r": average_precision,
         }
-        return QueryResults(
-            self._query_columns(queries, reference, reference_labels, metric), classes
-        )
+        columns = self._query_columns(queries, reference, reference_labels, metric)
+        if query_norms is not None and reference_norms is not None:
+            columns["norm"] = np.asarray(query_norms, dtype=np.float32)[columns["query"]]
+            columns["neighbor_norms"] = np.asarray(reference_norms, dtype=np.float32)[
+                columns["neighbors"]
+            ]
+        return QueryResults(columns, classes)
 
     def _query_columns(
         self, queries: np.ndarray, reference: np.ndarray, reference_labels: np.ndarray, metric: str

@@ -21,7 +21,8 @@ they do not count as misses); ``retrieval/queries_skipped`` counts them,
 used (all metrics are NaN when no query is left). No cap on R is ever applied, in
 bounded memory: a query with R up to ``COUNTING_MIN_R`` ranks its R nearest
 (``neighbors.py``, faiss or torch); a longer one counts its positives' ranks from a
-matmul search (``positive_ranks.py``). ``retrieval/max_r`` reports the largest R.
+matmul search (``positive_ranks.py``); on a device backend (``backend.py``) every
+query ranks its R nearest there. ``retrieval/max_r`` reports the largest R.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
-from sphere_engine.metrics.backend import resolve_backend
+from sphere_engine.metrics.backend import DEVICE_BACKENDS, resolve_backend
 from sphere_engine.metrics.inputs import check_embeddings, check_ks, check_labels, l2_normalize
 from sphere_engine.metrics.neighbors import ranked_neighbors
 from sphere_engine.metrics.per_query import QueryCollector
@@ -145,6 +146,7 @@ def retrieval_scores(
     ``collector`` (``per_query.py``) is given every scored query's numbers as they
     stream. Use ``retrieval_metrics`` for raw user input.
     """
+    backend = resolve_backend(backend)  # once for the whole evaluation
     positives = _positives_per_query(query_labels, reference_labels, exclude_self)
     used = np.flatnonzero(positives > 0)
     if collector is not None:
@@ -164,7 +166,8 @@ def retrieval_scores(
     hits = dict.fromkeys(ks, 0)
     totals = {"precision@1": 0.0, "r_precision": 0.0, "map@r": 0.0, "knn_accuracy": 0.0}
     nearest = max(max(ks), knn, 0 if collector is None else collector.top_k)
-    long = positives[used] > COUNTING_MIN_R
+    # On a device, ranking R neighbours costs one topk per chunk: no counting there.
+    long = positives[used] > (np.inf if backend in DEVICE_BACKENDS else COUNTING_MIN_R)
     for queried, neighbours, hits_in_r, precision_sum in (
         *_ranked_lists(
             queries, reference, positives, used[~long], nearest, exclude_self, metric,

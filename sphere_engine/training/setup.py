@@ -28,7 +28,8 @@ from sphere_engine.training.precision import Precision, build_precision
 
 @dataclass
 class TrackedSamples:
-    """The fixed training samples whose norms and directions every logged step follows."""
+    """The fixed training samples whose norms and directions the run follows (on the
+    logged steps that ``diagnostics.tracked_every`` picks)."""
 
     ids: np.ndarray
     inputs: torch.Tensor  # on the run's device
@@ -142,9 +143,12 @@ def prepare_training(
     tracked_ids = choose_tracked_samples(
         splits.train.labels, config.diagnostics.tracked_samples, training.seed
     )
+    tracked_inputs = gather_inputs(splits.train, tracked_ids).to(device)
+    if channels_last and tracked_inputs.dim() == 4:
+        tracked_inputs = tracked_inputs.contiguous(memory_format=torch.channels_last)
     tracked = TrackedSamples(
         ids=tracked_ids,
-        inputs=gather_inputs(splits.train, tracked_ids).to(device),
+        inputs=tracked_inputs,
         embed=tracked_embedder(model),
         directions=DirectionTracker(),
     )

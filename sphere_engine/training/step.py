@@ -31,9 +31,16 @@ class StepOutcome:
 
 
 def train_step(
-    setup: TrainingSetup, inputs: torch.Tensor, labels: torch.Tensor, *, logged: bool
+    setup: TrainingSetup,
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    logged: bool,
+    track_samples: bool | None = None,
 ) -> StepOutcome:
-    """Train on one batch. A step whose loss is not finite is not applied."""
+    """Train on one batch. A step whose loss is not finite is not applied.
+    ``track_samples``: whether a logged step also embeds the tracked samples (the
+    loop's ``tracks_samples``; None: on every logged step)."""
     keep_embedding_grad = logged and setup.config.diagnostics.gradient_stats
     precision = setup.precision
     if setup.channels_last:
@@ -54,7 +61,8 @@ def train_step(
 
     # ---- diagnostics (no autograd; one host transfer for all of them)
     if logged:
-        host = measure_step(setup, loss, embeddings, labels, keep_embedding_grad)
+        track = logged if track_samples is None else track_samples
+        host = measure_step(setup, loss, embeddings, labels, keep_embedding_grad, track)
         outcome = StepOutcome(host.raw_value("loss/total"), host)
     else:
         # still one sync: divergence must be caught
@@ -72,9 +80,12 @@ def measure_step(
     embeddings: torch.Tensor,
     labels: torch.Tensor,
     with_gradients: bool,
+    track_samples: bool = True,
 ) -> HostStep:
     """A logged step's statistics, moved to the host in one transfer (the step's one
-    sync point); ``PendingStatistics`` finishes them later."""
+    sync point); ``PendingStatistics`` finishes them later. ``track_samples``: with the
+    tracked samples' norms and turns (their own no-grad pass, in the forward's
+    precision and memory format)."""
     objective, tracked, parallel = setup.objective, setup.tracked, setup.parallel
     stats = StepStatistics()
     stats.add(  # the named 0-dim tensors (averaged over ranks): one group, one stack
@@ -87,9 +98,14 @@ def measure_step(
             }
         )
     )
+    histograms = objective.mining_histograms()  # this rank's batch (counts, not averaged)
+    if histograms is not None:
+        stats.add(histograms)
     gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
     stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
-    if len(tracked.ids) and parallel.is_main:
-        stats.add(tracked.directions.update(tracked.embed(tracked.inputs)))
+    if track_samples and len(tracked.ids) and parallel.is_main:
+        with setup.precision.autocast():
+            embedded = tracked.embed(tracked.inputs)
+        stats.add(tracked.directions.update(embedded))  # float32 from here
         stats.sample_norms = tracked.directions.norms
     return stats.transfer()

@@ -1,5 +1,6 @@
-"""Findings and the projector in headless Chromium, on runs trained by `spherescope
-train` against the real stack (the ``stack`` fixture of test_dashboard_e2e.py)."""
+"""Findings, the projector and the explorer's strips in headless Chromium, on runs
+trained by `spherescope train` against the real stack (the ``stack`` fixture of
+test_dashboard_e2e.py)."""
 
 from __future__ import annotations
 
@@ -74,4 +75,22 @@ def test_a_diverging_run_shows_a_finding_a_healthy_one_none_and_the_projector_sw
         _settle(page)
         page.get_by_text("t-SNE of the unit sphere").first.wait_for(timeout=120_000)
         assert page.evaluate("() => window.__same_page === true")
+
+        # the explorer: each worst query's strip shows the digits the evaluation drew
+        page.goto(f"{stack}/explorer?run_id={healthy}")
+        strip = page.locator(".neighbour-strip").first
+        strip.wait_for(timeout=90_000)
+        images = page.locator(".neighbour-strip img")
+        images.first.wait_for(timeout=30_000)
+        decoded = images.evaluate_all(
+            "imgs => imgs.map(i => [i.complete && i.naturalWidth, i.naturalHeight])"
+        )
+        assert len(decoded) >= 10 * 11 and all(size == [8, 8] for size in decoded), decoded[:3]
+        assert strip.locator("figure.query img").count() == 1
+        assert strip.locator("figure.correct img, figure.wrong img").count() == 10
+        assert "sim " in strip.inner_text() and "‖f‖" in strip.inner_text()
+        page.goto(f"{stack}/explorer?run_id={healthy}&step=7")
+        page.get_by_text("Step 7 has no per-query evaluation; steps with one: 20").wait_for(
+            timeout=90_000
+        )
         browser.close()

@@ -88,8 +88,29 @@ def test_a_live_refresh_updates_the_chart_views_in_place(stack, tmp_path):  # no
         _log(store, run_id, range(41, 51))
         page.get_by_text("up to step 50").first.wait_for(timeout=30_000)
         assert page.locator(CHARTS).count() >= 1
+        _check_evaluation_tile(page, store, run_id)
         _check_top_of_page_and_link(page, store, run_id)
         browser.close()
+
+
+_TILE_TEXTS_JS = (
+    "() => Array.from(document.querySelectorAll('.spherescope-tile'), t => t.innerText).join(' | ')"
+)
+
+
+def _check_evaluation_tile(page, store: RunStore, run_id: str) -> None:
+    """Issue 30: an evaluation in flight has its own tile (step, time), gone when done."""
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track(1.0, "eval/pending", 50)  # as the background evaluation submits
+    page.wait_for_function(
+        f"() => ({_TILE_TEXTS_JS})().includes('Evaluation running')", timeout=30_000
+    )
+    assert "step 50" in page.evaluate(_TILE_TEXTS_JS)
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        tracker.track_eval({"eval/seconds": 4.0, "recall@1": 0.5}, 50)  # collected
+    page.wait_for_function(
+        f"() => !({_TILE_TEXTS_JS})().includes('Evaluation running')", timeout=30_000
+    )
 
 
 def _check_top_of_page_and_link(page, store: RunStore, run_id: str) -> None:

@@ -109,3 +109,28 @@ def test_class_ids_get_the_names_the_run_recorded() -> None:
     info = {"class_names_test": ["finch", "heron", "wren"], "class_ids_test": [5, 7, 9]}
     assert list(named_classes(points, info)["label"]) == ["finch", "heron", "wren"]
     assert list(named_classes(points, {})["label"]) == [5, 7, 9]  # digits: ids are names
+
+
+def test_the_hover_shows_each_points_image(store) -> None:
+    from app_fixtures import charts_of
+
+    from db.lifecycle import RunLifecycle
+    from db.thumbnails import write_snapshot_samples, write_thumbnails
+
+    embeddings, labels = blobs(per_class=8)
+    run_id = store.create_run({}, "pictures", kind="train")
+    with RunLifecycle(store, run_id, heartbeat_s=60) as run:
+        run.tracker.track_snapshot(embeddings, labels, step=10)
+    # point i is sample 100 + i; samples 100..109 have images, the rest none
+    write_snapshot_samples(store, run_id, 10, np.arange(100, 124))
+    write_thumbnails(store, run_id, np.arange(100, 110), np.full((10, 8, 8), 9, np.uint8))
+    app = open_page("views/geometry.py", {"run_id": run_id})
+    assert not app.exception and not app.error
+    spec = next(s for s in charts_of(app) if "PCA of the raw" in str(s.get("title")))
+    assert {"field": "image", "title": "image", "type": "nominal"} in spec["encoding"]["tooltip"]
+    rows = next(iter(spec["datasets"].values()))
+    from app.data.projection import NO_IMAGE
+
+    with_image = sorted(r["point"] for r in rows if r["image"] != NO_IMAGE)
+    assert with_image == list(range(10))  # the others: a transparent pixel, no broken image
+    assert all(r["image"].startswith("data:image/png;base64,") for r in rows)

@@ -92,3 +92,19 @@ def test_the_run_tracker_stores_an_evaluation_s_results(store, config):
     tracker.track_query_results(QueryResults(_queries(5, 3), _classes()), 40)
     assert evaluation_steps(store, run) == [40]
     assert len(query_results(store, run, 40)) == 5
+
+
+def test_norms_are_kept_when_given_and_absent_otherwise(store, config):
+    run = store.create_run(config, "r")
+    queries = _queries(3, 2)
+    queries["norm"] = np.array([1.0, 2.0, 3.0])
+    queries["neighbor_norms"] = np.array([[0.5, 0.25], [4.0, 8.0], [1.5, 2.5]])
+    write_query_results(store, run, 1, queries, _classes())
+    rows = query_results(store, run, 1)
+    assert rows["norm"].tolist() == [1.0, 2.0, 3.0]
+    assert [list(n) for n in rows["neighbor_norms"]] == queries["neighbor_norms"].tolist()
+    write_query_results(store, run, 2, _queries(3, 2), _classes())
+    assert "neighbor_norms" not in query_results(store, run, 2)
+    queries["neighbor_norms"] = np.zeros((3, 5))
+    with pytest.raises(ValueError, match="neighbor_norms must be a"):
+        write_query_results(store, run, 3, queries, _classes())

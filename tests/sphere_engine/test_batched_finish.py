@@ -22,6 +22,7 @@ from sphere_engine.diagnostics.pending_statistics import PendingStatistics, fini
 
 
 def _reference(raw: np.ndarray, count: int, gradient: bool) -> dict[str, float]:
+    raw = raw.astype(np.float64)  # the host keeps the device's float32; finished in float64
     norms, labels, rest = raw[:count], raw[count : 2 * count], raw[2 * count :]
     order = np.argsort(norms, kind="stable")
     result = ref.finish_norms(norms, order)
@@ -103,7 +104,7 @@ def test_directions_batched_equal_the_one_step_finish() -> None:
     batched = finish_steps(hosts)
     assert all(math.isnan(v) for v in batched[0].values())  # the first update: no turn
     for host, values in zip(hosts[1:], batched[1:], strict=True):
-        expected = ref.finish_directions(host.raw[:5], host.raw[5:])
+        expected = ref.finish_directions(*np.split(host.raw.astype(np.float64), [5]))
         _same(values, expected)
     assert math.isnan(batched[4]["direction/update_ratio"])  # nothing moved
 

@@ -116,7 +116,7 @@ def test_table_and_cli_views_name_catalogued_metrics() -> None:
 
 def test_importing_the_catalogue_loads_no_torch_and_no_numpy() -> None:
     code = (
-        "import sys, sphere_engine.catalogue; "
+        "import sys, sphere_engine.catalogue, sphere_engine.catalogue.backbones; "
         "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -14,6 +14,9 @@ def test_defaults_and_round_trip() -> None:
     assert config.evaluation.retrieval_protocol == "leave_one_out"
     assert config.evaluation.verification is True
     assert config.evaluation.linear_probe == "auto"
+    assert config.evaluation.knn_backend == "auto"
+    chosen = RunConfig.from_dict({"evaluation": {"knn_backend": "torch-cuda"}})
+    assert chosen.evaluation.knn_backend == "torch-cuda"
     assert config.robustness.enabled is False
     assert RunConfig.from_json(config.to_json()) == config
 
@@ -39,6 +42,7 @@ def test_every_new_field_has_help() -> None:
         ),
         ({"evaluation": {"query_fraction": 1.0}}, "evaluation.query_fraction: 1.0 is above"),
         ({"evaluation": {"retrieval_protocol": "x"}}, "evaluation.retrieval_protocol: 'x'"),
+        ({"evaluation": {"knn_backend": "cuda"}}, "evaluation.knn_backend: 'cuda'"),
         ({"evaluation": {"max_impostor_pairs": 0}}, "evaluation.max_impostor_pairs: 0 is below"),
         ({"evaluation": {"linear_probe": "on"}}, "evaluation.linear_probe: 'on' needs"),
         ({"robustness": {"attacks": ["cw"]}}, "robustness.attacks: 'cw' is out of range"),

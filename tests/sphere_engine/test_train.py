@@ -68,8 +68,9 @@ def test_every_diagnostic_is_logged_every_step() -> None:
         metric = dict(tracker.series("loss/metric"))[step]
         sec = dict(tracker.series("loss/sec"))[step]
         assert math.isclose(total, metric + 0.5 * sec, rel_tol=1e-5, abs_tol=1e-7)
-    # 8 tracked samples at every step, the same ids each time
-    assert len(tracker.sample_norms) == 6 * 8
+    # 8 tracked samples every tracked_every (10) steps, the first and the last step
+    assert sorted({step for step, _, _ in tracker.sample_norms}) == [1, 6]
+    assert len(tracker.sample_norms) == 2 * 8
     assert {s for _, s, _ in tracker.sample_norms} == set(tracker.run_info["tracked_samples"])
     # the final evaluation ran, with a snapshot of the evaluated test embeddings
     assert {step for step, _, _ in tracker.evals} == {6}
@@ -231,3 +232,18 @@ def test_ntxent_trains_on_two_views() -> None:
     run_training(config, tracker)
     # positives are the two views of each image: their cosine is well above the negatives'
     assert all(gap > 0 for _, gap in tracker.series("cos/gap"))
+
+
+def test_tracked_samples_follow_their_own_cadence() -> None:
+    """The tracked samples' pass runs on logged steps that are multiples of
+    tracked_every (and the first and last): their turns span those steps."""
+    tracker = InMemoryTracker()
+    config = digits_config(
+        training={"steps": 9},
+        diagnostics={"log_every": 2, "tracked_every": 4, "eval_every": 1000},
+    )
+    run_training(config, tracker)
+    assert sorted({step for step, _, _ in tracker.sample_norms}) == [2, 4, 8, 9]
+    angles = dict(tracker.series("direction/angle_mean"))
+    assert [step for step, value in angles.items() if math.isfinite(value)] == [4, 8, 9]
+    assert set(angles) <= {2, 4, 8, 9}

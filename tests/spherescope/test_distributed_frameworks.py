@@ -1,6 +1,7 @@
 """The framework callbacks in data-parallel jobs of two real CPU processes: Lightning
-``ddp`` and the Hugging Face Trainer under torchrun make one run per job with the
-global batch's statistics, and evaluate the gathered validation set once."""
+``ddp`` and the Hugging Face Trainer under torchrun and ``accelerate launch`` make one
+run per job with the global batch's statistics, and evaluate the gathered validation
+set once."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from db import queries
 from db.store import RunStore
 from sphere_engine.evaluation.external import evaluate_external
-from tests.sphere_engine.distributed.processes import ROOT, free_port, torchrun
+from tests.sphere_engine.distributed.processes import ROOT, accelerate_launch, free_port, torchrun
 
 pytestmark = pytest.mark.slow
 
@@ -85,4 +86,24 @@ def test_hf_trainer_under_torchrun_is_one_run_of_the_global_batch(tmp_path: Path
     store, record = _one_run(home)
     job = record.config["spherescope_distributed"]
     assert (job["world_size"], job["launcher"]) == (2, "hf trainer (torchrun)")
+    _global_norms_and_evaluation(store, record.run_id, *data(7, 1))
+
+
+def test_hf_trainer_under_accelerate_launch_is_one_run_of_the_global_batch(
+    tmp_path: Path,
+) -> None:
+    from tests.spherescope.hf_job import data
+
+    home = tmp_path / "store"
+    done = accelerate_launch(
+        HERE / "hf_job.py", str(tmp_path / "out"), env={"SPHERESCOPE_HOME": str(home)}
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    store, record = _one_run(home)
+    job = record.config["spherescope_distributed"]
+    assert (job["world_size"], job["launcher"], job["backend"]) == (
+        2,
+        "hf trainer (accelerate launch)",
+        "gloo",
+    )
     _global_norms_and_evaluation(store, record.run_id, *data(7, 1))

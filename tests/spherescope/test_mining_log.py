@@ -35,3 +35,24 @@ def test_counts_out_of_range_are_a_clear_error(store: RunStore) -> None:
         run.log_mining(np.array([True, False, True, False]), 4, step=1)
     series = queries.metric_series(store, run.id, ["mining/active_fraction"])
     assert list(series["value"]) == [0.5]
+
+
+def test_similarity_distributions_are_logged_as_the_engine_bins_them(store: RunStore) -> None:
+    with spherescope.init(name="sims") as run:
+        run.log_mining(3, 4, step=1, positive_sims=torch.tensor([0.99, 0.99, 0.01]))
+        run.log_mining(3, 4, step=2, negative_sims=np.array([[-1.0, -0.28], [-0.28, 1.2]]))
+        with pytest.raises(ValueError, match="negative_sims must be numbers"):
+            run.log_mining(3, 4, step=3, negative_sims=np.array(["high"]))
+    names = [n for n in queries.metric_names(store, run.id) if "_sim_hist/" in n]
+    hist = queries.metric_series(store, run.id, names)
+    got = {(int(r.step), r.name): r.value for r in hist.itertuples()}
+    # bins of 0.05 over [-1, 1]; 1.2 (beyond 1) counts in the last bin
+    assert got == pytest.approx(
+        {
+            (1, "mining/pos_sim_hist/39"): 2 / 3,
+            (1, "mining/pos_sim_hist/20"): 1 / 3,
+            (2, "mining/neg_sim_hist/00"): 0.25,
+            (2, "mining/neg_sim_hist/14"): 0.5,
+            (2, "mining/neg_sim_hist/39"): 0.25,
+        }
+    )

@@ -263,3 +263,21 @@ def test_a_failing_writer_task_is_recorded_and_training_goes_on(
     assert record.status == "finished"
     assert "finish exploded" in record.extra["write_problem"]
     assert [step for step, _ in _series(store, run.id)["loss/total"]] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_every_scalar_is_written_across_hand_overs(store: RunStore, strict: bool) -> None:
+    """``log`` collects scalar rows between hand-overs to the writer (one write per
+    batch): every call's values arrive, whatever type they came as, in either mode."""
+    values = [0.5, 2, np.float32(1.25), torch.tensor(3.0), float("nan")]
+    with spherescope.init(name="many", home=str(store.home), strict=strict) as run:
+        for step in range(150):  # over two hand-overs of 64 calls
+            run.log({"a": values[step % len(values)], "b": float(step)}, step=np.int64(step))
+    series = _series(store, run.id)
+    assert [s for s, _ in series["b"]] == list(range(150))
+    assert [v for _, v in series["b"]] == [float(s) for s in range(150)]
+    expected = [float(values[s % len(values)]) for s in range(150)]
+    got = [v for _, v in series["a"]]
+    assert all(
+        (math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(got, expected, strict=True)
+    )

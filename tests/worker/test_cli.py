@@ -24,7 +24,9 @@ def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
     assert cli.main(["analyze", "emb.npz"]) == 4
     assert cli.main(["analyze", "--query", "q.npz", "--gallery", "g.csv", "--ks", "1,10,20"]) == 4
 
-    none = {"query": None, "gallery": None, "ks": None}
+    assert cli.main(["analyze", "emb.npz", "--knn-backend", "torch-cuda"]) == 4
+
+    none = {"query": None, "gallery": None, "ks": None, "knn_backend": "auto"}
     assert calls == [
         (
             "train",
@@ -33,7 +35,8 @@ def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
         ),
         ("an", ("emb.npz", "r.json"), none),
         ("an", ("emb.npz", None), none),
-        ("an", (None, None), {"query": "q.npz", "gallery": "g.csv", "ks": [1, 10, 20]}),
+        ("an", (None, None), none | {"query": "q.npz", "gallery": "g.csv", "ks": [1, 10, 20]}),
+        ("an", ("emb.npz", None), none | {"knn_backend": "torch-cuda"}),
     ]
 
 

@@ -69,6 +69,22 @@ def test_help_is_plain_text_naming_the_environment_and_the_store(command: tuple[
     assert "./spherescope-data" in text  # where runs go by default
 
 
+def test_help_names_every_environment_variable_the_product_reads() -> None:
+    """A variable read anywhere (as a "SPHERESCOPE_..." literal) is in the help's list."""
+    from worker.cli import ENVIRONMENT as HELP
+
+    root = Path(__file__).resolve().parents[2]
+    read = {
+        name
+        for package in ("app", "db", "sphere_engine", "spherescope", "worker")
+        for source in (root / package).rglob("*.py")
+        for name in re.findall(r"[\"'](SPHERESCOPE_[A-Z0-9_]+)[\"']", source.read_text("utf-8"))
+    }
+    assert "SPHERESCOPE_WORKER_DEVICES" in read
+    listed = set(re.findall(r"^  (SPHERESCOPE_[A-Z0-9_]+) ", HELP, flags=re.MULTILINE))
+    assert read - listed == set()
+
+
 def test_analyze_help_lists_exactly_the_accepted_formats() -> None:
     text = _spherescope("analyze", "--help").stdout
     candidates = {".npz", ".npy", ".parquet", ".csv", ".pt", ".pth", ".h5", ".pkl", ".tsv"}

@@ -143,3 +143,45 @@ def test_a_frozen_fixed_head_run_stays_off_its_vertices_with_a_flat_evaluation(
     code, report = train_json(tmp_path, capsys, sections, *overrides)
     assert code == 0
     assert {"centroids_off_vertices", "flat_evaluation"} <= set(names(report)), report
+
+
+@pytest.mark.slow
+def test_an_l2_norm_penalty_shrinks_the_norms_towards_eps(tmp_path, store, capsys) -> None:
+    # the μ = 0 regulariser, strong: it scales the batch-normalised embeddings (norm ~4)
+    # down past 1e-2 within 30 steps, while the loss, blind to the scale, cannot hold them
+    sections = '[objective]\nkind = "loss"\nname = "triplet"\n'
+    sections += '[regularizer]\nname = "l2"\nweight = 500.0\n'
+    sections += '[optimizer]\nname = "sgd"\nlr = 0.001\nmomentum = 0.0\n[training]\nsteps = 30\n'
+    code, report = train_json(tmp_path, capsys, sections, "model.embedding_bn=true")
+    assert code == 0
+    assert "norms_shrinking" in names(report), report["findings"]
+    shrinking = next(f for f in report["findings"] if f["name"] == "norms_shrinking")
+    assert shrinking["message"].startswith("mean norm fell from")
+    stored = stored_findings(queries.get_run(store, report["run_id"]).run_info)
+    assert "norms_shrinking" in [d.name for d in stored]
+
+
+@pytest.mark.slow
+def test_a_long_fast_triplet_run_overfits_its_training_classes(tmp_path, store, capsys) -> None:
+    # Adam at lr 1e-2 on digits' classes 0-4: Recall@1 on the unseen classes 5-9 peaks
+    # at the first evaluation and falls while the training loss keeps falling
+    sections = '[objective]\nkind = "loss"\nname = "triplet"\n'
+    sections += '[optimizer]\nname = "adam"\nlr = 0.01\n[training]\nsteps = 100\n'
+    code, report = train_json(tmp_path, capsys, sections, "diagnostics.eval_every=10")
+    assert code == 0
+    assert "overfitting" in names(report), report["findings"]
+    overfitting = next(f for f in report["findings"] if f["name"] == "overfitting")
+    assert "recall@1 fell from" in overfitting["message"]
+    stored = stored_findings(queries.get_run(store, report["run_id"]).run_info)
+    assert "overfitting" in [d.name for d in stored]
+    # the same run, as the explorer and the Mining tab read it: the CLI's progress bar
+    # sits beside the store, and per-query results, thumbnails and the pair-cosine
+    # histograms reach the store through it
+    from db.query_results import evaluation_steps
+    from db.thumbnails import has_thumbnails
+
+    assert evaluation_steps(store, report["run_id"]) == list(range(10, 101, 10))
+    assert has_thumbnails(store, report["run_id"])
+    logged = queries.metric_names(store, report["run_id"])
+    assert any(n.startswith("mining/pos_sim_hist/") for n in logged)
+    assert any(n.startswith("mining/neg_sim_hist/") for n in logged)

@@ -194,6 +194,19 @@ def test_analyze_needs_a_file_or_a_query_and_a_gallery(tmp_path, store, capsys) 
     assert queries.list_runs(store).empty
 
 
+def test_analyze_memory_maps_npy_and_takes_the_knn_backend(tmp_path, store, capsys) -> None:
+    labels = np.repeat(np.arange(4), 25)
+    embeddings = np.random.default_rng(1).normal(size=(100, 8)) + 4 * np.eye(8)[labels]
+    np.save(tmp_path / "emb.npy", embeddings.astype(np.float32))
+    np.save(tmp_path / "emb_labels.npy", labels)
+    argv = ["analyze", str(tmp_path / "emb.npy"), "--out", str(tmp_path / "m.json")]
+    assert main([*argv, "--knn-backend", "cuda"]) == 2
+    assert "knn backend must be one of" in capsys.readouterr().err
+    assert queries.list_runs(store).empty
+    assert main([*argv, "--knn-backend", "torch"]) == 0
+    assert json.loads((tmp_path / "m.json").read_text())["recall@1"] == pytest.approx(1.0)
+
+
 def test_analyze_missing_file_is_a_clear_error(tmp_path, store, capsys) -> None:
     assert main(["analyze", str(tmp_path / "nope.npz")]) == 2
     assert "does not exist" in capsys.readouterr().err

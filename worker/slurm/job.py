@@ -1,19 +1,29 @@
 """What runs inside a run's SLURM job: ``SlurmRunJob``, the picklable callable submitit
-sends. It trains the run in-process into the store, as ``spherescope train`` does.
+sends. It trains the run in-process into the store, as ``spherescope train`` does. In a
+job of several tasks (``training.devices`` > 1: GPUs per node × nodes, or gloo ranks on
+CPU) every task runs it as one rank of the run (``ranks.SlurmRanks``) through the
+distributed-runs machinery (``worker.distributed_rank.joined_process_group``); rank 0
+alone holds the run's ``RunLifecycle`` (claim, heartbeat, tracker, status, checkpoints)
+and decides, at the start, whether and from where every rank trains (``JobPlan``).
 
-Signals (installed over submitit's own, in the job's main thread) only ask the training
-loop to stop; the loop then writes a final checkpoint and the outcome is decided here:
+Signals (installed over submitit's own, in every task's main thread) only ask the
+training loop to stop; the ranks agree on the step, rank 0 writes a final checkpoint and
+decides the outcome:
 
 - the run's cancel flag is set (``spherescope cancel``, the dashboard): ``cancelled``;
 - the time limit: the job reads its end time from SLURM and stops a margin before it
   (SLURM's warning, ``--signal=USR2@N``, may come up to a minute early, and its SIGTERM
   at the limit leaves only KillWait seconds): ``failed`` with "SLURM time limit (N min)
   reached at step S";
-- any other SIGTERM (preemption, ``scontrol requeue``): the run stays ``running`` and the
-  job exits; SLURM starts the job again, and the same callable, finding its run started
-  and a checkpoint in its folder, resumes from it as the same run (the requeue is
-  recorded in the status's ``requeues``). ``checkpoint()`` (submitit's protocol, called
-  when submitit handles the signal itself) returns this same callable for that reason.
+- SIGTERM because a node of the job went down (``sinfo``, at that moment): ``lost``
+  with SLURM's reason for the node ("SLURM: node N (reason) failed at step S");
+- a preemption: SIGTERM (``scontrol requeue``, PreemptMode=REQUEUE), or submitit's
+  preemption signal (USR2) well before the limit. The run stays ``running`` and the job
+  hands itself over through submitit's checkpointing protocol: ``checkpoint()`` returns
+  the callable that resumes the run from its last checkpoint, dumped as the job's
+  submitted pickle, which the requeued job runs (SLURM requeues after its SIGTERM;
+  after USR2 the job requeues itself, as submitit's handler does). The resumed job
+  records the requeue in the status's ``requeues`` (shown on the Run page).
 """
 
 from __future__ import annotations
@@ -25,8 +35,9 @@ import socket
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import submitit
 
@@ -37,10 +48,18 @@ from db.store import RunStore
 from db.write_errors import release_space
 from sphere_engine.config import RunConfig
 from worker.slurm.commands import SlurmError, run_slurm
+from worker.slurm.ranks import SlurmRanks
+from worker.slurm.request import SlurmRequest
+
+if TYPE_CHECKING:
+    from sphere_engine.parallel import DataParallel
+    from sphere_engine.train import TrainingResult
 
 log = logging.getLogger(__name__)
 
 REQUEUED = "requeued"
+#: SLURM may send the ``--signal`` this much before its set time (its own slack)
+SIGNAL_SLACK_S = 60
 
 
 def limit_margin_s(time_min: int) -> float:
@@ -63,68 +82,130 @@ def job_end_time(time_min: int) -> float:
 
 @dataclass
 class JobSignals:
-    """Which of SLURM's signals the job received (set from the handlers)."""
+    """Which of SLURM's signals this task received (set from the handlers). USR2 is
+    submitit's signal: before the limit (``--signal``, the end time rules) or, well
+    before it, a preemption."""
 
+    preempt_before: float = float("inf")  # a USR2 before this time is a preemption
     terminate: bool = False  # SIGTERM: scancel, preemption, requeue, or the time limit
-    limit_warning: bool = False  # the --signal before the limit (the end time rules)
+    preempted: bool = False
     received: list[str] = field(default_factory=list)
 
     def install(self) -> JobSignals:
         signal.signal(signal.SIGTERM, self._on_term)
-        signal.signal(signal.SIGUSR2, self._on_warning)
+        signal.signal(signal.SIGUSR2, self._on_usr2)
         return self
 
     def _on_term(self, signum: int, frame: FrameType | None) -> None:
         self.terminate = True
         self.received.append("SIGTERM")
 
-    def _on_warning(self, signum: int, frame: FrameType | None) -> None:
-        self.limit_warning = True
+    def _on_usr2(self, signum: int, frame: FrameType | None) -> None:
+        self.preempted = self.preempted or time.time() < self.preempt_before
         self.received.append("SIGUSR2")
+
+    @property
+    def stop(self) -> bool:
+        return self.terminate or self.preempted
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """Rank 0's word to every rank at the start: train or not, until when, from where."""
+
+    train: bool
+    stop_at: float = 0.0
+    resume: str | None = None
+
+
+def share(plan: JobPlan | None, parallel: DataParallel) -> JobPlan:
+    """Rank 0's ``plan``, on every rank (a broadcast; the plan itself on one process)."""
+    if not parallel.enabled:
+        assert plan is not None
+        return plan
+    import torch.distributed as dist
+
+    box = [plan]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
 
 
 class SlurmRunJob(submitit.helpers.Checkpointable):
-    """Train run ``run_id`` of the store at ``home``; ``time_min``: the job's time limit."""
+    """Train run ``run_id`` of the store at ``home``; ``time_min``: the job's time limit;
+    ``resume_from``: the checkpoint ``checkpoint()`` named for a requeued job."""
 
-    def __init__(self, home: str, run_id: str, time_min: int) -> None:
+    def __init__(
+        self, home: str, run_id: str, time_min: int, resume_from: str | None = None
+    ) -> None:
         self.home, self.run_id, self.time_min = home, run_id, time_min
+        self.resume_from = resume_from
 
     def checkpoint(self, *args: Any, **kwargs: Any) -> submitit.helpers.DelayedSubmission:
-        """The run's state is in its store folder: the same callable resumes it."""
-        same = SlurmRunJob(self.home, self.run_id, self.time_min)
+        """submitit's checkpointing protocol: what the requeued job runs. The run's state
+        is in its store folder: the same run, from its last checkpoint."""
+        from sphere_engine.training.resume import latest_checkpoint
+
+        latest = latest_checkpoint(self._checkpoint_dir(RunStore(self.home)))
+        same = SlurmRunJob(self.home, self.run_id, self.time_min, latest and str(latest))
         return submitit.helpers.DelayedSubmission(same)
 
     def __call__(self) -> str:
+        from sphere_engine.parallel import SINGLE_PROCESS
+
         signals = JobSignals().install()
-        stop_at = job_end_time(self.time_min) - limit_margin_s(self.time_min)
-        store = RunStore(self.home)
-        record = store.get_run(self.run_id)
-        resume = None
-        if record.status in ("running", "lost"):  # started before: SLURM requeued the job
-            resume = self._prepare_resume(store, record.status, record.extra)
-        lifecycle = RunLifecycle(
-            store, self.run_id, heartbeat_s=heartbeat_interval(), accept_running=True
-        )
+        ranks = SlurmRanks.from_environment()
+        if ranks.world_size == 1:
+            return self._lead(signals, SINGLE_PROCESS)
+        from worker.distributed_rank import joined_process_group
+
+        ranks.export()
+        config = RunConfig.from_dict(RunStore(self.home).get_run(self.run_id).config)
+        with joined_process_group(config) as parallel:
+            if parallel.is_main:
+                return self._lead(signals, parallel)
+            return self._follow(config, signals, parallel)
+
+    # ---- rank 0: the run's one writer
+    def _lead(self, signals: JobSignals, parallel: DataParallel) -> str:
+        plan = JobPlan(train=False)
         try:
-            lifecycle.start()
-        except RunNotStartable as skipped:
-            return skipped.status
+            end = job_end_time(self.time_min)
+            warning = SlurmRequest(time_min=self.time_min).signal_delay_s + SIGNAL_SLACK_S
+            signals.preempt_before = end - warning
+            store = RunStore(self.home)
+            record = store.get_run(self.run_id)
+            resume = None
+            if record.status in ("running", "lost"):  # started before: SLURM requeued the job
+                resume = self._prepare_resume(store, record.extra)
+            lifecycle = RunLifecycle(
+                store, self.run_id, heartbeat_s=heartbeat_interval(), accept_running=True
+            )
+            try:
+                lifecycle.start()
+            except RunNotStartable as skipped:
+                return skipped.status
+            plan = JobPlan(True, end - limit_margin_s(self.time_min), resume)
+        finally:
+            share(plan, parallel)  # every rank waits for it, whatever happened here
         with run_log.capture(store.run_dir(self.run_id)):
             try:
-                outcome = self._train(lifecycle, signals, stop_at, resume)
+                outcome = self._train(lifecycle, signals, plan, parallel)
             except BaseException as error:
                 lifecycle.finish(error)
                 raise
         if outcome == REQUEUED:
             _leave_running(lifecycle)
+            self._hand_over(requeue_now=not signals.terminate)
         else:
             lifecycle.finish()
         return outcome
 
-    def _prepare_resume(self, store: RunStore, status: str, extra: dict[str, Any]) -> str | None:
+    def _prepare_resume(self, store: RunStore, extra: dict[str, Any]) -> str | None:
         from sphere_engine.training.resume import latest_checkpoint
 
-        checkpoint = latest_checkpoint(self._checkpoint_dir(store))
+        named = self.resume_from and Path(self.resume_from)
+        checkpoint = named if named and named.exists() else None
+        checkpoint = checkpoint or latest_checkpoint(self._checkpoint_dir(store))
         step = checkpoint and int(checkpoint.stem.split("_")[1])
         requeues = [*extra.get("requeues", []), {"at": time.time(), "step": step or 0}]
         where = f"step {step}" if checkpoint else "the start (no checkpoint)"
@@ -145,7 +226,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         )
 
     def _train(
-        self, run: RunLifecycle, signals: JobSignals, stop_at: float, resume: str | None
+        self, run: RunLifecycle, signals: JobSignals, plan: JobPlan, parallel: DataParallel
     ) -> str:
         from sphere_engine.train import run_training  # torch: only inside the job
 
@@ -154,33 +235,87 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         config = RunConfig.from_dict(store.get_run(self.run_id).config)
 
         def should_stop() -> bool:
-            return signals.terminate or time.time() >= stop_at or run.should_stop()
+            return signals.stop or time.time() >= plan.stop_at or run.should_stop()
 
         result = run_training(
             config,
             run.tracker,
             should_stop,
-            resume_from=resume,
+            parallel=parallel,
+            resume_from=plan.resume,
             checkpoint_dir=self._checkpoint_dir(store),
         )
-        step = result.steps_completed
-        at_limit = time.time() >= stop_at
+        step, device = result.steps_completed, _device(result, parallel)
         if result.cancelled and store.cancel_requested(self.run_id):
             reason = store.cancel_reason(self.run_id) or "cancelled"
-            run.end("cancelled", f"{reason} at step {step}", device=result.device)
+            run.end("cancelled", f"{reason} at step {step}", device=device)
             return "cancelled"
-        if result.cancelled and at_limit:
+        if result.cancelled and time.time() >= plan.stop_at:
             message = f"SLURM time limit ({self.time_min} min) reached at step {step}"
-            run.end("failed", message, device=result.device)
+            run.end("failed", message, device=device)
             return "failed"
-        if result.cancelled and signals.terminate:
-            log.warning("run %s: SIGTERM at step %d, the job is requeued", self.run_id, step)
+        failed = failed_nodes() if result.cancelled and signals.terminate else ""
+        if failed:  # SLURM killed the job because a node of it went down
+            run.end("lost", f"SLURM: node {failed} failed at step {step}", device=device)
+            return "lost"
+        if result.cancelled:  # SLURM's signal, to this rank or another
+            log.warning("run %s: stopped by SLURM at step %d, requeued", self.run_id, step)
             store.set_status(
                 self.run_id, "running", f"stopped by SLURM at step {step}; waiting to resume"
             )
             return REQUEUED
-        run.end("finished", device=result.device)
+        run.end("finished", device=device)
         return "finished"
+
+    def _hand_over(self, requeue_now: bool) -> None:
+        """submitit's checkpointing protocol: ``checkpoint()``'s callable becomes the job's
+        submitted pickle, which the requeued job loads. After SIGTERM SLURM requeues the
+        job itself; after a preemption's USR2 the job requeues itself, as submitit's own
+        handler does (``JobEnvironment._requeue``: ``scontrol requeue``)."""
+        environment = submitit.JobEnvironment()
+        pickle = environment.paths.submitted_pickle
+        following = self.checkpoint()
+        following.set_timeout(self.time_min, 0)
+        partial = pickle.with_name(pickle.name + ".next")
+        following.dump(partial)
+        partial.replace(pickle)  # atomic: a requeued job never reads half a pickle
+        if requeue_now:
+            environment._requeue(0)
+
+    # ---- ranks 1..N-1: train their share, write nothing
+    def _follow(self, config: RunConfig, signals: JobSignals, parallel: DataParallel) -> str:
+        from sphere_engine.tracking import BaseTracker
+        from sphere_engine.train import run_training
+
+        plan = share(None, parallel)
+        if not plan.train:
+            return "not started"
+        run_training(
+            config,
+            BaseTracker(),
+            lambda: signals.stop or time.time() >= plan.stop_at,
+            parallel=parallel,
+            resume_from=plan.resume,
+        )
+        return f"rank {parallel.rank} done"
+
+
+def failed_nodes() -> str:
+    """The nodes of this job that SLURM holds down or failed, with its reason for each
+    (``vm (disk on fire)``); "" when none is (or SLURM cannot say)."""
+    nodes = os.environ.get("SLURM_JOB_NODELIST", "")
+    if not nodes:
+        return ""
+    try:
+        output = run_slurm("sinfo", "-h", "-N", "-n", nodes, "-t", "down,fail", "-o", "%N|%E")
+    except SlurmError:
+        return ""
+    failed = dict(line.split("|", 1) for line in output.splitlines() if "|" in line)
+    return ", ".join(f"{node} ({why.strip() or 'no reason given'})" for node, why in failed.items())
+
+
+def _device(result: TrainingResult, parallel: DataParallel) -> str:
+    return f"{result.device} ×{parallel.world_size}" if parallel.enabled else result.device
 
 
 def _leave_running(run: RunLifecycle) -> None:

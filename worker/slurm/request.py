@@ -48,21 +48,26 @@ class SlurmRequest:
             raise ValueError(f"slurm request: unknown field(s) {', '.join(unknown)}")
         return cls(**data)
 
-    def check_one_process(self, devices: int = 1) -> None:
-        """Several GPUs, nodes or ``training.devices`` make a distributed run, which a SLURM
-        job does not start yet (its time limit, cancel and requeue are handled for one
-        training process only): refused, naming the field."""
-        if devices > 1:
+    def tasks_per_node(self, devices: int = 1) -> int:
+        """The SLURM tasks (one rank each) per node of a run with ``training.devices``
+        processes in all. The config's ``devices`` is the run's world size (its batch is
+        checked to split over it), so the request must make exactly that many ranks:
+        ``nodes`` × tasks per node, with one GPU per task where it asks for GPUs.
+        ``ValueError`` naming the field otherwise."""
+        if devices % self.nodes:
             raise ValueError(
-                f"training.devices: {devices}; a SLURM run trains in one process for now "
-                "(set it to 1, or run it on the workers)"
+                f"slurm nodes: {self.nodes} do not split training.devices {devices} "
+                "evenly (each node runs devices / nodes ranks)"
             )
-        if self.gpus > 1 or self.nodes > 1:
-            field, value = ("gpus", self.gpus) if self.gpus > 1 else ("nodes", self.nodes)
+        per_node = devices // self.nodes
+        if self.gpus and self.gpus != per_node:
+            world = self.gpus * self.nodes
             raise ValueError(
-                f"slurm {field}: {value} asked; a SLURM run uses one node and at most one "
-                "GPU for now (multi-device runs run on the workers)"
+                f"training.devices: {devices}, but slurm gpus {self.gpus} per node on "
+                f"{self.nodes} node(s) make {world} ranks (one per GPU); set "
+                f"training.devices to {world}"
             )
+        return per_node
 
     def resolved(self, partition: str, max_time_min: int | None) -> SlurmRequest:
         """This request with its partition and time limit filled in."""
@@ -74,19 +79,24 @@ class SlurmRequest:
         """When SLURM warns the job before its limit: 90 s, or a quarter of a short limit."""
         return max(10, min(SIGNAL_BEFORE_LIMIT_S, (self.time_min or 0) * 60 // 4))
 
-    def executor_parameters(self, partition: str, job_name: str) -> dict[str, Any]:
-        """submitit ``SlurmExecutor.update_parameters`` keyword arguments."""
+    def executor_parameters(
+        self, partition: str, job_name: str, tasks_per_node: int = 1
+    ) -> dict[str, Any]:
+        """submitit ``SlurmExecutor.update_parameters`` keyword arguments; each of the
+        ``nodes`` × ``tasks_per_node`` tasks is one rank of the run."""
         parameters: dict[str, Any] = {
             "job_name": job_name,
             "partition": partition,
             "time": self.time_min or DEFAULT_TIME_MIN,
             "nodes": self.nodes,
-            "ntasks_per_node": 1,
+            "ntasks_per_node": tasks_per_node,
             "signal_delay_s": self.signal_delay_s,
             "additional_parameters": {"requeue": True},
         }
         if self.gpus:
             parameters["gpus_per_node"] = self.gpus
+        if self.nodes * tasks_per_node > 1:  # a rank that fails ends the others (no hang)
+            parameters["srun_args"] = ["--kill-on-bad-exit=1"]
         optional = {
             "cpus_per_task": self.cpus_per_task,
             "mem": f"{int(self.mem_gb * 1024)}M" if self.mem_gb else None,

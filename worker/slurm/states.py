@@ -1,5 +1,6 @@
 """SLURM's word on the SLURM runs of a store: the state and reason of each one's job
-(``squeue``; ``sacct`` when accounting exists, for jobs squeue has forgotten), written
+(``squeue``; ``sacct`` for jobs squeue has forgotten, from the accounting storage or
+the job-completion log), written
 to ``scheduler.json``, and the runs whose job ended without ending them closed with
 SLURM's reason. Called by the reaper before the heartbeat rule, which spares the runs
 whose job SLURM still holds (a pending or requeued job has no heartbeat)."""
@@ -73,15 +74,25 @@ def job_states(job_ids: list[str]) -> dict[str, JobState]:
     return states
 
 
+#: sacct's sources: the accounting storage (slurmdbd), else the job-completion log
+#: (``JobCompType=jobcomp/filetxt``, ``sacct -c``), which lists every ended attempt of a
+#: job (a requeued one more than once; the last line is its latest)
+SACCT_SOURCES = (("-X",), ("-c",))
+
+
 def accounting_states(job_ids: list[str]) -> dict[str, JobState]:
-    """What ``sacct`` remembers of jobs squeue forgot ({} without accounting)."""
-    try:
-        output = run_slurm(
-            "sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State,Reason"
-        )
-    except SlurmError:  # no accounting storage on this cluster
-        return {}
-    return _parse(output)
+    """What ``sacct`` remembers of jobs squeue forgot ({} where the cluster keeps neither
+    accounting nor a job-completion log)."""
+    listed = ",".join(job_ids)
+    for source in SACCT_SOURCES:
+        try:
+            output = run_slurm(
+                "sacct", "-n", "-P", *source, "-j", listed, "-o", "JobID,State,Reason"
+            )
+        except SlurmError:  # "Slurm accounting storage is disabled", or no jobcomp log
+            continue
+        return _parse(output)
+    return {}
 
 
 def slurm_runs(store: RunStore) -> list[RunRecord]:
@@ -101,7 +112,7 @@ def refresh_slurm_runs(store: RunStore) -> set[str]:
     except SlurmError as error:  # SLURM unreachable: spare them all, say why once
         log.warning("SLURM runs not checked: %s", error)
         return {r.run_id for r in records if r.status != "lost"}
-    alive = set()
+    alive, requeued = set(), []
     for record in records:
         job = str(record.executor["job_id"])
         state = states.get(job)
@@ -110,14 +121,37 @@ def refresh_slurm_runs(store: RunStore) -> set[str]:
                 _close(store, record, "lost", f"SLURM no longer knows job {job}")
             continue  # running: the heartbeat rule decides
         write_scheduler_state(store.files, record.run_id, state.state, state.reason)
-        if state.state in ALIVE:
+        if state.state == "PENDING" and record.status == "running":
+            requeued.append(record)  # pending again while its run ran: why did it stop?
+        elif state.state in ALIVE:
             alive.add(record.run_id)
         elif state.state in ENDED and record.status != "lost":
-            status, template = ENDED[state.state]
-            minutes = record.executor.get("limits", {}).get("time_min", "?")
-            why = f" ({state.reason})" if state.reason not in ("", "None") else ""
-            message = template.format(job=job, why=why, minutes=minutes)
-            _close(store, record, status, message)
+            _close_as_ended(store, record, state)
+    return alive | _requeued_alive(store, requeued)
+
+
+def _close_as_ended(store: RunStore, record: RunRecord, state: JobState) -> None:
+    status, template = ENDED[state.state]
+    minutes = record.executor.get("limits", {}).get("time_min", "?")
+    why = f" ({state.reason})" if state.reason not in ("", "None") else ""
+    message = template.format(job=record.executor["job_id"], why=why, minutes=minutes)
+    _close(store, record, status, message)
+
+
+def _requeued_alive(store: RunStore, records: list[RunRecord]) -> set[str]:
+    """Runs whose job SLURM requeued: alive (they resume when it starts again), but for
+    those whose last attempt a node failure ended (sacct says NODE_FAIL: the job died
+    with its node, no process of it recorded the end), which end ``lost`` with it."""
+    if not records:
+        return set()
+    attempts = accounting_states([str(r.executor["job_id"]) for r in records])
+    alive = set()
+    for record in records:
+        last = attempts.get(str(record.executor["job_id"]))
+        if last is not None and last.state == "NODE_FAIL":
+            _close_as_ended(store, record, last)
+        else:
+            alive.add(record.run_id)
     return alive
 
 

@@ -38,9 +38,9 @@ def submit_slurm(
     validated = validated_config(config)  # the one check of a submitted run
     store = store or RunStore()
     check_checkpoint_dir(validated, store.home)
-    request.check_one_process(validated.training.devices)
     require("sbatch")
-    partition = check_request(request)
+    partition = check_request(request)  # what the cluster cannot give, first
+    tasks_per_node = request.tasks_per_node(validated.training.devices)
     request = request.resolved(partition.name, partition.max_time_min)
     run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags))
     record = {
@@ -55,7 +55,7 @@ def submit_slurm(
         folder = store.run_dir(run_id) / LOG_FOLDER
         executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=0)
         executor.update_parameters(
-            **request.executor_parameters(partition.name, f"spherescope-{run_id}")
+            **request.executor_parameters(partition.name, f"spherescope-{run_id}", tasks_per_node)
         )
         job = executor.submit(SlurmRunJob(str(store.home), run_id, request.time_min or 0))
         write_executor(store.files, run_id, {**record, "job_id": str(job.job_id)})

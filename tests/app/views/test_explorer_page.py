@@ -106,3 +106,21 @@ def test_a_real_analysis_run_is_explored_with_its_class_names(store, tmp_path, c
     assert "❌" in set(strips[0]["correct"])
     per_class = next(t.value for t in app.dataframe if "recall@1" in t.value.columns)
     assert sorted(per_class["class"]) == ["cat", "dog", "owl"]
+
+
+def test_each_strip_shows_the_stored_images_and_ids_for_the_rest(run_with_results, store) -> None:
+    from db.thumbnails import write_thumbnails
+
+    # images of query 1 and of its first neighbour (2); neighbour 3 and 0 have none
+    write_thumbnails(store, run_with_results, [1, 2], np.full((2, 8, 8), 128, np.uint8))
+    app = open_page("views/explorer.py", {"run_id": run_with_results})
+    assert not app.exception and not app.error
+    strips = [h.proto.body for h in app.get("html") if "neighbour-strip" in h.proto.body]
+    strips = [s for s in strips if 'title="query 1,' in s]
+    assert len(strips) == 1, strips
+    strip = strips[0]
+    assert strip.count("<img") == 2 and strip.count("data:image/png;base64,") == 2
+    assert '<figure class="wrong" title="#1: sample 2, class dog">' in strip
+    assert "<code>3</code>" in strip and "<code>0</code>" in strip  # ids stand in
+    assert strip.count('class="correct"') == 1 and strip.count('class="wrong"') == 2
+    assert "sim 0.900" in strip and "‖f‖ –" in strip  # this step stored no norms

@@ -68,6 +68,9 @@ def test_mining_diagnostics_have_their_own_tab(store) -> None:
         for step in range(1, 21):
             values = {"loss/total": 0.1, "cos/pos": 0.6, "cos/neg": 0.1}
             values |= {"mining/active_fraction": 1 / step, "mining/hardest_neg_sim": 0.4}
+            # positives moving up from cos 0.5 to 0.95 (bins 30 → 39); negatives at 0
+            values |= {f"mining/pos_sim_hist/{30 + (step - 1) // 2:02d}": 1.0}
+            values |= {"mining/neg_sim_hist/20": 0.75, "mining/neg_sim_hist/19": 0.25}
             run.tracker.track_many(values, step)
     app = open_page("views/run.py", {"run_id": run_id})
     assert "Mining" in [tab.label for tab in app.tabs]
@@ -77,3 +80,16 @@ def test_mining_diagnostics_have_their_own_tab(store) -> None:
     titles = [str(spec.get("title", {}).get("text")) for spec in charts_of(app)]
     assert any("Active pairs / triplets" in t for t in titles), titles
     assert any("Hardest-negative cosine" in t for t in titles), titles
+    specs = {str(spec.get("title", {}).get("text")): spec for spec in charts_of(app)}
+    positive = next(s for t, s in specs.items() if "Positive-pair cosine" in t)
+    negative = next(s for t, s in specs.items() if "Negative-pair cosine" in t)
+    cells = positive["datasets"]["rows"]
+    lowers = sorted({round(c["lower"], 6) for c in cells})
+    assert lowers == pytest.approx([0.5 + 0.05 * i for i in range(10)])
+    assert all(c["fraction"] == 1.0 for c in cells)
+    first = min(cells, key=lambda c: c["x0"])
+    assert first["x0"] == 1 and first["lower"] == pytest.approx(0.5)
+    last = max(cells, key=lambda c: c["x0"])
+    assert last["lower"] == pytest.approx(0.95) and last["upper"] == pytest.approx(1.0)
+    shares = {round(c["lower"], 2): c["fraction"] for c in negative["datasets"]["rows"]}
+    assert shares == {0.0: 0.75, -0.05: 0.25}

@@ -290,3 +290,26 @@ def test_the_estimated_duration_comes_from_recent_runs_of_the_model(filled):
     assert launch_checks.absurd_settings({"optimizer": {"lr": 10}}) == [
         "`optimizer.lr` = 10 is an unusually large learning rate (≥ 10)."
     ]
+
+
+def test_model_section_lists_every_backbone_with_its_parameter_count(home):
+    """Counts from the torch-free declarations, for the embedding the form sets; the
+    chosen backbone in bold."""
+    from sphere_engine.catalogue.backbones import BACKBONE_SIZES
+
+    def sizes_caption(app) -> str:
+        [caption] = [t for t in texts(app.caption) if t.startswith("Parameters with a ")]
+        return caption
+
+    app = open_page("views/launch.py")
+    app.selectbox(key=_form_key(app, "model.name")).set_value("resnet50").run()
+    caption = sizes_caption(app)
+    # the default 64-d embedding; resnet50: 23,508,032 in the trunk + 2,049 × 64
+    assert caption.startswith("Parameters with a 64-d embedding: ")
+    assert "**resnet50 23.6 M**" in caption and "resnet18 11.2 M" in caption
+    for name in BACKBONE_SIZES:
+        assert f"{name} " in caption
+    app.number_input(key=_form_key(app, "model.embedding_dim")).set_value(512).run()
+    caption = sizes_caption(app)
+    assert caption.startswith("Parameters with a 512-d embedding: ")
+    assert "**resnet50 24.6 M**" in caption and "mlp 91 k" in caption

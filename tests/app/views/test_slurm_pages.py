@@ -36,16 +36,18 @@ def test_launch_on_slurm_submits_with_the_fields_and_remembers_them(home, store,
     app.radio(key="launch.run_on").set_value("SLURM").run()
     app.text_input(key="launch.slurm.partition").set_value("gpu")
     app.number_input(key="launch.slurm.time_min").set_value(120)
+    app.number_input(key="launch.slurm.nodes").set_value(2)
     app.button(key="launch.go").click().run()
     assert not app.exception and not app.error, texts(app.error)
     (request,) = calls
-    assert (request.partition, request.time_min, request.gpus) == ("gpu", 120, 0)
+    assert (request.partition, request.time_min, request.gpus, request.nodes) == ("gpu", 120, 0, 2)
     assert any("Launched 1 run" in s for s in texts(app.success))
 
     app.radio(key="launch.run_on").set_value("workers").run()
     app.radio(key="launch.run_on").set_value("SLURM").run()
     assert app.text_input(key="launch.slurm.partition").value == "gpu"
     assert app.number_input(key="launch.slurm.time_min").value == 120
+    assert app.number_input(key="launch.slurm.nodes").value == 2
 
 
 def test_run_page_shows_the_job_its_pending_reason_and_requeues(home, store, monkeypatch):
@@ -76,3 +78,12 @@ def test_runs_table_says_where_a_run_runs_and_why_it_waits(home, store):
     assert table.loc["slurm run", "runs on"] == "SLURM 4242 (gpu)"
     assert table.loc["slurm run", "message"] == "SLURM job 4242 pending: Priority"
     assert table.loc["worker run", "runs on"] == ""
+
+
+def test_the_limits_of_a_job_of_several_nodes_count_gpus_per_node() -> None:
+    from app.data.executor import limits_text
+
+    record = {"executor": {"limits": {"time_min": 600, "gpus": 4, "nodes": 2}}}
+    assert limits_text(record) == "600 min · 4 GPUs per node · 2 nodes"
+    record = {"executor": {"limits": {"time_min": 30, "gpus": 1, "nodes": 1}}}
+    assert limits_text(record) == "30 min · 1 GPU · 1 node"

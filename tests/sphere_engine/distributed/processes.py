@@ -55,3 +55,54 @@ def torchrun(
     return subprocess.run(
         command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=timeout
     )
+
+
+# ``accelerate``'s CLI imports timm, and so torchvision, on start. This machine's
+# torchvision wheel is built for CUDA and fails to import on the CPU-only torch
+# (``operator torchvision::nms does not exist``); ``sphere_engine.tv_compat`` defines
+# the two missing operator schemas first. The CLI itself, its launcher and the ranks it
+# starts are Accelerate's own, unchanged.
+ACCELERATE_CLI = (
+    "import sys, sphere_engine.tv_compat; "
+    "from accelerate.commands.accelerate_cli import main; sys.exit(main())"
+)
+
+
+def accelerate_launch(
+    script: Path,
+    *args: str,
+    nproc: int = 2,
+    env: dict[str, str] | None = None,
+    timeout: float = 180,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` under ``accelerate launch`` with ``nproc`` CPU ranks (gloo).
+
+    ``--cpu`` with several processes starts only one unless MPI is set up (Accelerate's
+    multi-CPU launch is ``mpirun``); its launch through torch's elastic launcher is
+    ``--multi_gpu``, which on a machine without visible GPUs starts ``nproc`` processes
+    that the script puts on the CPU (``TrainingArguments(use_cpu=True)`` or
+    ``Accelerator(cpu=True)``): Accelerate then makes them a MULTI_CPU job over gloo."""
+    command = [
+        sys.executable,
+        "-c",
+        ACCELERATE_CLI,
+        "launch",
+        "--multi_gpu",
+        f"--num_processes={nproc}",
+        "--num_machines=1",
+        "--mixed_precision=no",
+        "--dynamo_backend=no",
+        f"--main_process_port={free_port()}",
+        str(script),
+        *args,
+    ]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+        **(env or {}),
+    }
+    return subprocess.run(
+        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=timeout
+    )

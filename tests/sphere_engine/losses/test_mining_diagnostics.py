@@ -53,3 +53,27 @@ def test_a_loss_without_mining_reports_nothing() -> None:
     loss = create_loss("ntxent")
     loss(at_angles(0, 40, 20, 100), LABELS)
     assert loss.mining_diagnostics() == {}
+
+
+def test_the_cosine_histograms_count_each_kind_of_pair_in_its_bin() -> None:
+    # positives 0°-10° (cos 0.985, two ordered pairs) and 90°-180° (cos 0, two);
+    # negatives: 0°-90° (0), 0°-180° (-1), 10°-90° (cos 80° = 0.174), 10°-180° (-0.985),
+    # each twice
+    loss = create_loss("triplet", margin=0.1)
+    loss(at_angles(0, 10, 90, 180), LABELS)
+    from sphere_engine.diagnostics.packed_statistics import StepStatistics
+
+    stats = StepStatistics()
+    stats.add(loss.mining_histograms())
+    values, _ = stats.to_host()
+    # bins of 0.05 from -1: cos 0.985 → bin 39, 0 → bin 20, 0.174 → 23, -0.985 and -1 → 0
+    assert values == pytest.approx(
+        {
+            "mining/pos_sim_hist/39": 0.5,
+            "mining/pos_sim_hist/20": 0.5,
+            "mining/neg_sim_hist/20": 0.25,
+            "mining/neg_sim_hist/23": 0.25,
+            "mining/neg_sim_hist/00": 0.5,
+        }
+    )
+    assert create_loss("ntxent").mining_histograms() is None

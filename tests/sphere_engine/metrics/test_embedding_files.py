@@ -149,3 +149,35 @@ def test_missing_string_label_is_an_error(tmp_path):
     path = write_csv(tmp_path, {"x": X[:, 0], "label": ["a", None, "b", "b"]})
     with pytest.raises(ValueError, match="missing labels"):
         load_embeddings_file(path)
+
+
+def test_npy_embeddings_are_memory_mapped_and_never_copied_whole(tmp_path, monkeypatch):
+    import tracemalloc
+
+    from sphere_engine.metrics import inputs
+
+    monkeypatch.setattr(inputs, "CHUNK_BYTES", 2**20)  # the file is 20 chunks
+
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(40_000, 128)).astype(np.float32)  # 20 MB
+    np.save(tmp_path / "x.npy", points)
+    np.save(tmp_path / "x_labels.npy", np.arange(40_000) % 7)
+    size = points.nbytes
+    tracemalloc.start()  # numpy reports its allocations; a file mapping is not one
+    try:
+        loaded = load_labelled_embeddings(tmp_path / "x.npy")
+        _, loading_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        unit = inputs.l2_normalize(loaded.embeddings)
+        _, normalising_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the loaded array is the file's mapping, not a copy in memory
+    assert isinstance(loaded.embeddings.base, np.memmap) or isinstance(loaded.embeddings, np.memmap)
+    assert not loaded.embeddings.flags.writeable
+    np.testing.assert_array_equal(loaded.embeddings, points)
+    assert loading_peak < size / 10  # labels + chunked finiteness checks only
+    # normalising: the float32 result plus chunk-sized float64 work arrays, never a
+    # whole-input float64 copy (that alone would be 2 × size)
+    assert normalising_peak < size + 4 * inputs.CHUNK_BYTES
+    np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, atol=1e-6)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics import neighbors, ranked_neighbors
 
-BACKENDS = ("faiss", "torch")
+BACKENDS = ("faiss", "torch", "torch-cuda")
+
+
+@pytest.fixture(autouse=True)
+def device_on_cpu(monkeypatch):
+    """The torch-cuda backend's code, run on the CPU (``backend.TORCH_DEVICE``)."""
+    monkeypatch.setattr(backends, "TORCH_DEVICE", "cpu")
 
 
 def collect(chunks, num_queries):

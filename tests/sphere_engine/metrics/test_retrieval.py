@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics import (
     knn_accuracy,
     map_at_r,
@@ -17,7 +18,15 @@ from sphere_engine.metrics import (
     retrieval_metrics,
 )
 
-BACKENDS = ("faiss", "torch")
+BACKENDS = ("faiss", "torch", "torch-cuda")
+
+
+@pytest.fixture(autouse=True)
+def device_on_cpu(monkeypatch):
+    """The torch-cuda backend's code, run on the CPU (``backend.TORCH_DEVICE``)."""
+    monkeypatch.setattr(backends, "TORCH_DEVICE", "cpu")
+
+
 KS = (1, 2, 4, 8)
 
 

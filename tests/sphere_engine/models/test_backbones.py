@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from sphere_engine.catalogue.backbones import BACKBONE_SIZES, backbone_parameters
 from sphere_engine.models import MODELS, create_model
 from sphere_engine.models.bn_inception import BNInceptionTrunk
 from sphere_engine.models.parameter_counts import parameter_count
@@ -39,6 +40,16 @@ def test_resnets_match_torchvision_parameter_counts():
 def test_parameter_counts_need_no_weights():
     assert parameter_count("resnet50", 512) == 23_508_032 + 2048 * 512 + 512
     assert parameter_count("bninception", 512) == 11_295_240 - 1_025_000 + 1024 * 512 + 512
+
+
+@pytest.mark.parametrize("name", MODELS.names())
+def test_every_backbone_declares_the_parameter_count_it_has(name):
+    """The Launch form's torch-free counts (``catalogue.backbones``) are the built
+    models' counts, with and without embedding BN and weight norm."""
+    declared = BACKBONE_SIZES[name]  # a registered backbone without a declaration fails
+    for dim, bn, wn in ((512, False, False), (64, True, False), (128, False, True)):
+        assert parameter_count(name, dim, bn, wn) == declared.parameters(dim, bn, wn)
+    assert backbone_parameters(name, 512) == parameter_count(name, 512)
 
 
 @pytest.mark.parametrize("kind", ["avg", "max", "avg+max"])

@@ -20,6 +20,8 @@ CLIENTS = ("sbatch", "squeue", "scancel", "sinfo", "scontrol")
 PACKAGES = ("slurm-wlm", "munge")
 #: MaxTime of the default partition, in minutes
 DEBUG_MAX_MINUTES = 30
+#: CPUs the test node declares (one per task of the tests' jobs running at once)
+NODE_CPUS = 6
 
 
 def _find(name: str) -> str | None:
@@ -56,11 +58,13 @@ def free_port() -> int:
 
 
 def node_line(hostname: str) -> str:
-    """This machine's node definition as slurmd reports it (CPUs, RealMemory, ...)."""
+    """This machine's node with its memory as slurmd reports it and ``NODE_CPUS`` CPUs
+    (``SlurmdParameters=config_overrides``: more than the machine has, so the tests' tiny
+    jobs, a 2-rank one included, run side by side)."""
     done = subprocess.run([_find("slurmd") or "slurmd", "-C"], capture_output=True, text=True)
-    first = done.stdout.splitlines()[0] if done.stdout else f"NodeName={hostname} CPUs=1"
-    fields = [f for f in first.split() if not f.startswith("NodeName=")]
-    return f"NodeName={hostname} NodeAddr=127.0.0.1 {' '.join(fields)} State=UNKNOWN"
+    first = done.stdout.splitlines()[0] if done.stdout else ""
+    memory = next((f for f in first.split() if f.startswith("RealMemory=")), "RealMemory=4000")
+    return f"NodeName={hostname} NodeAddr=127.0.0.1 CPUs={NODE_CPUS} {memory} State=UNKNOWN"
 
 
 class SlurmCluster:
@@ -77,6 +81,13 @@ class SlurmCluster:
     def env(self) -> dict[str, str]:
         """What a SLURM client needs to talk to this cluster."""
         return {"SLURM_CONF": str(self.conf)}
+
+    def command(self, *args: str) -> str:
+        """A SLURM client command against this cluster; its stdout (fails loudly)."""
+        done = self._run(*args)
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
 
     def write_config(self) -> None:
         munge = self.root / "munge"
@@ -107,9 +118,11 @@ class SlurmCluster:
             "SchedulerParameters=sched_interval=1",
             "AccountingStorageType=accounting_storage/none",
             "JobAcctGatherType=jobacct_gather/none",
-            "JobCompType=jobcomp/none",
+            "JobCompType=jobcomp/filetxt",  # what ``sacct -c`` reads without slurmdbd
+            f"JobCompLoc={logs / 'jobcomp.txt'}",
+            "SlurmdParameters=config_overrides",
             "MpiDefault=none",
-            "ReturnToService=2",
+            "ReturnToService=1",  # a node set DOWN stays down until RESUME (a failure)
             "SwitchType=switch/none",
             "MinJobAge=600",
             "KillWait=30",
@@ -162,6 +175,19 @@ class SlurmCluster:
         self._spawn("slurmd", "-D", "-f", str(self.conf), "-N", self.hostname)
         self._wait(self._node_idle, "slurmd", timeout_s)
         return self
+
+    def return_node(self, timeout_s: float = 90.0) -> None:
+        """Bring the node back after a test set it down: SLURM refuses to resume it while
+        the killed jobs' processes are still ending (KillWait), so ask until it is idle."""
+        deadline = time.monotonic() + timeout_s
+        while not self._node_idle():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node {self.hostname} did not return: {self._node_states()}")
+            self._run("scontrol", "update", f"NodeName={self.hostname}", "State=RESUME")
+            time.sleep(1)
+
+    def _node_states(self) -> str:
+        return self._run("sinfo", "-h", "-N", "-o", "%t|%E").stdout.strip()
 
     def _node_idle(self) -> bool:
         done = self._run("sinfo", "-h", "-N", "-o", "%t")

@@ -94,3 +94,12 @@ def test_launch_validation_resolves_image_size_from_the_backbone(trees):
     config.data.name = "digits"
     with pytest.raises(ValueError, match=r"data\.image_size: dataset 'digits' has fixed-size"):
         validate(config)
+
+
+def test_other_readers_given_a_benchmark_root_say_which_layout_they_found(trees):
+    with pytest.raises(
+        ValueError, match=r"^data.root: '.*' is in the cub200 layout .*; set data.name = cub200$"
+    ):
+        dataset_info("image_folder", root=str(trees["cub200"]), download=False)
+    with pytest.raises(ValueError, match=r"^data.root: CIFAR10 .*; it looks like the sop layout;"):
+        dataset_info("cifar10", root=str(trees["sop"]), download=False)
