@@ -61,7 +61,7 @@ def test_a_live_refresh_updates_the_chart_views_in_place(shared_stack, stack_hom
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
-        page.locator(CHARTS).nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
+        page.locator(CHARTS).nth(OVERVIEW_CHARTS - 1).wait_for(timeout=120_000)
         page.wait_for_timeout(1500)  # the views finish drawing
         kept = page.evaluate(_KEEP_VIEWS_JS)
         assert kept >= OVERVIEW_CHARTS
@@ -179,7 +179,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(shared_stack, s
         page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.get_by_text("up to step 100").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
-        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=120_000)
         page.wait_for_timeout(1000)
         full = page.evaluate(_X_DOMAINS_JS)
         assert page.evaluate(_DARK_CHARTS_JS) == [True] * OVERVIEW_CHARTS
@@ -198,7 +198,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(shared_stack, s
         # The zoom is in the URL: a reload (or the link) opens the charts zoomed alike.
         assert "zoom=step" in page.url, page.url
         page.reload()
-        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=120_000)
         page.wait_for_timeout(1000)
         assert _flat(page.evaluate(_X_DOMAINS_JS)) == pytest.approx(_flat(zoomed), rel=1e-4)
         kept = page.evaluate(_KEEP_VIEWS_JS)
@@ -262,7 +262,7 @@ def test_charts_out_of_view_and_hidden_tabs_wait_to_be_seen(shared_stack, stack_
         page.goto(f"{shared_stack}/run?run_id={run_id}")
         page.get_by_text("up to step 20").first.wait_for(timeout=60_000)
         charts = page.locator(CHARTS)
-        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=60_000)
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=120_000)
         page.wait_for_timeout(1000)
         assert page.evaluate(_LAST_DRAWN_JS) == [20] * OVERVIEW_CHARTS
         # the first row of charts at the top of the view (the tiles and findings above
@@ -324,7 +324,11 @@ def test_each_loss_term_has_its_own_scale_and_a_zero_term_no_chart(shared_stack,
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 2200})
         page.goto(f"{shared_stack}/run?run_id={run_id}")
-        page.locator(f"{CHARTS} canvas").nth(OVERVIEW_CHARTS - 1).wait_for(timeout=60_000)
+        page.wait_for_function(  # every chart drawn (slow on a loaded machine)
+            f"n => document.querySelectorAll('{CHARTS} canvas').length >= n",
+            arg=OVERVIEW_CHARTS,
+            timeout=120_000,
+        )
         tops = page.evaluate(_Y_TOPS_JS)
         browser.close()
     assert "loss:loss/l2" not in tops, tops  # zero at every step: no chart

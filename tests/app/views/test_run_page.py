@@ -64,7 +64,7 @@ def test_finished_run_shows_every_diagnostic(filled):
         "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine",
         "Mean gradient norm ‖∂L/∂f‖",
         "Rotation balance: small-norm / large-norm half (1 = balanced)",
-        "Mean turn of the tracked samples per logged step (degrees)",
+        "Mean turn of the tracked samples since their previous pass (degrees)",
         "Learning rate",
         "Seconds per step",
         "Training samples per second",
