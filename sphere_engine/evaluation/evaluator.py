@@ -149,7 +149,8 @@ class Evaluator:
         return Captured(host, labels, logits, vertices, probe, robustness)
 
     def compute(self, captured: Captured, tracker: Tracker, step: int) -> dict[str, float]:
-        """The metrics of captured embeddings (numpy and faiss only: any thread)."""
+        """The metrics of captured embeddings (numpy, faiss or the kNN backend's device:
+        any thread)."""
         from sphere_engine.evaluation.thumbnails import shown_rows
         from sphere_engine.metrics import (
             evaluate_embeddings,
