@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS
+from dashboard_server import CHROMIUM, CHROMIUM_ARGS, spherescope_up
 from test_dashboard_e2e import _settle
 
 from db.store import RunStore
@@ -58,17 +58,22 @@ def _matrices(page, count: int) -> list[dict]:
     return page.locator(".spherescope-matrix").evaluate_all(_MATRIX_BOXES_JS)
 
 
-def test_geometry_matrices_fit_their_columns_and_do_not_overlap(shared_stack, stack_home):
+def test_geometry_matrices_fit_their_columns_and_do_not_overlap(tmp_path):
     """Bug 5: the 8th column was cut off; side by side the grids clipped and overlapped."""
     from playwright.sync_api import sync_playwright
 
-    store = RunStore(stack_home)
+    # a stack of its own: side by side, the second run is the page's default pick, which
+    # the shared store's other training runs would take
+    store = RunStore(tmp_path / "home")
     first = _record(store, "narrow norms", 0.3)
     _record(store, "wide norms", 3.0)
-    with sync_playwright() as playwright:
+    with (
+        spherescope_up(tmp_path / "home", "geometry-stack.log") as stack,
+        sync_playwright() as playwright,
+    ):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{shared_stack}/geometry?run_id={first}")
+        page.goto(f"{stack}/geometry?run_id={first}")
         page.get_by_role("heading", name="Embedding geometry").wait_for(timeout=60_000)
         (single,) = _matrices(page, 1)
         assert single["right"] <= single["parent"] + 1, single  # all 8 columns shown

@@ -19,6 +19,8 @@ def test_integer_ids_of_any_kind_are_kept_exactly(ids) -> None:
     assert got.tolist() == [7, 3, 2**40]
 
 
-def test_float_ids_are_refused_in_one_line() -> None:
+def test_fractional_ids_are_refused_in_one_line_and_whole_floats_kept() -> None:
     with pytest.raises(ValueError, match="sample_ids must be 2 integer ids"):
-        sample_id_array(torch.tensor([1.0, 2.0]), 2)
+        sample_id_array(torch.tensor([1.5, 2.0]), 2)
+    # a user's float tensor of whole numbers names samples as well as an integer one
+    assert sample_id_array(torch.tensor([1.0, 2.0]), 2).tolist() == [1, 2]
