@@ -45,16 +45,7 @@ def torchrun(
         str(script),
         *args,
     ]
-    environment = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "OMP_NUM_THREADS": "1",
-        "CUDA_VISIBLE_DEVICES": "",
-        **(env or {}),
-    }
-    return subprocess.run(
-        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=timeout
-    )
+    return _run(command, env, timeout)
 
 
 # ``accelerate``'s CLI imports timm, and so torchvision, on start. This machine's
@@ -96,6 +87,11 @@ def accelerate_launch(
         str(script),
         *args,
     ]
+    return _run(command, env, timeout)
+
+
+def _run(command: list[str], env: dict | None, timeout: float) -> subprocess.CompletedProcess:
+    """``command`` from the repository root: one thread per rank, no GPU."""
     environment = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
