@@ -29,7 +29,8 @@ def test_a_node_failure_ends_the_run_lost_with_slurms_reason(
     # a run whose job dies with its node without a word (no process records its end):
     # a plain job standing for it, its run left running
     silent = store.create_run({}, "dies with its node", status="running")
-    raw = slurm.command("sbatch", "--parsable", "--requeue", "--wrap", "sleep 300").strip()
+    output = f"--output={tmp_path / 'silent-%j.out'}"  # not slurm-N.out in the checkout
+    raw = slurm.command("sbatch", "--parsable", "--requeue", output, "--wrap", "sleep 300").strip()
     write_executor(store.files, silent, {"executor": "slurm", "job_id": raw})
     at_step(store, run_id, 3)
     node = slurm.hostname
