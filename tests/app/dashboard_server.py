@@ -60,20 +60,29 @@ def dashboard(entry: str, env: Mapping[str, str], *options: str) -> Iterator[str
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "no dashboard"
-            time.sleep(0.5)
+        _wait_until_healthy(process, base, "streamlit")
         yield base
     finally:
         os.killpg(process.pid, signal.SIGTERM)  # the session this helper started
         process.wait(30)
+
+
+def _wait_until_healthy(process: subprocess.Popen, base: str, what: str) -> None:
+    """Until the dashboard at ``base`` answers its health check; fails the test if
+    ``process`` (``what``) exits first or STARTUP_S passes."""
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"{what} exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"the dashboard did not answer within {STARTUP_S} s")
+        time.sleep(0.5)
 
 
 def _spherescope() -> list[str]:
@@ -110,21 +119,7 @@ def spherescope_up(home: Path, log_name: str) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"spherescope up exited with {process.returncode}; see {ARTIFACTS / log_name}"
-                )
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the dashboard did not answer within {STARTUP_S} s")
-            time.sleep(0.5)
+        _wait_until_healthy(process, base, f"spherescope up (see {ARTIFACTS / log_name})")
         yield base
     finally:
         process.send_signal(signal.SIGTERM)
