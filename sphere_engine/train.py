@@ -9,6 +9,7 @@ measures goes to ``tracker``.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from sphere_engine.training import (
     train_step,
 )
 from sphere_engine.training.resume import resume
+from sphere_engine.training.step import StepOutcome
 
 __all__ = [
     "TrainingDivergedError",
@@ -86,6 +88,7 @@ def train_loop(
     needs_views = setup.objective.requires_views
     reporter = StepReporter(tracker)
     step, cancelled, checkpoint_path = start_step, False, None
+    waiting: QueuedStep | None = None  # the step queued on the device, not yet read
     final_metrics: dict[str, float] = {}
     evaluations = BackgroundEvaluations(
         setup.evaluator, background=setup.config.evaluation.background
@@ -108,22 +111,24 @@ def train_loop(
             if needs_views:
                 inputs, labels = two_views(setup, inputs, labels)
 
-            # ---- forward, backward, diagnostics, optimiser step
+            # ---- forward, backward, diagnostics, optimiser step: queued on the device
             logged = step % diagnostics.log_every == 0 or step == training.steps
             track = logged and tracks_samples(setup, step)
             outcome = train_step(setup, inputs, labels, logged=logged, track_samples=track)
-            if outcome.diverged:
-                raise TrainingDivergedError(reporter.divergence_message(step, outcome.loss))
+            queued = QueuedStep(step, outcome, lr, started, len(labels) * parallel.world_size,
+                                setup.tracked.id_list if track else [])  # fmt: skip
 
-            # ---- report
-            if outcome.host is not None:
-                elapsed = time.perf_counter() - started
-                timing = {
-                    "lr": lr,
-                    "time/step": elapsed,
-                    "time/samples_per_s": len(labels) * parallel.world_size / max(elapsed, 1e-9),
-                }
-                reporter.add(step, outcome.host, timing, setup.tracked.id_list if track else [])
+            # ---- report the previous step: reading it waits for its device work, not
+            # for this step's (queued behind it); a non-finite loss ends the run there
+            if waiting is not None:
+                read_step(waiting, reporter, ended=started)
+            waiting = queued
+            # the model is evaluated or saved now: this step is read too (on every rank,
+            # so that all ranks meet a divergence at the same step)
+            eval_due = step % diagnostics.eval_every == 0 or step == training.steps
+            if eval_due or checkpoint_due(setup, step):
+                read_step(waiting, reporter)
+                waiting = None
             # K steps waiting, the oldest waited ~0.5 s, or the last step: reported before
             # its progress, so the final progress line shows the final values
             if reporter.due() or step == training.steps:
@@ -134,7 +139,7 @@ def train_loop(
             # embeddings taken now, metrics computed beside the loop, tracked when done
             if is_main:
                 evaluations.collect(tracker, step)
-            if is_main and (step % diagnostics.eval_every == 0 or step == training.steps):
+            if is_main and eval_due:
                 reporter.report()
                 evaluate(setup, evaluations, tracker, step, final=step == training.steps)
 
@@ -143,13 +148,22 @@ def train_loop(
                 reporter.report()
                 checkpoint_path = write_checkpoint(setup, tracker, step)
 
-        # ---- end (finished or cancelled): final evaluation if it was not just done
+        # ---- end (finished or cancelled): the last queued step read, final evaluation
+        # if it was not just done
+        if waiting is not None:
+            read_step(waiting, reporter)
+            waiting = None
         if is_main and cancelled and step and step % diagnostics.eval_every:
             evaluate(setup, evaluations, tracker, step, final=True)
         final_metrics = evaluations.drain(tracker, step)  # the run waits for the last one
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
         if is_main and setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
+    except BaseException:
+        if waiting is not None:  # the failed step's predecessor is kept, if it can be read
+            with contextlib.suppress(Exception):
+                read_step(waiting, reporter)
+        raise
     finally:
         evaluations.close()
         try:
@@ -157,6 +171,36 @@ def train_loop(
         finally:
             tracker.flush()
     return TrainingResult(step, cancelled, final_metrics, checkpoint_path, str(setup.device))
+
+
+@dataclass
+class QueuedStep:
+    """A step queued on the device, read on the host later."""
+
+    step: int
+    outcome: StepOutcome
+    lr: float
+    started: float  # perf_counter at the step's start
+    samples: int  # in the global batch
+    sample_ids: list[int]
+
+
+def read_step(queued: QueuedStep, reporter: StepReporter, ended: float | None = None) -> None:
+    """Read ``queued``'s values (waiting for its device work) and hand a logged step to
+    the reporter; a non-finite loss ends the run. ``ended``: when the next step started
+    (a step's time is the interval between step starts); None: now."""
+    result = queued.outcome.read()
+    if result.diverged:
+        raise TrainingDivergedError(reporter.divergence_message(queued.step, result.loss))
+    if result.host is None:
+        return
+    elapsed = (time.perf_counter() if ended is None else ended) - queued.started
+    timing = {
+        "lr": queued.lr,
+        "time/step": elapsed,
+        "time/samples_per_s": queued.samples / max(elapsed, 1e-9),
+    }
+    reporter.add(queued.step, result.host, timing, queued.sample_ids)
 
 
 def tracks_samples(setup: TrainingSetup, step: int) -> bool:

@@ -14,12 +14,16 @@ from sphere_engine.data.shuffled_batch_sampler import ShuffledBatchSampler
 
 
 class _WithIndex(Dataset[tuple[Tensor, Tensor, int]]):
-    """Adds each sample's index to what the wrapped dataset returns."""
+    """Adds each sample's index to what the wrapped dataset returns; a dataset with
+    ``pixels`` gives its uint8 pixels (normalised after the batch's transfer)."""
 
     def __init__(self, dataset: Dataset[Any]) -> None:
         self.dataset = dataset
+        self.raw = hasattr(dataset, "pixels") and hasattr(dataset, "normalise")
 
     def __getitem__(self, index: int) -> tuple[Tensor, Tensor, int]:
+        if self.raw:
+            return self.dataset.pixels(index), torch.tensor(self.dataset.labels[index]), index
         x, y = self.dataset[index]
         return x, y, index
 
@@ -60,7 +64,9 @@ def iter_batches(
 
     ``split`` needs ``.labels``. With ``get_batch`` (in-memory data) batches are taken
     by indexing tensors directly, after moving the data to ``device`` once; otherwise a
-    DataLoader with ``num_workers`` decodes them and each batch is moved to ``device``.
+    DataLoader with ``num_workers`` decodes them and each batch is moved to ``device``;
+    a dataset with ``pixels(index)`` and ``normalise(batch)`` (``ImageFolderData``) is
+    loaded as uint8 pixels and each batch normalised after the move.
     ``shard``: this process's part of each batch (data-parallel training; every process
     draws the same global batches from the same seed).
     """
@@ -76,8 +82,9 @@ def iter_batches(
             yield x, y, indices
         return
     pin = device is not None and torch.device(device).type == "cuda"
+    dataset = _WithIndex(split)
     loader = DataLoader(
-        _WithIndex(split),
+        dataset,
         batch_sampler=sampler,
         num_workers=num_workers,
         pin_memory=pin,
@@ -87,4 +94,6 @@ def iter_batches(
         if device is not None:
             x = x.to(device, non_blocking=True)
             y = y.to(device, non_blocking=True)
+        if dataset.raw:
+            x = split.normalise(x)
         yield x, y, indices

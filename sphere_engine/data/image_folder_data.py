@@ -22,8 +22,14 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
-    """Image files with class labels; each item is decoded with PIL (as RGB), resized to
-    ``image_size`` × ``image_size`` and normalised: a float tensor (3, S, S) and its label.
+    """Image files with class labels; each item is decoded with PIL (as RGB), turned into
+    uint8 pixels (3, S, S) by ``transform`` (default: resized to ``image_size`` ×
+    ``image_size``) and normalised: a float tensor (3, S, S) and its label.
+
+    The two halves are separate so that a DataLoader moves uint8 pixels (``pixels``: a
+    quarter of float32's bytes to collate, share between processes, pin and copy; the
+    float conversion was most of a worker's time per image) and each batch is
+    normalised on its device (``normalise``); ``iter_batches`` does that.
 
     Labels are remapped to 0..C-1; ``classes`` keeps the original class ids (C,). There
     is no ``get_batch``: batches come through a DataLoader (workers decode in parallel).
@@ -46,13 +52,16 @@ class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
         #: The name of each remapped class (None: the dataset has no names).
         self.class_names = list(class_names) if class_names is not None else None
         self.transform = transform or v2.Compose(
-            [
-                v2.ToImage(),
-                v2.Resize((image_size, image_size), antialias=True),
-                v2.ToDtype(torch.float32, scale=True),
-                v2.Normalize(list(mean), list(std)),
-            ]
+            [v2.ToImage(), v2.Resize((image_size, image_size), antialias=True)]
         )
+        # inputs = pixels · scale + shift = (pixels / 255 − mean) / std, per channel
+        std_t = torch.tensor(std, dtype=torch.float32).reshape(-1, 1, 1)
+        self._scale = 1.0 / (255.0 * std_t)
+        self._shift = -torch.tensor(mean, dtype=torch.float32).reshape(-1, 1, 1) / std_t
+        self._on_device: dict[torch.device, tuple[Tensor, Tensor]] = {}
+
+    def __getstate__(self) -> dict:  # loader workers get no device copies
+        return {**self.__dict__, "_on_device": {}}
 
     @property
     def num_classes(self) -> int:
@@ -62,5 +71,23 @@ class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
         return len(self.paths)
 
     def __getitem__(self, index: int) -> tuple[Tensor, Tensor]:
+        return self.normalise(self.pixels(index)), torch.tensor(self.labels[index])
+
+    def pixels(self, index: int) -> Tensor:
+        """Image ``index`` decoded and transformed: uint8 (3, S, S)."""
         image = torchvision.datasets.folder.default_loader(str(self.paths[index]))
-        return self.transform(image), torch.tensor(self.labels[index])
+        pixels = self.transform(image)
+        if pixels.dtype != torch.uint8:
+            raise TypeError(f"ImageFolderData.transform must give uint8 pixels, got {pixels.dtype}")
+        return pixels
+
+    def normalise(self, pixels: Tensor) -> Tensor:
+        """uint8 pixels (3, S, S) or a batch (N, 3, S, S) → float32 model inputs, on the
+        pixels' device."""
+        if pixels.device not in self._on_device:
+            self._on_device[pixels.device] = (
+                self._scale.to(pixels.device),
+                self._shift.to(pixels.device),
+            )
+        scale, shift = self._on_device[pixels.device]
+        return torch.addcmul(shift, pixels.float(), scale)

@@ -104,10 +104,21 @@ def _class_sums(directions: torch.Tensor, labels: torch.Tensor, classes: int) ->
 
 def _pair_sums(directions: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """[Σ over same-class pairs, Σ over all pairs] of cosines, self-pairs included
-    (called under ``no_grad``)."""
-    classes = int(labels.max()) + 1  # the sync ``F.one_hot`` would do as well
+    (called under ``no_grad``). On a CPU through per-class sums (O(N·d)); on an
+    accelerator through the N × N cosines, which needs no class count read on the host
+    (a sync that would make the device wait for the host every step)."""
+    if directions.device.type != "cpu":
+        return pair_sums_by_matrix(directions, labels)
+    classes = int(labels.max()) + 1
     class_sums = _class_sums(directions, labels, classes)
     return torch.stack((class_sums.square().sum(), class_sums.sum(dim=0).square().sum()))
+
+
+def pair_sums_by_matrix(directions: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """``_pair_sums`` from the N × N cosines masked by label equality (no sync)."""
+    cosines = directions @ directions.T
+    same = (labels[:, None] == labels[None, :]).to(cosines.dtype)
+    return torch.stack(((cosines * same).sum(), directions.sum(dim=0).square().sum()))
 
 
 @torch.no_grad()

@@ -4,21 +4,24 @@ Each group of statistics (``PackedStatistics``) is its raw values (1-D tensors) 
 ``finish`` function that computes the logged values from them on the host with NumPy in
 float64 (``sphere_engine.diagnostics.host``). ``StepStatistics.transfer`` concatenates
 every group and moves it to the CPU once per logged step (one device sync, not one per
-statistic); the finish runs later, K steps of one layout at once
-(``sphere_engine.diagnostics.pending_statistics``). ``reduces_on_host`` says whether a batch's
-per-sample reductions run on its device (O(N) numbers travel) or in the host finish (the
-raw N × d values travel: small CPU batches). The groups themselves are built in
-``sphere_engine.diagnostics`` and ``sphere_engine.diagnostics.direction_tracker``.
+statistic; ``transfer_later`` starts the copy and waits for it when asked); the finish
+runs later, K steps of one layout at once (``sphere_engine.diagnostics.pending_statistics``).
+``reduces_on_host`` says whether a batch's per-sample reductions run on its device (O(N)
+numbers travel) or in the host finish (the raw N × d values travel: small CPU batches).
+The groups themselves are built in ``sphere_engine.diagnostics`` and
+``sphere_engine.diagnostics.direction_tracker``.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import torch
 
 from sphere_engine.diagnostics.host import named_rows
+from sphere_engine.diagnostics.host_copy import HostCopy
 from sphere_engine.diagnostics.pending_statistics import HostStep, finish_steps
 
 # A CPU batch of at most this many values (N × d) is not reduced by torch at all: its
@@ -123,20 +126,40 @@ class StepStatistics:
 
     def transfer(self) -> HostStep:
         """One device → host transfer for everything (this is the step's sync point)."""
+        return self.transfer_later().result()
+
+    def transfer_later(self) -> PendingTransfer:
+        """Start the one device → host transfer; ``PendingTransfer.result()`` waits for it
+        (the device runs on meanwhile)."""
         parts = [part for group in self.groups for part in group.parts]
         if self.sample_norms is not None:
             parts.append(self.sample_norms.detach().reshape(-1))
-        if not parts:
-            return HostStep(self.groups, np.zeros(0), np.zeros(0))
         # cat promotes mixed dtypes (labels are exact in float32 below 2**24); every raw
         # value is rounded to float32 on the device, then finished in float64 (widened
         # by the batched finish, off the training thread in the SDK)
-        flat = torch.cat(parts).float().cpu().numpy()
-        size = sum(group.size for group in self.groups)
-        return HostStep(self.groups, flat[:size], flat[size:])
+        flat = torch.cat(parts).float() if parts else None
+        return PendingTransfer(self.groups, flat, sum(group.size for group in self.groups))
 
     def to_host(self) -> tuple[dict[str, float], list[float]]:
         """The step's finished values and tracked-sample norms (transfer and finish now).
         A name added twice keeps its last value, as a dict would."""
         host = self.transfer()
         return finish_steps([host])[0], host.sample_norms.tolist()
+
+
+class PendingTransfer:
+    """A step's raw values on their way to the host (``StepStatistics.transfer_later``)."""
+
+    def __init__(
+        self, groups: list[PackedStatistics], flat: torch.Tensor | None, size: int
+    ) -> None:
+        self.groups, self.size = groups, size
+        self.copy = HostCopy(flat) if flat is not None else None
+        self.wall_time = time.time()  # the step's time, not the read's
+
+    def result(self) -> HostStep:
+        """The step's ``HostStep`` (waits for the copy)."""
+        if self.copy is None:
+            return HostStep(self.groups, np.zeros(0), np.zeros(0), self.wall_time)
+        flat = self.copy.numpy()
+        return HostStep(self.groups, flat[: self.size], flat[self.size :], self.wall_time)

@@ -51,10 +51,27 @@ class MiningRecord:
             positive = ~self.negative & ~itself
             # histc drops values outside [min, max]: rounding puts a cosine at 1 + 1e-7
             sim = self.similarity.float().clamp(hist.LOW, hist.HIGH)
-            counts = [
-                torch.histc(sim[mask], bins=hist.BINS, min=hist.LOW, max=hist.HIGH)
-                for mask in (positive, self.negative)
-            ]
+            count_bins = histc_of_masked if sim.device.type == "cpu" else masked_bin_counts
+            counts = [count_bins(sim, mask) for mask in (positive, self.negative)]
         return PackedStatistics(
             POSITIVE_NAMES + NEGATIVE_NAMES, tuple(counts), finish_histograms, ("sim_hist",)
         )
+
+
+def histc_of_masked(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``torch.histc`` of ``values[mask]`` over the catalogue's bins (a CPU has no sync
+    to avoid)."""
+    return torch.histc(values[mask], bins=hist.BINS, min=hist.LOW, max=hist.HIGH)
+
+
+def masked_bin_counts(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The counts ``histc_of_masked`` gives, for ``values`` in [LOW, HIGH], without
+    selecting ``values[mask]``: a boolean selection's size is read on the host, a sync
+    per step on an accelerator. Each value's bin is histc's rule, (v − LOW) · BINS /
+    (HIGH − LOW) truncated, HIGH in the last bin; the mask (NaN left out, as histc
+    does) is the weight."""
+    position = (values - hist.LOW) * hist.BINS / (hist.HIGH - hist.LOW)
+    bins = position.nan_to_num(0.0).long().clamp_(0, hist.BINS - 1).reshape(-1)
+    weights = (mask & ~values.isnan()).reshape(-1).to(values.dtype)
+    counts = torch.zeros(hist.BINS, dtype=values.dtype, device=values.device)
+    return counts.index_add_(0, bins, weights)

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 import torch
 
 from sphere_engine.diagnostics.batch_statistics import StepStatistics, batch_statistics
+from sphere_engine.diagnostics.host_copy import HostCopy
+from sphere_engine.diagnostics.packed_statistics import PendingTransfer
 from sphere_engine.diagnostics.pending_statistics import HostStep
 from sphere_engine.training.setup import TrainingSetup
 
 
 @dataclass
-class StepOutcome:
-    """What the loop needs from a step: its loss on the host and, on a logged step, the
-    raw diagnostics (finished later by the reporter)."""
+class StepResult:
+    """A step as read on the host: its loss and, on a logged step, the raw diagnostics
+    (finished later by the reporter)."""
 
     loss: float
     host: HostStep | None
@@ -28,6 +30,23 @@ class StepOutcome:
     @property
     def diverged(self) -> bool:
         return not math.isfinite(self.loss)
+
+
+@dataclass
+class StepOutcome:
+    """A queued step's loss and, on a logged step, its diagnostics, on their way to the
+    host; ``read`` waits for them. The loop reads a step after queuing the next one, so
+    the device never waits for the host."""
+
+    loss: HostCopy | None  # an unlogged step's loss (a logged step's is in ``host``)
+    host: PendingTransfer | None
+
+    def read(self) -> StepResult:
+        if self.host is not None:
+            host = self.host.result()
+            return StepResult(host.raw_value("loss/total"), host)
+        assert self.loss is not None
+        return StepResult(float(self.loss.numpy()[0]), None)
 
 
 def train_step(
@@ -38,9 +57,11 @@ def train_step(
     logged: bool,
     track_samples: bool | None = None,
 ) -> StepOutcome:
-    """Train on one batch. A step whose loss is not finite is not applied.
-    ``track_samples``: whether a logged step also embeds the tracked samples (the
-    loop's ``tracks_samples``; None: on every logged step)."""
+    """Queue one batch's training on the device and return without waiting for it: the
+    loop reads the outcome later (a step whose loss is not finite ends the run there,
+    its own update applied: the run fails either way). ``track_samples``: whether a
+    logged step also embeds the tracked samples (the loop's ``tracks_samples``; None: on
+    every logged step)."""
     keep_embedding_grad = logged and setup.config.diagnostics.gradient_stats
     precision = setup.precision
     if setup.channels_last:
@@ -59,18 +80,16 @@ def train_step(
     precision.backward(loss)
     setup.parallel.average_gradients(setup.objective.parameters())
 
-    # ---- diagnostics (no autograd; one host transfer for all of them)
+    # ---- diagnostics (no autograd; one host transfer for all of them, not waited for)
     if logged:
         track = logged if track_samples is None else track_samples
         host = measure_step(setup, loss, embeddings, labels, keep_embedding_grad, track)
-        outcome = StepOutcome(host.raw_value("loss/total"), host)
-    else:
-        # still one sync: divergence must be caught
-        outcome = StepOutcome(float(loss.detach()), None)
+        outcome = StepOutcome(None, host)
+    else:  # the loss alone: divergence must be caught
+        outcome = StepOutcome(HostCopy(loss.detach().float().reshape(1)), None)
 
     # ---- optimiser step
-    if not outcome.diverged:
-        precision.step(setup.optimizer)
+    precision.step(setup.optimizer)
     return outcome
 
 
@@ -81,9 +100,9 @@ def measure_step(
     labels: torch.Tensor,
     with_gradients: bool,
     track_samples: bool = True,
-) -> HostStep:
-    """A logged step's statistics, moved to the host in one transfer (the step's one
-    sync point); ``PendingStatistics`` finishes them later. ``track_samples``: with the
+) -> PendingTransfer:
+    """A logged step's statistics, on their way to the host in one transfer (waited for
+    when read); ``PendingStatistics`` finishes them later. ``track_samples``: with the
     tracked samples' norms and turns (their own no-grad pass, in the forward's
     precision and memory format)."""
     objective, tracked, parallel = setup.objective, setup.tracked, setup.parallel
@@ -108,4 +127,4 @@ def measure_step(
             embedded = tracked.embed(tracked.inputs)
         stats.add(tracked.directions.update(embedded))  # float32 from here
         stats.sample_norms = tracked.directions.norms
-    return stats.transfer()
+    return stats.transfer_later()

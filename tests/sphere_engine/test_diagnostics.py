@@ -174,3 +174,15 @@ def test_pair_cosines_on_small_and_large_batches_match_the_cosine_matrix(
     negative = cosines[~same].mean().item()
     assert math.isclose(stats["cos/pos"].item(), positive, rel_tol=1e-4, abs_tol=1e-5)
     assert math.isclose(stats["cos/neg"].item(), negative, rel_tol=1e-4, abs_tol=1e-5)
+
+
+def test_pair_sums_without_a_class_count_equal_the_per_class_sums() -> None:
+    """The accelerator's N × N form of the pair sums (no class count read on the host)
+    gives the CPU's per-class sums."""
+    from sphere_engine.diagnostics.batch_statistics import _pair_sums, pair_sums_by_matrix
+
+    generator = torch.Generator().manual_seed(1)
+    directions = torch.nn.functional.normalize(torch.randn(40, 16, generator=generator), dim=1)
+    labels = torch.randint(0, 7, (40,), generator=generator) * 3  # sparse class ids
+    by_class = _pair_sums(directions, labels)
+    torch.testing.assert_close(pair_sums_by_matrix(directions, labels), by_class)

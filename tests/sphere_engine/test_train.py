@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -189,9 +190,49 @@ def test_diverging_run_fails_with_a_clear_error() -> None:
     with pytest.raises(
         TrainingDivergedError,
         match=r"loss became (nan|inf) at step \d+; last finite values \(step \d+\)",
-    ):
+    ) as failure:
         run_training(config, tracker)
     assert tracker.flushes >= 1  # what was logged before the failure is kept
+    # read one step late, the divergence is still named at its own step, every step
+    # before it kept
+    diverged, last_finite = map(int, re.findall(r"step (\d+)", str(failure.value)))
+    losses = dict(tracker.series("loss/total"))
+    assert last_finite == diverged - 1 and sorted(losses) == list(range(1, diverged + 1))
+    assert all(math.isfinite(losses[step]) for step in range(1, diverged))
+    assert not math.isfinite(losses[diverged])
+
+
+def test_a_step_is_read_after_the_next_is_queued(monkeypatch) -> None:
+    """The host waits for a step's values only once the next step's work is queued (the
+    device never waits for the host); evaluated and last steps are read at once."""
+    import sphere_engine.train as train_module
+
+    events: list[tuple[str, int]] = []
+    queue = train_module.train_step
+
+    def queue_and_watch(setup, inputs, labels, **options):
+        step = len([e for e in events if e[0] == "queued"]) + 1
+        events.append(("queued", step))
+        outcome = queue(setup, inputs, labels, **options)
+        read = outcome.read
+        outcome.read = lambda: events.append(("read", step)) or read()
+        return outcome
+
+    monkeypatch.setattr(train_module, "train_step", queue_and_watch)
+    config = digits_config(diagnostics={"eval_every": 3}, training={"steps": 5})
+    run_training(config, InMemoryTracker())
+    assert events == [
+        ("queued", 1),
+        ("queued", 2),
+        ("read", 1),
+        ("queued", 3),
+        ("read", 2),
+        ("read", 3),  # evaluated: read before the model is used
+        ("queued", 4),
+        ("queued", 5),
+        ("read", 4),
+        ("read", 5),
+    ]
 
 
 def test_should_stop_cancels_cooperatively_and_keeps_a_checkpoint(tmp_path) -> None:

@@ -48,3 +48,24 @@ def test_dataset_without_get_batch_goes_through_a_dataloader(tmp_path):
     assert x.shape == (4, 3, 8, 8)
     assert y.tolist() == train.labels[indices.numpy()].tolist()
     assert y[0] == y[1] and y[2] == y[3] and y[0] != y[2]
+
+
+def test_image_files_cross_the_loader_as_uint8_and_arrive_normalised(tmp_path):
+    """Workers send uint8 pixels (a quarter of float32's bytes); the batch is normalised
+    after its move, equal to the dataset's own normalised items."""
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        (tmp_path / f"class{c}").mkdir()
+        for i in range(4):
+            pixels = rng.integers(0, 255, (10, 10, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / f"class{c}" / f"{i}.png")
+    train = create_dataset("image_folder", root=str(tmp_path), split="standard", image_size=8).train
+    shipped = []
+    original_pixels = train.pixels
+    train.pixels = lambda index: shipped.append(original_pixels(index)) or shipped[-1]
+    x, _, indices = next(iter_batches(train, batch_size=4, samples_per_class=2, seed=0))
+    assert [p.dtype for p in shipped] == [torch.uint8] * 4
+    assert x.dtype == torch.float32
+    expected = torch.stack([train[int(i)][0] for i in indices])
+    torch.testing.assert_close(x, expected, atol=1e-6, rtol=0)
+    assert float(expected.min()) < -1.0 and float(expected.max()) > 1.0  # not pixels in [0, 1]

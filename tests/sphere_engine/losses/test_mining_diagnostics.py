@@ -77,3 +77,21 @@ def test_the_cosine_histograms_count_each_kind_of_pair_in_its_bin() -> None:
         }
     )
     assert create_loss("ntxent").mining_histograms() is None
+
+
+def test_sync_free_similarity_bins_equal_histc() -> None:
+    """The accelerator's bin counts (no boolean selection, no sync) are histc's, edges,
+    the ends and NaN included."""
+    from sphere_engine.catalogue import similarity_histogram as hist
+    from sphere_engine.losses.mining_record import histc_of_masked, masked_bin_counts
+
+    generator = torch.Generator().manual_seed(0)
+    values = torch.rand(64, 64, generator=generator) * 2 - 1
+    edges = torch.linspace(hist.LOW, hist.HIGH, hist.BINS + 1)
+    values.view(-1)[: len(edges)] = edges
+    values[5, 5] = float("nan")
+    values = values.clamp(hist.LOW, hist.HIGH)
+    mask = torch.rand(64, 64, generator=generator) < 0.4
+    mask[0, : len(edges)] = True
+    mask[5, 5] = True
+    assert torch.equal(masked_bin_counts(values, mask), histc_of_masked(values, mask))
