@@ -6,30 +6,22 @@ import contextlib
 import functools
 import numbers
 import threading
-import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
 from db.store import RunStore
 from sphere_engine.distributed import DistributedContext, single_process
-from spherescope._delivery import Delivery
+from spherescope._evaluation import record_evaluation
 from spherescope._job import RankFailed
+from spherescope._outbox import Outbox
 from spherescope._rank_job import RankJob
+from spherescope._values import count, host_array, image_array, number, similarities
 from spherescope._writer import SafeWriter
-
-if TYPE_CHECKING:
-    from sphere_engine.diagnostics.pending_statistics import WaitingStep
-
-# What the user's thread collects before handing it to the writer thread in one batch
-# (the finished diagnostics come every ~32 logged steps anyway): this many scalar calls,
-# or anything this old, so that a run logging only scalars still shows up live
-_HAND_OVER_CALLS = 64
-_HAND_OVER_AGE_S = 0.5
 
 
 class Run:
@@ -74,19 +66,14 @@ class Run:
         self.step: int | None = None  # the latest step seen, sent with the heartbeat
         self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
         self._device_noted = False  # the device is recorded once, from the first batch
-        self._outbox: list[Callable[[], None]] = []
-        self._outbox_since = 0.0
-        self._outbox_calls = 0  # calls collected since the last hand-over
-        # the scalar rows collected since then: one write in the outbox for all of them
-        self._scalar_rows: list[tuple[dict[str, float], int, float]] | None = None
         config = self._job.record_in(config)
         self._lifecycle, self._run_id = self._job.start(lambda: self._start(config, name, tags))
         if self._lifecycle is not None:
             self._writer = SafeWriter(self._lifecycle, strict=strict)
             # store writes run on a writer thread (strict: inline, so a failure raises
-            # at its call); the user's thread collects them in ``_outbox`` between
+            # at its call); the user's thread collects them in the outbox between
             # hand-overs
-            self._delivery = Delivery(self._writer, background=not strict)
+            self._outbox = Outbox(self._writer, self._steps, background=not strict)
         self._job.watch(self._run_id, heartbeat_interval(), self._on_peer_failure, self._at_exit)
 
     @property
@@ -124,18 +111,13 @@ class Run:
         for name, value in values.items():
             if not isinstance(name, str) or not name:
                 raise ValueError(f"metric names must be non-empty strings, got {name!r}")
-            plain[name] = _number(name, value)
+            plain[name] = number(name, value)
         self._note_step(step)
         plain = self._job.reduce(plain, reduce)
         if self._lifecycle is None:  # another rank: rank 0 records
             return
-        if self._scalar_rows is None:
-            self._scalar_rows = []
-            self._post(functools.partial(self._write_scalars, self._scalar_rows))
-        else:
-            self._outbox_calls += 1
-        self._scalar_rows.append((plain, int(step), time.time()))
-        self._deliver()
+        self._outbox.post_scalars(plain, int(step))
+        self._outbox.deliver()
 
     def log_mining(
         self,
@@ -155,7 +137,7 @@ class Run:
         and negative pair cosines (any shape, array or tensor) → their distributions
         over steps (``mining/pos_sim_hist/<bin>``, ``mining/neg_sim_hist/<bin>``)."""
         counts = [
-            _count(name, value) for name, value in (("active", active), ("candidates", candidates))
+            count(name, value) for name, value in (("active", active), ("candidates", candidates))
         ]
         if counts[1] <= 0 or not 0 <= counts[0] <= counts[1]:
             raise ValueError(
@@ -169,8 +151,8 @@ class Run:
             from sphere_engine.diagnostics.similarity_histogram import similarity_fractions
 
             values |= similarity_fractions(
-                _similarities("positive_sims", positive_sims),
-                _similarities("negative_sims", negative_sims),
+                similarities("positive_sims", positive_sims),
+                similarities("negative_sims", negative_sims),
             )
         self.log(values, step)
 
@@ -181,12 +163,11 @@ class Run:
         most 256 pixels a side; stored as small PNGs. Rank 0's call writes them."""
         from db.thumbnails import checked_images
 
-        ids, pixels = checked_images(_host_array(sample_ids), _image_array(images), "log_samples")
+        ids, pixels = checked_images(host_array(sample_ids), image_array(images), "log_samples")
         if self._lifecycle is None:
             return
-        write = functools.partial(self._write_samples, ids, pixels)
-        self._post(write)
-        self._deliver()
+        self._outbox.post(functools.partial(self._outbox.write_samples, ids, pixels))
+        self._outbox.deliver()
 
     def log_embeddings(
         self, embeddings: Any, labels: Any, step: int, sample_ids: Any = None
@@ -201,13 +182,13 @@ class Run:
         if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's batch
             return
         if self._lifecycle is not None:
-            self._deliver()
+            self._outbox.deliver()
         self._steps.observe(embeddings, labels, step, sample_ids)
         if self._lifecycle is not None and not self._device_noted:
             # what the dashboard shows as the run's device (the SDK never picks one)
             self._device_noted = True
             info = {"device": str(embeddings.device)}
-            self._post(lambda: self._writer.call(self._writer.tracker.track_run_info, info))
+            self._outbox.post(functools.partial(self._outbox.write_run_info, info))
 
     def evaluate(
         self,
@@ -233,8 +214,6 @@ class Run:
         length; ``shard_block``: samples dealt to a rank at a time, 1 for
         ``DistributedSampler``, the per-device batch size for Accelerate's batch
         sharding); shards may be uneven."""
-        from sphere_engine.evaluation.external import evaluate_external
-
         self._note_step(step)
         if self._lifecycle is None and not self._job.talks:  # scope="rank0": rank 0's shard
             return {}
@@ -243,8 +222,8 @@ class Run:
         )
         metrics: dict[str, float] = {}
         if self._lifecycle is not None:
-            metrics = self._evaluate_here(
-                evaluate_external,
+            metrics = record_evaluation(
+                self._outbox,
                 embeddings,
                 labels,
                 step,
@@ -255,45 +234,6 @@ class Run:
                 sample_ids=sample_ids,
             )
         return self._job.share(metrics)
-
-    def _evaluate_here(
-        self,
-        evaluate_external: Callable[..., Any],
-        embeddings: Any,
-        labels: Any,
-        step: int,
-        sample_ids: Any = None,
-        **options: Any,
-    ) -> dict[str, float]:
-        from sphere_engine.evaluation.external import (
-            external_query_results,
-            sample_id_array,
-            snapshot_rows,
-        )
-        from sphere_engine.metrics.per_query import QueryCollector
-
-        self._deliver(finish=True)  # the diagnostics before the evaluation
-        # leave-one-out keeps each query's neighbours for the explorer, by sample id
-        collector = QueryCollector() if options.get("reference") is None else None
-        metrics, points, point_labels = evaluate_external(
-            embeddings,
-            labels,
-            collector=collector,
-            **options,
-        )
-        results = None
-        if collector is not None:
-            results = external_query_results(collector, embeddings, labels, sample_ids)
-        # the sample of each snapshot point: the projector's hover shows its image
-        samples = snapshot_rows(len(labels), options.get("snapshot_size", 2000))
-        if sample_ids is not None:
-            samples = sample_id_array(sample_ids, len(labels))[samples]
-        write = functools.partial(
-            self._write_evaluation, dict(metrics), points, point_labels, step, results, samples
-        )
-        self._post(write)
-        self._deliver(finish=True)
-        return metrics
 
     # -- ending ------------------------------------------------------------------------
     def finish(self, status: str = "finished", message: str = "") -> None:
@@ -310,8 +250,8 @@ class Run:
         with self._ending:
             if self.ended:  # the job's watcher ended it (another rank failed)
                 return
-            self._deliver(force=True)
-            self._delivery.close()  # everything handed over is written (or contained)
+            self._outbox.deliver(force=True)
+            self._outbox.close()  # everything handed over is written (or contained)
             try:
                 self._writer.final_flush()  # raises only when strict
             except BaseException as error:
@@ -342,8 +282,8 @@ class Run:
             if self.ended:
                 return
             with contextlib.suppress(Exception):  # the run's own error is what matters
-                self._deliver(force=True)
-                self._delivery.close()
+                self._outbox.deliver(force=True)
+                self._outbox.close()
                 self._writer.final_flush()
             self._end(error=error)
 
@@ -370,72 +310,6 @@ class Run:
             self._fail(RankFailed(f"rank 0: {reason}"))
 
     # -- internals -----------------------------------------------------------------------
-    def _post(self, write: Callable[[], None]) -> None:
-        """Queue a store write for the next hand-over to the writer thread."""
-        if not self._outbox:
-            self._outbox_since = time.monotonic()
-        self._outbox.append(write)
-        self._outbox_calls += 1
-
-    def _deliver(self, force: bool = False, finish: bool = False) -> None:
-        """Move completed diagnostic steps to the host; hand what is collected to the
-        writer thread when the steps are due (K waiting, or ~0.5 s old), on ``finish``
-        / ``force``, or when enough scalar calls or old ones wait."""
-        waiting = self._steps.drain_unfinished(force=force, finish=finish)
-        if waiting:
-            self._post(functools.partial(self._write_steps, waiting))
-        if self._outbox and (
-            waiting
-            or not self._delivery.background  # strict: each write raises at its call
-            or force
-            or finish
-            or self._outbox_calls >= _HAND_OVER_CALLS
-            or time.monotonic() - self._outbox_since >= _HAND_OVER_AGE_S
-        ):
-            writes, self._outbox = self._outbox, []
-            self._outbox_calls, self._scalar_rows = 0, None
-            self._delivery.submit(functools.partial(_run_all, writes))
-
-    # -- the writes (on the writer thread, or inline when strict) -------------------------
-    def _write_scalars(self, rows: list[tuple[dict[str, float], int, float]]) -> None:
-        """The scalars of ``log`` calls: (values, step, wall time) each."""
-        track_many = self._writer.tracker.track_many
-        for values, step, wall_time in rows:
-            self._writer.call(track_many, values, step, wall_time)
-
-    def _write_steps(self, waiting: list[WaitingStep]) -> None:
-        """Finish logged steps (K at once, NumPy) and write their values."""
-        from sphere_engine.diagnostics.pending_statistics import finish_waiting
-
-        tracker = self._writer.tracker
-        for record in finish_waiting(waiting):
-            self._writer.call(tracker.track_many, record.values, record.step, record.wall_time)
-            if record.sample_ids:
-                self._writer.call(
-                    tracker.track_sample_norms, record.sample_ids, record.sample_norms, record.step
-                )
-
-    def _write_evaluation(
-        self,
-        metrics: dict[str, float],
-        points: Any,
-        point_labels: Any,
-        step: int,
-        results: Any = None,
-        samples: Any = None,
-    ) -> None:
-        tracker = self._writer.tracker
-        self._writer.call(tracker.track_eval, metrics, step)
-        if results is not None:
-            self._writer.call(tracker.track_query_results, results, step)
-        if samples is not None and len(samples):
-            self._writer.call(tracker.track_snapshot_samples, samples, step)
-        if len(point_labels):
-            self._writer.call(self._writer.tracker.track_snapshot, points, point_labels, step)
-
-    def _write_samples(self, ids: Any, pixels: Any) -> None:
-        self._writer.call(self._writer.tracker.track_thumbnails, ids, pixels)
-
     def _note_step(self, step: Any) -> None:
         self._job.check()
         if self.ended:
@@ -467,7 +341,7 @@ class Run:
         self._job.close()
         assert self._lifecycle is not None
         with contextlib.suppress(Exception):  # normally closed already; never twice
-            self._delivery.close()
+            self._outbox.close()
         if self.step is not None:
             # the last step, whether or not a heartbeat came after it (a short run ends
             # within one interval); a full disk is recorded by the end below
@@ -494,53 +368,3 @@ class _ProgressBeat:
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
         assert self.run.store is not None
         self.run.store.heartbeat(run_id, self.run.step if step is None else step, total)
-
-
-def _count(name: str, value: Any) -> float:
-    """A count given as a number or as a boolean mask (its number of True entries)."""
-    if hasattr(value, "sum") and getattr(value, "ndim", 0) > 0:
-        value = value.sum()
-    return _number(name, value)
-
-
-def _number(name: str, value: Any) -> float:
-    if type(value) is float:  # the common case (``loss.item()``), without the ABC checks
-        return value
-    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
-        value = value.item()  # a 0-dim tensor or numpy scalar
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"metric {name!r} must be a number, got {value!r}")
-    return float(value)  # NaN is kept: a gap in the series, as in the engine
-
-
-def _run_all(writes: list[Callable[[], None]]) -> None:
-    for write in writes:
-        write()
-
-
-def _host_array(values: Any) -> Any:
-    """An array or tensor as a NumPy array on the host."""
-    import numpy as np
-
-    if hasattr(values, "detach"):
-        values = values.detach().cpu().numpy()
-    return np.asarray(values)
-
-
-def _similarities(name: str, values: Any) -> Any:
-    import numpy as np
-
-    if values is None:
-        return np.zeros(0)
-    array = _host_array(values)
-    if not np.issubdtype(array.dtype, np.number):
-        raise ValueError(f"log_mining: {name} must be numbers (cosines); got {array.dtype}")
-    return array.astype(np.float64).reshape(-1)
-
-
-def _image_array(images: Any) -> Any:
-    """uint8 images as n × h × w (× C); a tensor n × C × h × w is turned channels-last."""
-    array = _host_array(images)
-    if hasattr(images, "detach") and array.ndim == 4 and array.shape[1] in (1, 3):
-        array = array.transpose(0, 2, 3, 1)
-    return array
