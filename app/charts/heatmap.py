@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, limit, x_encoding, x_tooltip, zoomable
+from app.charts.step_heatmap import step_heatmap
 from sphere_engine.catalogue.numbers import D3_NUMBER
 
 Domain = tuple[float, float]
@@ -30,7 +30,6 @@ def norm_distribution_heatmap(
     data's own range (so the spec does not depend on the data). ``log_color``: a log
     colour scale, which tells apart the thin tails of the distribution (a bin holding
     0.5 % of the batch) that a linear scale draws as dark as an empty one."""
-    frame, note = limit(cells, [], "x0", total)
     scale = (
         alt.Scale(type="log", domain=list(norm_domain)) if norm_domain else alt.Scale(type="log")
     )
@@ -43,24 +42,17 @@ def norm_distribution_heatmap(
         colors["domain"] = [0.0, fraction_max]
     else:
         colors["domainMin"] = 0.0
-    chart = (
-        alt.Chart(frame)
-        .mark_rect()
-        .encode(
-            x=x_encoding(x, "x0"),
-            x2="x1",
-            y=alt.Y("lower:Q", title="‖f‖", scale=scale),
-            y2="upper:Q",
-            color=alt.Color("fraction:Q", title="batch share", scale=alt.Scale(**colors)),
-            tooltip=[
-                x_tooltip(x, "x0"),
-                alt.Tooltip("lower:Q", format=D3_NUMBER, title="‖f‖ from"),
-                alt.Tooltip("upper:Q", format=D3_NUMBER, title="‖f‖ to"),
-                alt.Tooltip("fraction:Q", format=".1%"),
-            ],
-        )
+    return step_heatmap(
+        cells,
+        x=x,
+        total=total,
+        title=title,
+        value_title="‖f‖",
+        value_scale=scale,
+        value_format=D3_NUMBER,
+        share_title="batch share",
+        share_scale=alt.Scale(**colors),
     )
-    return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)
 
 
 def norm_domain(cells: pd.DataFrame) -> Domain | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, limit, x_encoding, x_tooltip, zoomable
+from app.charts.step_heatmap import step_heatmap
 from sphere_engine.catalogue.similarity_histogram import HIGH, LOW
 
 
@@ -21,26 +21,14 @@ def similarity_distribution_heatmap(
     """Rectangles x0–x1 × lower–upper (``transforms.histogram_cells`` output) coloured by
     the share of the batch's pairs in the bin, on the whole cosine axis [-1, 1] (fixed:
     the spec does not depend on the data, and two runs read on one axis)."""
-    frame, note = limit(cells, [], "x0", total)
-    chart = (
-        alt.Chart(frame)
-        .mark_rect()
-        .encode(
-            x=x_encoding(x, "x0"),
-            x2="x1",
-            y=alt.Y("lower:Q", title="cosine", scale=alt.Scale(domain=[LOW, HIGH])),
-            y2="upper:Q",
-            color=alt.Color(
-                "fraction:Q",
-                title="share of pairs",
-                scale=alt.Scale(scheme="viridis", domainMin=0.0),
-            ),
-            tooltip=[
-                x_tooltip(x, "x0"),
-                alt.Tooltip("lower:Q", format=".2f", title="cosine from"),
-                alt.Tooltip("upper:Q", format=".2f", title="cosine to"),
-                alt.Tooltip("fraction:Q", format=".1%"),
-            ],
-        )
+    return step_heatmap(
+        cells,
+        x=x,
+        total=total,
+        title=title,
+        value_title="cosine",
+        value_scale=alt.Scale(domain=[LOW, HIGH]),
+        value_format=".2f",
+        share_title="share of pairs",
+        share_scale=alt.Scale(scheme="viridis", domainMin=0.0),
     )
-    return finish(zoomable(chart.properties(height=CHART_HEIGHT)), note, title)

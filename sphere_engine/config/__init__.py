@@ -2,23 +2,21 @@
 checks, and ``validation`` (the checks that need the registries and the dataset)."""
 
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.evaluation import EvaluationConfig, RobustnessConfig
 from sphere_engine.config.fields import coerce_value
+from sphere_engine.config.model_section import ModelConfig
+from sphere_engine.config.overrides import apply_overrides, parse_override, set_path
 from sphere_engine.config.run_config import (
     SECTIONS,
-    DataConfig,
     DiagnosticsConfig,
-    ModelConfig,
     ObjectiveConfig,
     OptimizerConfig,
     RegularizerConfig,
     RunConfig,
     ScheduleConfig,
     TrainingConfig,
-    apply_overrides,
     field_help,
-    parse_override,
-    set_path,
 )
 
 __all__ = [

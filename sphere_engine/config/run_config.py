@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, SPLITS, OptimizerName
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
 from sphere_engine.config.evaluation import (
     EvaluationConfig,
@@ -33,6 +34,8 @@ from sphere_engine.config.evaluation import (
     check_evaluation_combinations,
 )
 from sphere_engine.config.fields import check_range, coerce_value, option
+from sphere_engine.config.model_section import ModelConfig
+from sphere_engine.config.overrides import apply_overrides
 
 
 def _section_from_dict(cls: type, data: Any, section: str) -> Any:
@@ -56,88 +59,6 @@ def _section_from_dict(cls: type, data: Any, section: str) -> Any:
 
 
 # ----------------------------------------------------------------------------- sections
-
-
-@dataclass
-class DataConfig:
-    name: str = option(
-        "digits", "Dataset (a registered dataset name)", registry="dataset", label="Dataset"
-    )
-    root: str = option(
-        "", "Folder holding the dataset's files (for datasets read from disk)", label="Data folder"
-    )
-    download: bool = option(
-        False, "Download the dataset into `root` if it is missing", label="Download if missing"
-    )
-    split: str = option(
-        "class_disjoint",
-        "class_disjoint: first half of the classes trains, the rest tests (metric learning); "
-        "standard: the dataset's own train/test split with the same classes",
-        choices=SPLITS,
-        label="Train/test split",
-    )
-    options: dict[str, Any] = option(
-        {}, "Options of the chosen dataset (see its option list)", label="Dataset options"
-    )
-    batch_size: int = option(40, "Samples per training batch", min=2, max=65536, label="Batch size")
-    samples_per_class: int = option(
-        8,
-        "K of the class-balanced P×K sampler (0 = plain shuffled batches)",
-        min=0,
-        max=4096,
-        label="Samples per class (K)",
-    )
-    num_workers: int = option(
-        -1,
-        "DataLoader worker processes (0 = load in the main process; -1 = automatic: half "
-        "the cores, at most 8, for datasets decoded from files)",
-        min=-1,
-        max=64,
-        label="Loader workers",
-    )
-    image_size: int = option(
-        0,
-        "Side of the square images fed to the model (0 = the backbone's default: 227 "
-        "for BN-Inception, 224 for other ImageNet backbones); for datasets read from image files",
-        min=0,
-        max=4096,
-        label="Image size (px)",
-    )
-
-
-@dataclass
-class ModelConfig:
-    name: str = option(
-        "mlp", "Backbone (a registered model name)", registry="model", label="Backbone"
-    )
-    embedding_dim: int = option(
-        64, "Dimension d of the embedding", min=1, max=65536, label="Embedding dimension"
-    )
-    embedding_bn: bool = option(
-        False,
-        "BatchNorm on the embedding (before any normalisation)",
-        label="BatchNorm on the embedding",
-    )
-    weight_norm: bool = option(
-        False,
-        "Weight normalisation on the last (embedding) layer",
-        label="Weight norm on the last layer",
-    )
-    options: dict[str, Any] = option(
-        {}, "Options of the chosen backbone (see its option list)", label="Backbone options"
-    )
-    pretrained: bool | str = option(
-        False,
-        "Initial weights: a .pth/.pt/.safetensors file (torchvision or timm state dict, "
-        "classifier dropped), true for the local torch-hub / timm cache (never downloaded), "
-        "or false for random init",
-        label="Pretrained weights",
-    )
-    frozen_bn: bool | None = option(
-        None,
-        "Keep the backbone's BatchNorm statistics fixed (default: on with pretrained weights)",
-        label="Frozen BatchNorm statistics",
-    )
 
 
 @dataclass
@@ -392,44 +313,6 @@ class RunConfig:
             )
         check_evaluation_combinations(self)
         check_device_split(self)
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"optimizer.lr=0.01"`` → (["optimizer", "lr"], 0.01). Values parse as TOML
-    literals (numbers, booleans, lists, quoted strings); anything else is a string."""
-    if "=" not in text:
-        raise ValueError(f"override {text!r}: expected section.key=value")
-    key, raw = text.split("=", 1)
-    path = [part for part in key.strip().split(".") if part]
-    if len(path) < 2:
-        raise ValueError(f"override {text!r}: the key must name a section and a setting")
-    raw = raw.strip()
-    try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw
-    return path, value
-
-
-def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Return a copy of ``data`` with ``section.key=value`` overrides applied."""
-    result = json.loads(json.dumps(data))
-    for text in overrides:
-        path, value = parse_override(text)
-        set_path(result, path, value, f"override {text!r}")
-    return result
-
-
-def set_path(data: dict[str, Any], path: list[str], value: Any, what: str) -> None:
-    """``data[path[0]]...[path[-1]] = value`` in place, creating tables on the way;
-    ``ValueError`` (prefixed with ``what``) when a step on the path is not a table."""
-    target = data
-    for part in path[:-1]:
-        existing = target.setdefault(part, {})
-        if not isinstance(existing, dict):
-            raise ValueError(f"{what}: {part!r} is not a table")
-        target = existing
-    target[path[-1]] = value
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from sphere_engine.models.pretrained import (
 from sphere_engine.models.registry import create_model
 
 if TYPE_CHECKING:
-    from sphere_engine.config.run_config import ModelConfig
+    from sphere_engine.config.model_section import ModelConfig
 
 
 def _create(config: ModelConfig, input_shape: Sequence[int]) -> nn.Module:

@@ -1,0 +1,57 @@
+# ruff: noqa: RUF009 - option() returns dataclasses.field(...) with help metadata
+"""The ``data`` section of the run config: which dataset, where, how it is batched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sphere_engine.catalogue.facts import SPLITS
+from sphere_engine.config.fields import option
+
+
+@dataclass
+class DataConfig:
+    name: str = option(
+        "digits", "Dataset (a registered dataset name)", registry="dataset", label="Dataset"
+    )
+    root: str = option(
+        "", "Folder holding the dataset's files (for datasets read from disk)", label="Data folder"
+    )
+    download: bool = option(
+        False, "Download the dataset into `root` if it is missing", label="Download if missing"
+    )
+    split: str = option(
+        "class_disjoint",
+        "class_disjoint: first half of the classes trains, the rest tests (metric learning); "
+        "standard: the dataset's own train/test split with the same classes",
+        choices=SPLITS,
+        label="Train/test split",
+    )
+    options: dict[str, Any] = option(
+        {}, "Options of the chosen dataset (see its option list)", label="Dataset options"
+    )
+    batch_size: int = option(40, "Samples per training batch", min=2, max=65536, label="Batch size")
+    samples_per_class: int = option(
+        8,
+        "K of the class-balanced P×K sampler (0 = plain shuffled batches)",
+        min=0,
+        max=4096,
+        label="Samples per class (K)",
+    )
+    num_workers: int = option(
+        -1,
+        "DataLoader worker processes (0 = load in the main process; -1 = automatic: half "
+        "the cores, at most 8, for datasets decoded from files)",
+        min=-1,
+        max=64,
+        label="Loader workers",
+    )
+    image_size: int = option(
+        0,
+        "Side of the square images fed to the model (0 = the backbone's default: 227 "
+        "for BN-Inception, 224 for other ImageNet backbones); for datasets read from image files",
+        min=0,
+        max=4096,
+        label="Image size (px)",
+    )
