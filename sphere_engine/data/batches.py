@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 from torch.utils.data import DataLoader, Dataset
@@ -97,3 +98,56 @@ def iter_batches(
         if dataset.raw:
             x = split.normalise(x)
         yield x, y, indices
+
+
+class _Rows(Dataset[tuple[Tensor, Tensor, int]]):
+    """Rows ``indices`` of a data set, in order (for ``iter_inputs``)."""
+
+    def __init__(self, dataset: _WithIndex, indices: Any) -> None:
+        self.dataset, self.indices = dataset, [int(i) for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, position: int) -> tuple[Tensor, Tensor, int]:
+        return self.dataset[self.indices[position]]
+
+
+def iter_inputs(
+    split: Dataset[Any],
+    indices: Any,
+    batch_size: int,
+    *,
+    num_workers: int = 0,
+    device: torch.device | str | None = None,
+) -> Iterator[Tensor]:
+    """The inputs of ``split`` at ``indices``, in order, ``batch_size`` at a time, on
+    ``device``: an evaluation's embedding pass. A data set decoded from files is
+    decoded by ``num_workers`` loader processes (as uint8 pixels, normalised on the
+    device, as in ``iter_batches``); in-memory data is indexed directly."""
+    indices = np.asarray(indices, dtype=np.int64)
+    if hasattr(split, "get_batch") or num_workers == 0 or not len(indices):
+        for start in range(0, len(indices), batch_size):
+            inputs = gather_inputs(split, indices[start : start + batch_size])
+            yield inputs.to(device) if device is not None else inputs
+        return
+    dataset = _WithIndex(split)
+    pin = device is not None and torch.device(device).type == "cuda"
+    loader = DataLoader(
+        _Rows(dataset, indices), batch_size=batch_size, num_workers=num_workers, pin_memory=pin
+    )
+    for x, _, _ in loader:
+        if device is not None:
+            x = x.to(device, non_blocking=True)
+        yield split.normalise(x) if dataset.raw else x
+
+
+def gather_inputs(dataset: Any, indices: np.ndarray) -> Tensor:
+    """The inputs of ``dataset`` at ``indices`` as one batch tensor (N × input shape),
+    decoded here (a few samples: the tracked ones, thumbnails, attacks)."""
+    if hasattr(dataset, "get_batch"):
+        inputs, _ = dataset.get_batch(torch.as_tensor(np.asarray(indices), dtype=torch.long))
+        return inputs
+    if not len(indices):  # no tracked samples: an empty batch of the right shape
+        return dataset[0][0].new_zeros((0, *dataset[0][0].shape))
+    return torch.stack([dataset[int(i)][0] for i in indices])

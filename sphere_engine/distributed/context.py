@@ -39,7 +39,11 @@ class DistributedContext:
     world_size: int = 1
     local_rank: int = 0
     source: str = "single process"  # how it was detected, for messages and the run record
-    group: Any = None  # a torch.distributed ProcessGroup of all ranks
+    # the ProcessGroup the caller chose; None: the default group. The default group is
+    # not held: a reference kept past ``destroy_process_group`` makes torch (2.13, gloo)
+    # abort the process at exit ("terminate called without an active exception"), and
+    # a ``Run`` lives as long as the user's script
+    group: Any = None
 
     @property
     def is_distributed(self) -> bool:
@@ -51,7 +55,7 @@ class DistributedContext:
 
     @property
     def backend(self) -> str:
-        return str(dist.get_backend(self.group)) if self.group is not None else "none"
+        return str(dist.get_backend(self.group)) if self.is_distributed else "none"
 
     def device(self, like: torch.device) -> torch.device:
         """Where this group's collectives need their tensors: NCCL on the GPU, gloo on CPU."""
@@ -102,8 +106,6 @@ def detect(group: Any = None) -> DistributedContext:
         _initialise(rank, world, local)
         source = launcher
     local = _int_env("LOCAL_RANK") if "LOCAL_RANK" in os.environ else dist.get_rank()
-    if group is None:
-        group = dist.group.WORLD
     return DistributedContext(dist.get_rank(), world, local, source, group)
 
 

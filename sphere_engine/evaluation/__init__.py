@@ -1,6 +1,6 @@
 """A training run's periodic evaluation (``evaluator``), its §7 extras (``extras``) and the
 evaluation of embeddings handed in from outside (``external``)."""
 
-from sphere_engine.evaluation.evaluator import Evaluator, gather_inputs
+from sphere_engine.evaluation.evaluator import Evaluator
 
-__all__ = ["Evaluator", "gather_inputs"]
+__all__ = ["Evaluator"]

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
+from sphere_engine.data.batches import gather_inputs, iter_inputs
+from sphere_engine.data.loader_workers import resolve_num_workers
 from sphere_engine.evaluation.extras import (
     linear_probe_enabled,
     probe_indices,
@@ -22,16 +24,6 @@ from sphere_engine.evaluation.extras import (
 from sphere_engine.tracking import Tracker
 
 ROC_CURVE = "verification/roc"  # tracker curve name: x = FAR, y = TAR
-
-
-def gather_inputs(dataset: Any, indices: np.ndarray) -> torch.Tensor:
-    """The inputs of ``dataset`` at ``indices`` as one batch tensor (N × input shape)."""
-    if hasattr(dataset, "get_batch"):
-        inputs, _ = dataset.get_batch(torch.as_tensor(np.asarray(indices), dtype=torch.long))
-        return inputs
-    if not len(indices):  # no tracked samples: an empty batch of the right shape
-        return dataset[0][0].new_zeros((0, *dataset[0][0].shape))
-    return torch.stack([dataset[int(i)][0] for i in indices])
 
 
 @dataclass(frozen=True)
@@ -75,6 +67,8 @@ class Evaluator:
             rng.permutation(len(self.indices))[: min(diagnostics.snapshot_size, len(self.indices))]
         )
         self.same_classes = config.data.split == "standard"
+        # image files are decoded by loader processes, as in training
+        self.num_workers = resolve_num_workers(config.data.num_workers, splits.test)
         evaluation = config.evaluation
         self.is_query = None
         if evaluation.retrieval_protocol == "query_gallery":
@@ -97,7 +91,7 @@ class Evaluator:
     def embed(
         self,
         model: torch.nn.Module,
-        batch_size: int = 1024,
+        batch_size: int | None = None,
         dataset: Any = None,
         indices: np.ndarray | None = None,
     ) -> tuple[torch.Tensor, np.ndarray]:
@@ -106,10 +100,12 @@ class Evaluator:
         dataset = self.splits.test if dataset is None else dataset
         indices = self.indices if indices is None else indices
         model.eval()
-        chunks = []
-        for start in range(0, len(indices), batch_size):
-            inputs = gather_inputs(dataset, indices[start : start + batch_size])
-            chunks.append(model(inputs.to(self.device)))
+        if batch_size is None:  # each loader worker holds prefetched batches of images
+            batch_size = 1024 if self.num_workers == 0 else 128
+        batches = iter_inputs(
+            dataset, indices, batch_size, num_workers=self.num_workers, device=self.device
+        )
+        chunks = [model(inputs) for inputs in batches]
         labels = np.asarray(dataset.labels)[indices]
         return torch.cat(chunks), labels
 

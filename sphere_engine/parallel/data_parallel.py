@@ -95,11 +95,7 @@ class DataParallel:
     def context(self) -> DistributedContext:
         """The job as ``sphere_engine.distributed``'s collectives (shared with the SDK)
         see it: the default process group."""
-        import torch.distributed as dist
-
-        return DistributedContext(
-            self.rank, self.world_size, source="devices", group=dist.group.WORLD
-        )
+        return DistributedContext(self.rank, self.world_size, source="devices")
 
     def global_batch(
         self, embeddings: Tensor, labels: Tensor, gradients: Tensor | None

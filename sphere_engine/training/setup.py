@@ -16,9 +16,10 @@ import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
+from sphere_engine.data.batches import gather_inputs
 from sphere_engine.diagnostics.batch_statistics import DirectionTracker
 from sphere_engine.diagnostics.tracked_samples import choose_tracked_samples, tracked_embedder
-from sphere_engine.evaluation import Evaluator, gather_inputs
+from sphere_engine.evaluation import Evaluator
 from sphere_engine.objective import Objective, build_objective
 from sphere_engine.optim import build_optimizer, lr_multiplier
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel

@@ -69,3 +69,22 @@ def test_image_files_cross_the_loader_as_uint8_and_arrive_normalised(tmp_path):
     expected = torch.stack([train[int(i)][0] for i in indices])
     torch.testing.assert_close(x, expected, atol=1e-6, rtol=0)
     assert float(expected.min()) < -1.0 and float(expected.max()) > 1.0  # not pixels in [0, 1]
+
+
+def test_evaluation_inputs_are_decoded_by_workers_in_order(tmp_path):
+    """An evaluation's embedding pass over image files: loader processes decode them,
+    in the order asked, equal to the samples decoded one by one."""
+    from sphere_engine.data.batches import gather_inputs, iter_inputs
+
+    rng = np.random.default_rng(1)
+    for c in range(3):
+        (tmp_path / f"class{c}").mkdir()
+        for i in range(7):
+            pixels = rng.integers(0, 255, (10, 10, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / f"class{c}" / f"{i}.png")
+    test = create_dataset("image_folder", root=str(tmp_path), split="standard", image_size=8).test
+    order = np.random.default_rng(2).permutation(len(test))
+    assert len(order) >= 5
+    chunks = list(iter_inputs(test, order, batch_size=2, num_workers=2))
+    assert [len(chunk) for chunk in chunks] == [2] * (len(order) // 2) + [1] * (len(order) % 2)
+    torch.testing.assert_close(torch.cat(chunks), gather_inputs(test, order), atol=1e-6, rtol=0)

@@ -44,6 +44,9 @@ result = {
     "union": union.labels.tolist(),
     "union_rows": union.embeddings[:, 0].tolist(),
     "by_id": by_id.labels.tolist(),
+    # the default group is not held (a reference past destroy_process_group aborts the
+    # process at exit under torch 2.13's gloo)
+    "holds_group": ctx.group is not None,
 }
 Path(sys.argv[1], f"rank{rank}.json").write_text(json.dumps(result))
 dist.destroy_process_group()

@@ -35,3 +35,4 @@ def test_two_ranks_gather_uneven_shards_reduce_share_and_rebuild_the_evaluation_
         assert result["union"] == list(range(7))
         assert result["union_rows"] == [float(i) for i in range(7)]
         assert result["by_id"] == list(range(7))
+        assert result["holds_group"] is False
