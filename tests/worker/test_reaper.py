@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from unittest import mock
 
 from worker_fixtures import WorkerProcess, config, wait_for, wait_status
 
@@ -74,11 +75,14 @@ def test_a_workers_reaper_never_rewrites_a_damaged_status(store, worker) -> None
     """Issue 13, item 7: the reaper thread of a real worker marks a silent run lost but
     leaves a run whose status.json is damaged as it is (shown ``unknown``)."""
     damaged, silent = (store.create_run(config(), status="running") for _ in range(2))
-    for run_id in (damaged, silent):
-        store.heartbeat(run_id, step=3, total=30)
+    # both silent for longer than the limit already: the reaper's next pass judges them
+    long_ago = time.time() - lost_after() - 60
+    with mock.patch("db.run_status.time.time", return_value=long_ago):
+        for run_id in (damaged, silent):
+            store.heartbeat(run_id, step=3, total=30)
     status_file = store.run_dir(damaged) / "status.json"
     status_file.write_text('{"status": "runn')
-    wait_status(store, silent, {"lost"}, timeout_s=lost_after() + 30)  # the reaper ran
+    wait_status(store, silent, {"lost"}, timeout_s=30)  # the reaper ran
     time.sleep(6)  # and again (every 5 s)
     assert status_file.read_text() == '{"status": "runn'
     record = store.get_run(damaged)
