@@ -1,10 +1,11 @@
 """Images/s the training loader delivers: uint8 pixels normalised after the batch's move
-(what ``iter_batches`` does) vs float32 items normalised in the workers (what it did).
+(what ``iter_batches`` does towards an accelerator) vs float32 items normalised in the
+workers (what it does towards a CPU).
 
 Both sides read the same generated image files through ``ImageFolderData`` with the
 papers' train pipeline (random-resized crop to ``--image-size``, flip) and the same
-``iter_batches`` (P×K batches, ``--workers`` processes); the float side wraps the data
-set so its items are the normalised float32 tensors (no ``pixels``). Alternating blocks
+``iter_batches`` (P×K batches, ``--workers`` processes), ``pixels_to_device`` on and
+off. Alternating blocks
 of ``--batches`` batches each, after ``--warmup`` untimed ones; images/s = batch ×
 batches / seconds; the ratio is the median uint8 block over the median float block. On
 a CUDA machine (``--device cuda``) the batches are also pinned and moved; here the CPU
@@ -26,25 +27,11 @@ from pathlib import Path
 import numpy as np
 import torch
 from PIL import Image
-from torch.utils.data import Dataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's engine
 
 from sphere_engine.data import ImageFolderData, iter_batches
 from sphere_engine.data.image_pipeline import train_transform
-
-
-class FloatItems(Dataset):
-    """The data set as the loader saw it before: normalised float32 items."""
-
-    def __init__(self, data: ImageFolderData) -> None:
-        self.data, self.labels = data, data.labels
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def __getitem__(self, index: int):
-        return self.data[index]
 
 
 def write_photos(root: Path, classes: int, per_class: int, side: int) -> list[tuple[Path, int]]:
@@ -62,9 +49,10 @@ def write_photos(root: Path, classes: int, per_class: int, side: int) -> list[tu
     return files
 
 
-def block(split: Dataset, args: argparse.Namespace) -> float:
+def block(data: ImageFolderData, args: argparse.Namespace, pixels: bool) -> float:
     batches = iter_batches(
-        split, args.batch, 4, seed=0, num_workers=args.workers, device=args.device
+        data, args.batch, 4, seed=0, num_workers=args.workers, device=args.device,
+        pixels_to_device=pixels,
     )  # fmt: skip
     for _ in range(args.warmup):
         next(batches)
@@ -100,8 +88,8 @@ def main() -> None:
         uint8: list[float] = []
         floats: list[float] = []
         for round_ in range(args.rounds):
-            floats.append(block(FloatItems(data), args))
-            uint8.append(block(data, args))
+            floats.append(block(data, args, pixels=False))
+            uint8.append(block(data, args, pixels=True))
             print(f"round {round_ + 1}: float32 items {floats[-1]:.1f} img/s, uint8 pixels "
                   f"{uint8[-1]:.1f} img/s ({uint8[-1] / floats[-1]:.2f}×)", flush=True)  # fmt: skip
     ratio = statistics.median(uint8) / statistics.median(floats)

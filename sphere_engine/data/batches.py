@@ -15,12 +15,12 @@ from sphere_engine.data.shuffled_batch_sampler import ShuffledBatchSampler
 
 
 class _WithIndex(Dataset[tuple[Tensor, Tensor, int]]):
-    """Adds each sample's index to what the wrapped dataset returns; a dataset with
-    ``pixels`` gives its uint8 pixels (normalised after the batch's transfer)."""
+    """Adds each sample's index to what the wrapped dataset returns; ``raw``: a dataset
+    with ``pixels`` gives its uint8 pixels (normalised after the batch's transfer)."""
 
-    def __init__(self, dataset: Dataset[Any]) -> None:
+    def __init__(self, dataset: Dataset[Any], raw: bool) -> None:
         self.dataset = dataset
-        self.raw = hasattr(dataset, "pixels") and hasattr(dataset, "normalise")
+        self.raw = raw and hasattr(dataset, "pixels") and hasattr(dataset, "normalise")
 
     def __getitem__(self, index: int) -> tuple[Tensor, Tensor, int]:
         if self.raw:
@@ -41,6 +41,17 @@ class _Sharded:
         return (self.shard(batch) for batch in self.sampler)
 
 
+def pixels_travel(device: torch.device | str | None, asked: bool | None) -> bool:
+    """Whether image files cross the loader as uint8 pixels, normalised on ``device``
+    (``asked``; None: on an accelerator). There the transfer shrinks 4× and the
+    normalisation is free; on a CPU it would move the workers' float conversion into the
+    training process (0.91× the images/s with 2 workers on 2 cores,
+    ``bench/loader_throughput.py``), so items arrive normalised from the workers."""
+    if asked is not None:
+        return asked
+    return device is not None and torch.device(device).type != "cpu"
+
+
 def batch_sampler(
     labels: Any, batch_size: int, samples_per_class: int, seed: int
 ) -> PKBatchSampler | ShuffledBatchSampler:
@@ -59,6 +70,7 @@ def iter_batches(
     num_workers: int = 0,
     device: torch.device | str | None = None,
     shard: Callable[[list[int]], list[int]] | None = None,
+    pixels_to_device: bool | None = None,
 ) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
     """Yield ``(x, y, indices)`` forever: inputs (B, *input_shape) float32, labels (B,)
     int64 and the dataset indices (B,) int64 of the samples (for tracking).
@@ -67,7 +79,9 @@ def iter_batches(
     by indexing tensors directly, after moving the data to ``device`` once; otherwise a
     DataLoader with ``num_workers`` decodes them and each batch is moved to ``device``;
     a dataset with ``pixels(index)`` and ``normalise(batch)`` (``ImageFolderData``) is
-    loaded as uint8 pixels and each batch normalised after the move.
+    loaded as uint8 pixels and each batch normalised after the move when
+    ``pixels_to_device`` (None: when ``device`` is an accelerator; see
+    ``pixels_travel``).
     ``shard``: this process's part of each batch (data-parallel training; every process
     draws the same global batches from the same seed).
     """
@@ -83,7 +97,7 @@ def iter_batches(
             yield x, y, indices
         return
     pin = device is not None and torch.device(device).type == "cuda"
-    dataset = _WithIndex(split)
+    dataset = _WithIndex(split, pixels_travel(device, pixels_to_device))
     loader = DataLoader(
         dataset,
         batch_sampler=sampler,
@@ -120,6 +134,7 @@ def iter_inputs(
     *,
     num_workers: int = 0,
     device: torch.device | str | None = None,
+    pixels_to_device: bool | None = None,
 ) -> Iterator[Tensor]:
     """The inputs of ``split`` at ``indices``, in order, ``batch_size`` at a time, on
     ``device``: an evaluation's embedding pass. A data set decoded from files is
@@ -131,7 +146,7 @@ def iter_inputs(
             inputs = gather_inputs(split, indices[start : start + batch_size])
             yield inputs.to(device) if device is not None else inputs
         return
-    dataset = _WithIndex(split)
+    dataset = _WithIndex(split, pixels_travel(device, pixels_to_device))
     pin = device is not None and torch.device(device).type == "cuda"
     loader = DataLoader(
         _Rows(dataset, indices), batch_size=batch_size, num_workers=num_workers, pin_memory=pin

@@ -63,12 +63,19 @@ def test_image_files_cross_the_loader_as_uint8_and_arrive_normalised(tmp_path):
     shipped = []
     original_pixels = train.pixels
     train.pixels = lambda index: shipped.append(original_pixels(index)) or shipped[-1]
-    x, _, indices = next(iter_batches(train, batch_size=4, samples_per_class=2, seed=0))
+    stream = iter_batches(train, 4, 2, seed=0, device="cpu", pixels_to_device=True)
+    x, _, indices = next(stream)
     assert [p.dtype for p in shipped] == [torch.uint8] * 4
     assert x.dtype == torch.float32
     expected = torch.stack([train[int(i)][0] for i in indices])
     torch.testing.assert_close(x, expected, atol=1e-6, rtol=0)
     assert float(expected.min()) < -1.0 and float(expected.max()) > 1.0  # not pixels in [0, 1]
+    # by default only towards an accelerator: on a CPU the workers send normalised items
+    from sphere_engine.data.batches import pixels_travel
+
+    assert [pixels_travel(d, None) for d in ("cpu", None, "cuda")] == [False, False, True]
+    x_cpu, _, _ = next(iter_batches(train, 4, 2, seed=0, device="cpu"))
+    torch.testing.assert_close(x_cpu, expected, atol=1e-6, rtol=0)
 
 
 def test_evaluation_inputs_are_decoded_by_workers_in_order(tmp_path):
@@ -85,6 +92,6 @@ def test_evaluation_inputs_are_decoded_by_workers_in_order(tmp_path):
     test = create_dataset("image_folder", root=str(tmp_path), split="standard", image_size=8).test
     order = np.random.default_rng(2).permutation(len(test))
     assert len(order) >= 5
-    chunks = list(iter_inputs(test, order, batch_size=2, num_workers=2))
+    chunks = list(iter_inputs(test, order, batch_size=2, num_workers=2, pixels_to_device=True))
     assert [len(chunk) for chunk in chunks] == [2] * (len(order) // 2) + [1] * (len(order) % 2)
     torch.testing.assert_close(torch.cat(chunks), gather_inputs(test, order), atol=1e-6, rtol=0)
