@@ -3,7 +3,7 @@
 Both sides train the same backbone (``model.*`` through ``build_backbone``), objective,
 optimiser, batch, mixed precision, channels_last and DataLoader (``iter_batches`` with
 the same resolved workers, pinned memory on CUDA) on the same image files. They run in
-alternating blocks in one process (bare block, launched block, bare block, ...): each
+alternating blocks in one process (bare, launched, launched, bare, ..., ABBA): each
 block is a fresh run of ``--steps`` steps, timed from the end of its ``--warmup``-th
 step to the end of its last, with the device synchronised at those two points only (a
 bare loop a user writes does not synchronise every step; the launched run's own
@@ -222,8 +222,13 @@ def main() -> None:
         write_tree(Path(folder), classes, per_class, side)
         config = run_config(args, folder)
         for round_ in range(args.rounds):  # alternating blocks: load drifts hit both sides
-            bare.append(timed_images / bare_block(config, args.warmup))
-            launched.append(timed_images / launched_block(config, args.warmup))
+            # ABBA: each side goes first in every other round (a block after another's
+            # set-up and teardown may find the device's clocks lowered)
+            sides = [("bare", bare_block), ("launched", launched_block)]
+            for name, block in sides if round_ % 2 == 0 else sides[::-1]:
+                (bare if name == "bare" else launched).append(
+                    timed_images / block(config, args.warmup)
+                )
             ceiling.append(timed_images / bare_block(config, args.warmup, one_batch=True))
             print(
                 f"round {round_ + 1}: bare {bare[-1]:.1f} img/s, launched {launched[-1]:.1f} "
