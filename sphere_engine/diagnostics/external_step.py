@@ -4,11 +4,12 @@ The SDK (``spherescope``) hands each logged batch of raw embeddings here. The
 statistics are the engine's own (``sphere_engine.diagnostics``, the same functions the
 training loop calls). When the embeddings require a gradient, a tensor hook computes
 the gradient statistics while the user's ``backward`` runs; the step is then complete.
-Completed steps are moved to the host lazily, once per logged step, by
-``drain_unfinished`` (the SDK calls it on its next entry), so the hook itself never
-forces a device sync in the middle of the backward pass. They wait in a
-``PendingStatistics`` and are handed over K steps at once (when due, or when asked to
-finish), unfinished: the SDK finishes them on its writer thread.
+Completed steps start their move to the host, once per logged step, in
+``drain_unfinished`` (the SDK calls it on its next entry): a non-blocking copy that
+nobody waits for on the user's thread, so neither the hook nor the next step forces a
+device sync. They wait in a ``PendingStatistics`` and are handed over K steps at once
+(when due, or when asked to finish), unfinished: the SDK's writer thread waits for
+their copies and finishes them.
 
 In a data-parallel job (``context``) every rank calls ``observe`` on the same steps:
 the logged steps' embeddings, labels and sample ids are gathered into the global
@@ -166,7 +167,7 @@ class ExternalStep:
         ready = [p for p in self._pending if not p.waiting_for_grad and p.stats is not None]
         self._pending = [p for p in self._pending if p.waiting_for_grad]
         for pending in ready:
-            host = pending.stats.transfer()  # the step's one sync point
+            host = pending.stats.transfer_later()  # waited for on the writer thread
             self._unfinished.add(pending.step, host, None, pending.sample_ids)
         if force or finish or self._unfinished.due():
             return self._unfinished.take()

@@ -34,6 +34,11 @@ class HostStep:
     def layout(self) -> tuple[Any, ...]:
         return tuple(group.layout for group in self.groups)
 
+    def result(self) -> HostStep:
+        """Itself: a ``HostStep`` is already on the host (``PendingTransfer.result``
+        waits for one)."""
+        return self
+
     def raw_value(self, name: str) -> float:
         """A value that needs no finish (e.g. ``loss/total``), read from the raw row."""
         start = 0
@@ -75,8 +80,9 @@ def finish_steps(steps: Sequence[HostStep]) -> list[dict[str, float]]:
     return results
 
 
-# (step, its raw values, values known at once, tracked sample ids) of a waiting step
-WaitingStep = tuple[int, HostStep, dict[str, float], list[int]]
+# (step, its raw values or their transfer, values known at once, tracked sample ids) of
+# a waiting step; ``result()`` gives the ``HostStep`` either way
+WaitingStep = tuple[int, Any, dict[str, float], list[int]]
 
 
 class PendingStatistics:
@@ -101,11 +107,12 @@ class PendingStatistics:
     def add(
         self,
         step: int,
-        host: HostStep,
+        host: Any,
         extra: dict[str, float] | None = None,
         sample_ids: list[int] | None = None,
     ) -> None:
-        """``extra``: values known at once (lr, step time), logged after the finished ones."""
+        """``host``: a ``HostStep``, or a ``PendingTransfer`` waited for at the finish;
+        ``extra``: values known at once (lr, step time), logged after the finished ones."""
         if not self._steps:
             self._oldest = self.clock()
         self._steps.append((step, host, extra or {}, sample_ids or []))
@@ -132,9 +139,10 @@ def finish_waiting(waiting: Sequence[WaitingStep]) -> list[StepRecord]:
     """The ``StepRecord``s of steps taken from a ``PendingStatistics``, in step order."""
     if not waiting:
         return []
-    finished = finish_steps([host for _, host, _, _ in waiting])
+    hosts = [host.result() for _, host, _, _ in waiting]
+    finished = finish_steps(hosts)
     records = []
-    for (step, host, extra, ids), values in zip(waiting, finished, strict=True):
+    for (step, _, extra, ids), host, values in zip(waiting, hosts, finished, strict=True):
         values.update(extra)
         norms = host.sample_norms.tolist() if ids else []
         records.append(StepRecord(step, values, ids, norms, host.wall_time))

@@ -202,3 +202,25 @@ def test_a_step_finished_later_keeps_the_wall_time_it_happened_at() -> None:
     tracker.track_many(record.values, record.step, record.wall_time)
     walls = {wall for _, _, _, wall in tracker.scalars}
     assert len(walls) == 1 and before <= walls.pop() <= after
+
+
+def test_the_sdk_never_waits_for_a_steps_values_on_the_users_thread() -> None:
+    """A completed SDK step starts its host copy and is handed over unread (the writer
+    thread waits for it), and its finish equals the step read at once."""
+    from sphere_engine.diagnostics.external_step import ExternalStep
+    from sphere_engine.diagnostics.packed_statistics import PendingTransfer
+    from sphere_engine.diagnostics.pending_statistics import finish_waiting
+
+    steps = ExternalStep(log_every=1)
+    generator = torch.Generator().manual_seed(3)
+    embeddings = torch.randn(12, 5, generator=generator)
+    labels = torch.arange(12) % 3
+    for step in (1, 2):
+        steps.observe(embeddings * step, labels, step)
+    waiting = steps.drain_unfinished(finish=True)
+    assert [type(host) for _, host, _, _ in waiting] == [PendingTransfer, PendingTransfer]
+    records = finish_waiting(waiting)
+    for record, scale in zip(records, (1, 2), strict=True):
+        norms = (embeddings * scale).norm(dim=1).double()
+        assert record.values["norm/mean"] == pytest.approx(float(norms.mean()), rel=1e-6)
+        assert record.values["norm/max"] == pytest.approx(float(norms.max()), rel=1e-6)
