@@ -50,16 +50,21 @@ def test_dataset_without_get_batch_goes_through_a_dataloader(tmp_path):
     assert y[0] == y[1] and y[2] == y[3] and y[0] != y[2]
 
 
+def _noise_image_tree(root, classes: int, per_class: int, seed: int):
+    """Random 10-px PNGs in a class-per-folder tree; its ``image_folder`` data at 8 px."""
+    rng = np.random.default_rng(seed)
+    for c in range(classes):
+        (root / f"class{c}").mkdir()
+        for i in range(per_class):
+            pixels = rng.integers(0, 255, (10, 10, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(root / f"class{c}" / f"{i}.png")
+    return create_dataset("image_folder", root=str(root), split="standard", image_size=8)
+
+
 def test_image_files_cross_the_loader_as_uint8_and_arrive_normalised(tmp_path):
     """Workers send uint8 pixels (a quarter of float32's bytes); the batch is normalised
     after its move, equal to the dataset's own normalised items."""
-    rng = np.random.default_rng(0)
-    for c in range(2):
-        (tmp_path / f"class{c}").mkdir()
-        for i in range(4):
-            pixels = rng.integers(0, 255, (10, 10, 3), dtype=np.uint8)
-            Image.fromarray(pixels).save(tmp_path / f"class{c}" / f"{i}.png")
-    train = create_dataset("image_folder", root=str(tmp_path), split="standard", image_size=8).train
+    train = _noise_image_tree(tmp_path, classes=2, per_class=4, seed=0).train
     shipped = []
     original_pixels = train.pixels
     train.pixels = lambda index: shipped.append(original_pixels(index)) or shipped[-1]
@@ -83,13 +88,7 @@ def test_evaluation_inputs_are_decoded_by_workers_in_order(tmp_path):
     in the order asked, equal to the samples decoded one by one."""
     from sphere_engine.data.batches import gather_inputs, iter_inputs
 
-    rng = np.random.default_rng(1)
-    for c in range(3):
-        (tmp_path / f"class{c}").mkdir()
-        for i in range(7):
-            pixels = rng.integers(0, 255, (10, 10, 3), dtype=np.uint8)
-            Image.fromarray(pixels).save(tmp_path / f"class{c}" / f"{i}.png")
-    test = create_dataset("image_folder", root=str(tmp_path), split="standard", image_size=8).test
+    test = _noise_image_tree(tmp_path, classes=3, per_class=7, seed=1).test
     order = np.random.default_rng(2).permutation(len(test))
     assert len(order) >= 5
     chunks = list(iter_inputs(test, order, batch_size=2, num_workers=2, pixels_to_device=True))
