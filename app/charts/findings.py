@@ -6,8 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, zoomable
-from sphere_engine.catalogue.numbers import D3_NUMBER
+from app.charts.base import CHART_HEIGHT, finish, number_text_transform, number_tooltip, zoomable
 
 SPAN_COLOR = "#d62728"
 
@@ -24,13 +23,13 @@ def evidence_chart(
     positive = shown["value"] > 0
     log = bool(len(shown) and positive.all() and shown["value"].max() / shown["value"].min() > 1e4)
     lines = (
-        alt.Chart(shown)
+        number_text_transform(alt.Chart(shown), "value")
         .mark_line(point=len(shown) < 60)
         .encode(
             x=alt.X("step:Q", title="step"),
             y=alt.Y("value:Q", title="value", scale=alt.Scale(type="log" if log else "linear")),
             color=alt.Color("series:N", title="series"),
-            tooltip=["series:N", "step:Q", alt.Tooltip("value:Q", format=D3_NUMBER)],
+            tooltip=["series:N", "step:Q", number_tooltip("value")],
         )
     )
     start, end = span

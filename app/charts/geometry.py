@@ -15,9 +15,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, limit
+from app.charts.base import CHART_HEIGHT, finish, limit, number_text_transform, number_tooltip
 from app.charts.palette import RUN_PALETTE
-from sphere_engine.catalogue.numbers import D3_NUMBER
 
 Domain = tuple[float, float]
 MAX_COORDS = 8
@@ -82,15 +81,15 @@ def norm_histogram(
         counts, edges = np.zeros(0), np.zeros(1)
     frame = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "count": counts})
     chart = (
-        alt.Chart(frame)
+        number_text_transform(alt.Chart(frame), "start", "end")
         .mark_bar()
         .encode(
             x=alt.X("start:Q", bin="binned", title="‖f‖", scale=_scale(domain)),
             x2="end:Q",
             y=alt.Y("count:Q", title="samples"),
             tooltip=[
-                alt.Tooltip("start:Q", format=D3_NUMBER),
-                alt.Tooltip("end:Q", format=D3_NUMBER),
+                number_tooltip("start"),
+                number_tooltip("end"),
                 "count:Q",
             ],
         )
@@ -111,7 +110,7 @@ def pca_scatter(
     """Scatter of ``pc1``/``pc2`` coloured by class (PCA computed on the server)."""
     frame, note = limit(df.assign(**{color: class_names(df[color]).to_numpy()}), [], "pc1", total)
     chart = (
-        alt.Chart(frame)
+        number_text_transform(alt.Chart(frame), "pc1", "pc2")
         .mark_circle(size=18, opacity=0.7)
         .encode(
             x=alt.X("pc1:Q", title=f"PC1 ({explained[0]:.0%} of variance)", scale=_scale(domain)),
@@ -119,8 +118,8 @@ def pca_scatter(
             color=_class_color(color, classes),
             tooltip=[
                 f"{color}:N",
-                alt.Tooltip("pc1:Q", format=D3_NUMBER),
-                alt.Tooltip("pc2:Q", format=D3_NUMBER),
+                number_tooltip("pc1"),
+                number_tooltip("pc2"),
             ],
         )
     )

@@ -7,7 +7,6 @@ import altair as alt
 import pandas as pd
 
 from app.charts.step_heatmap import step_heatmap
-from sphere_engine.catalogue.numbers import D3_NUMBER
 
 Domain = tuple[float, float]
 
@@ -49,7 +48,6 @@ def norm_distribution_heatmap(
         title=title,
         value_title="‖f‖",
         value_scale=scale,
-        value_format=D3_NUMBER,
         share_title="batch share",
         share_scale=alt.Scale(**colors),
     )

@@ -28,7 +28,6 @@ def similarity_distribution_heatmap(
         title=title,
         value_title="cosine",
         value_scale=alt.Scale(domain=[LOW, HIGH]),
-        value_format=".2f",
         share_title="share of pairs",
         share_scale=alt.Scale(scheme="viridis", domainMin=0.0),
     )

@@ -7,7 +7,16 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, limit, x_encoding, x_tooltip, zoomable
+from app.charts.base import (
+    CHART_HEIGHT,
+    finish,
+    limit,
+    number_text_transform,
+    number_tooltip,
+    x_encoding,
+    x_tooltip,
+    zoomable,
+)
 
 
 def step_heatmap(
@@ -18,16 +27,15 @@ def step_heatmap(
     title: str,
     value_title: str,
     value_scale: alt.Scale,
-    value_format: str,
     share_title: str,
     share_scale: alt.Scale,
 ) -> alt.TopLevelMixin:
     """The heatmap of ``cells`` on the value axis ``value_scale`` (titled
-    ``value_title``, bin edges shown with ``value_format``) and the colour scale
+    ``value_title``, bin edges written by the one number rule) and the colour scale
     ``share_scale`` of the share titled ``share_title``."""
     frame, note = limit(cells, [], "x0", total)
     chart = (
-        alt.Chart(frame)
+        number_text_transform(alt.Chart(frame), "lower", "upper")
         .mark_rect()
         .encode(
             x=x_encoding(x, "x0"),
@@ -37,8 +45,8 @@ def step_heatmap(
             color=alt.Color("fraction:Q", title=share_title, scale=share_scale),
             tooltip=[
                 x_tooltip(x, "x0"),
-                alt.Tooltip("lower:Q", format=value_format, title=f"{value_title} from"),
-                alt.Tooltip("upper:Q", format=value_format, title=f"{value_title} to"),
+                number_tooltip("lower", f"{value_title} from"),
+                number_tooltip("upper", f"{value_title} to"),
                 alt.Tooltip("fraction:Q", format=".1%"),
             ],
         )

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish
-from sphere_engine.catalogue.numbers import D3_NUMBER
+from app.charts.base import CHART_HEIGHT, finish, number_text_transform, number_tooltip
 
 MULTIPLE_WIDTH = 300
 MULTIPLE_HEIGHT = 200
@@ -51,11 +50,11 @@ def hyperparameter_chart(
     quantitative axis (its spacing means something), any other key a categorical one."""
     numeric = len(stats) > 0 and stats["x"].notna().all()
     x = alt.X("x:Q", title=key) if numeric else alt.X("value:N", title=key, sort=None)
-    base = alt.Chart(stats).encode(x=x)
+    base = number_text_transform(alt.Chart(stats), "mean", "std").encode(x=x)
     tooltip = [
         alt.Tooltip("value:N", title=key),
-        alt.Tooltip("mean:Q", format=D3_NUMBER),
-        alt.Tooltip("std:Q", format=D3_NUMBER),
+        number_tooltip("mean"),
+        number_tooltip("std"),
         alt.Tooltip("runs:Q"),
     ]
     line = base.mark_line(point=True).encode(

@@ -6,8 +6,8 @@ import altair as alt
 import pandas as pd
 
 from app.charts import CHART_HEIGHT, run_color_scale
+from app.charts.base import number_text_transform, number_tooltip
 from sphere_engine.catalogue import Source, column_key
-from sphere_engine.catalogue.numbers import D3_NUMBER
 
 ROBUSTNESS_TITLES = {"accuracy": "accuracy under attack", "recall@1": "R@1 under attack"}
 
@@ -22,7 +22,7 @@ def roc_chart(curves: pd.DataFrame, labels: dict[str, str] | None = None) -> alt
         run=lambda f: f["run_id"].map(lambda r: labels.get(r, r))
     )
     return (
-        alt.Chart(frame)
+        number_text_transform(alt.Chart(frame), "tar")
         .mark_line(point=alt.OverlayMarkDef(size=12))
         .encode(
             x=alt.X("far:Q", title="false accept rate (FAR)", scale=alt.Scale(type="log")),
@@ -32,7 +32,7 @@ def roc_chart(curves: pd.DataFrame, labels: dict[str, str] | None = None) -> alt
             tooltip=[
                 "run:N",
                 alt.Tooltip("far:Q", format=".2e"),
-                alt.Tooltip("tar:Q", format=D3_NUMBER),
+                number_tooltip("tar"),
             ],
         )
         .properties(height=CHART_HEIGHT, title=alt.TitleParams("Verification ROC", anchor="start"))
@@ -51,14 +51,14 @@ def robustness_chart(
     )
     title = ROBUSTNESS_TITLES.get(metric, metric)
     return (
-        alt.Chart(frame)
+        number_text_transform(alt.Chart(frame), "value")
         .mark_line(point=True)
         .encode(
             x=alt.X("epsilon:Q", title="ε (pixel units)"),
             y=alt.Y("value:Q", title=title, scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("run:N", scale=run_color_scale(run_ids, labels), title="run"),
             strokeDash=alt.StrokeDash("attack:N", title="attack"),
-            tooltip=["run:N", "attack:N", "epsilon:Q", alt.Tooltip("value:Q", format=D3_NUMBER)],
+            tooltip=["run:N", "attack:N", "epsilon:Q", number_tooltip("value")],
         )
         .properties(
             height=CHART_HEIGHT, title=alt.TitleParams(f"Robustness: {title}", anchor="start")

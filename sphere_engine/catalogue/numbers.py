@@ -53,7 +53,3 @@ VEGA_LABEL_EXPR = vega_number_expr("datum.value", trim=True)
 #: d3 formats of the axes that count (steps) and of seconds, with thousands separators.
 D3_COUNT = ",d"
 D3_SECONDS = ",.3~r"
-#: A tooltip's d3 format where the chart has no text column of the value
-#: (``vega_number_expr``): the same 3 significant digits and separators (d3 rounds
-#: integer digits: 12,345 reads 12,300).
-D3_NUMBER = ",.3r"

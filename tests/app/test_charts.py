@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -288,3 +290,49 @@ def test_each_loss_term_is_its_own_chart_and_a_zero_term_none() -> None:
         ("loss:loss/metric", ["loss/metric"]),
         ("loss:loss/sec", ["loss/sec"]),
     ]
+
+
+def test_every_chart_tooltip_writes_numbers_by_the_one_rule() -> None:
+    """Issue 27 item 8's last gap: tooltips with d3's ",.3r" rounded integer digits
+    (a norm of 12,345 read 12,300); each numeric tooltip is now the browser-written
+    text of ``format_number``'s rule."""
+    import pandas as pd
+
+    from app.charts.findings import evidence_chart
+    from app.charts.geometry import pca_scatter
+    from app.charts.heatmap import norm_distribution_heatmap
+    from app.charts.summary import hyperparameter_chart
+    from app.panels.curve_charts import robustness_chart, roc_chart
+
+    cells = pd.DataFrame(
+        {"x0": [1], "x1": [2], "lower": [12345.0], "upper": [13000.0], "fraction": [1.0]}
+    )
+    specs = [
+        norm_distribution_heatmap(cells),
+        pca_scatter(pd.DataFrame({"pc1": [1.0], "pc2": [2.0], "label": [0]})),
+        evidence_chart(
+            pd.DataFrame({"source": ["t"], "name": ["n"], "step": [1], "value": [12345.0]}),
+            (None, None),
+            "t",
+        ),
+        hyperparameter_chart(
+            pd.DataFrame(
+                {"x": [1.0], "value": ["1"], "mean": [0.5], "std": [0.1], "runs": [2],
+                 "lower": [0.4], "upper": [0.6]}
+            ),
+            key="k",
+            y_title="y",
+        ),
+        roc_chart(pd.DataFrame({"run_id": ["r"], "far": [0.1], "tar": [0.5], "point": [0]})),
+        robustness_chart(
+            pd.DataFrame(
+                {"run_id": ["r"], "attack": ["pgd"], "metric": ["accuracy"], "epsilon": [0.1],
+                 "value": [0.5]}
+            ),
+            "accuracy",
+        ),
+    ]  # fmt: skip
+    for chart in specs:
+        text = json.dumps(chart.to_dict())
+        assert ",.3r" not in text and '"format": ".3g"' not in text
+        assert "_text" in text and "format(" in text
