@@ -39,7 +39,7 @@ class StepOutcome:
     the device never waits for the host."""
 
     loss: HostCopy | None  # an unlogged step's loss (a logged step's is in ``host``)
-    host: PendingTransfer | None
+    host: PendingTransfer | HostStep | None  # HostStep: already on the host (CPU)
 
     def read(self) -> StepResult:
         if self.host is not None:
