@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import kombu.pools
 import pytest
 from worker_fixtures import WorkerProcess
 
@@ -42,10 +43,11 @@ def broker(url: str) -> Iterator[None]:
 
 def _connect(url: str) -> None:
     app.conf.broker_url = url
-    if app._pool is not None:  # connections made to another broker before
-        app._pool.force_close_all()
-        app._pool = None
-        app.amqp._producer_pool = None
+    # kombu keeps one connection and producer pool per broker URL for the process: all
+    # closed and forgotten, so that no closed pool is handed out on coming back to a URL
+    kombu.pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 @pytest.fixture(scope="session", autouse=True)
