@@ -1,5 +1,7 @@
 """A full disk under the run store (issue 13, item 10): a real ``spherescope train`` and
-a real worker write into a small tmpfs until it is full. The run ends ``failed`` with
+a real worker write into a small tmpfs until it is full (runs long enough that their
+scalars are flushed before the evaluations fill it: a 400-step run could finish
+within the first flush interval and leave no row to check). The run ends ``failed`` with
 the one-line reason, the command prints that line (no traceback), and every row
 written before stays readable."""
 
@@ -30,9 +32,9 @@ samples_per_class = 4
 name = "mlp"
 embedding_dim = 16
 [training]
-steps = 400
+steps = 1500
 [diagnostics]
-eval_every = 50
+eval_every = 200
 eval_max_samples = 300
 """
 
@@ -90,7 +92,8 @@ def test_spherescope_train_on_a_full_disk_fails_with_one_line(small_disk, tmp_pa
 def test_a_worker_run_on_a_full_disk_is_failed_not_lost(small_disk, tmp_path, redis_server):
     home = small_disk / "home"
     store = RunStore(home)
-    run_id = store.create_run(config(steps=400, diagnostics={"eval_every": 50}))
+    # long enough that scalars are flushed before the evaluations fill the disk
+    run_id = store.create_run(config(steps=1500, diagnostics={"eval_every": 200}))
     # A worker of its own (own queue, own store) so the shared worker never takes it.
     worker = WorkerProcess(redis_server.url, home, tmp_path / "worker.log", queues="diskfull")
     worker.start()
