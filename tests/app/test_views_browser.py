@@ -48,14 +48,18 @@ def _record(store: RunStore, name: str, scale: float, config: dict | None = None
 
 
 def _matrices(page, count: int) -> list[dict]:
-    """The page's scatter matrices once ``count`` of them have drawn every row."""
-    page.wait_for_function(
-        "n => { const m = document.querySelectorAll('.spherescope-matrix');"
-        f" return m.length === n && [...m].every(e => e.dataset.drawnRows === '{DIM}'); }}",
+    """The page's scatter matrices once ``count`` of them have drawn every row, measured
+    in the same evaluation as that check (a rerun may replace an element between a wait
+    and a later measurement)."""
+    handle = page.wait_for_function(
+        "n => { const m = [...document.querySelectorAll('.spherescope-matrix')];"
+        f" if (m.length !== n || !m.every(e => e.dataset.drawnRows === '{DIM}')) return null;"
+        f" const boxes = ({_MATRIX_BOXES_JS.strip()})(m);"
+        " return boxes.every(b => b.right > b.left) ? boxes : null; }",
         arg=count,
         timeout=60_000,
     )
-    return page.locator(".spherescope-matrix").evaluate_all(_MATRIX_BOXES_JS)
+    return handle.json_value()
 
 
 def test_geometry_matrices_fit_their_columns_and_do_not_overlap(tmp_path):
