@@ -47,7 +47,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +56,7 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from app.health import wait_until_answering  # noqa: E402
 from db import queries  # noqa: E402
 from db.store import RunStore  # noqa: E402
 
@@ -148,18 +148,9 @@ def start_floor(port: int, log: Path) -> subprocess.Popen:
 
 
 def wait_healthy(base: str, process: subprocess.Popen, timeout_s: float = 180) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"spherescope up exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"the dashboard did not answer within {timeout_s} s")
+    problem = wait_until_answering(base, process, timeout_s)
+    if problem:
+        raise SystemExit(f"the dashboard at {base} {problem}")
 
 
 def streamlit_process(stack: subprocess.Popen) -> psutil.Process:

@@ -17,11 +17,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from app.health import wait_until_answering  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 CONFIG = REPO / "examples" / "digits_sec.toml"
 STEPS = 600
@@ -51,15 +53,11 @@ def _serve(env: dict[str, str], port: int) -> subprocess.Popen:
         argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                return process
-        except OSError:
-            time.sleep(0.5)
+    problem = wait_until_answering(f"http://127.0.0.1:{port}", process, STARTUP_S)
+    if problem is None:
+        return process
     os.killpg(process.pid, signal.SIGTERM)
-    raise SystemExit("the dashboard did not start")
+    raise SystemExit(f"the dashboard did not start: it {problem}")
 
 
 def main() -> None:

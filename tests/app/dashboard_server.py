@@ -9,13 +9,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from app.health import wait_until_answering
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -70,19 +70,9 @@ def dashboard(entry: str, env: Mapping[str, str], *options: str) -> Iterator[str
 def _wait_until_healthy(process: subprocess.Popen, base: str, what: str) -> None:
     """Until the dashboard at ``base`` answers its health check; fails the test if
     ``process`` (``what``) exits first or STARTUP_S passes."""
-    deadline = time.monotonic() + STARTUP_S
-    while True:
-        if process.poll() is not None:
-            pytest.fail(f"{what} exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"the dashboard did not answer within {STARTUP_S} s")
-        time.sleep(0.5)
+    problem = wait_until_answering(base, process, STARTUP_S)
+    if problem:
+        pytest.fail(f"{what} {problem}")
 
 
 def _spherescope() -> list[str]:

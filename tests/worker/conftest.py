@@ -10,12 +10,11 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import kombu.pools
 import pytest
+from stack_fixtures import use_broker
 from worker_fixtures import WorkerProcess
 
 from db.store import RunStore
-from worker.celery_app import app
 from worker.redis_server import PrivateRedis
 
 
@@ -32,22 +31,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @contextlib.contextmanager
 def broker(url: str) -> Iterator[None]:
-    """This process launches into the Redis at ``url`` (then back to the one before)."""
-    old_url = app.conf.broker_url
-    with pytest.MonkeyPatch.context() as patch:
+    """This process, and what it starts, launches into the Redis at ``url`` (then back
+    to the one before)."""
+    with pytest.MonkeyPatch.context() as patch, use_broker(url):
         patch.setenv("REDIS_URL", url)
-        _connect(url)
         yield
-    _connect(old_url)
-
-
-def _connect(url: str) -> None:
-    app.conf.broker_url = url
-    # kombu keeps one connection and producer pool per broker URL for the process: all
-    # closed and forgotten, so that no closed pool is handed out on coming back to a URL
-    kombu.pools.reset()
-    app._pool = None
-    app.amqp._producer_pool = None
 
 
 @pytest.fixture(scope="session", autouse=True)

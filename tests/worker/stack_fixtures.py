@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from kombu import pools
 from worker_fixtures import REPO, wait_for
 
+from app.health import answers
 from worker.celery_app import app
 from worker.settings import stack_url_file
 
@@ -51,11 +51,7 @@ def command_line(pid: int) -> str:
 
 
 def health(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
+    return answers(f"http://127.0.0.1:{port}")
 
 
 class Stack:
