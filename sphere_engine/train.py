@@ -24,6 +24,7 @@ from sphere_engine.optim import apply_lr
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.tracking import Tracker
 from sphere_engine.training import (
+    StepOutcome,
     StepReporter,
     TrainingSetup,
     checkpoint_path_is_current,
@@ -34,7 +35,6 @@ from sphere_engine.training import (
     train_step,
 )
 from sphere_engine.training.resume import resume
-from sphere_engine.training.step import StepOutcome
 
 __all__ = [
     "TrainingDivergedError",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, Subset
 
 from sphere_engine.data.pk_batch_sampler import PKBatchSampler
 from sphere_engine.data.shuffled_batch_sampler import ShuffledBatchSampler
@@ -16,7 +16,7 @@ from sphere_engine.data.shuffled_batch_sampler import ShuffledBatchSampler
 
 class _WithIndex(Dataset[tuple[Tensor, Tensor, int]]):
     """Adds each sample's index to what the wrapped dataset returns; ``raw``: a dataset
-    with ``pixels`` gives its uint8 pixels (normalised after the batch's transfer)."""
+    with ``pixels`` gives its uint8 pixels (``arrived`` normalises them on the device)."""
 
     def __init__(self, dataset: Dataset[Any], raw: bool) -> None:
         self.dataset = dataset
@@ -27,6 +27,13 @@ class _WithIndex(Dataset[tuple[Tensor, Tensor, int]]):
             return self.dataset.pixels(index), torch.tensor(self.dataset.labels[index]), index
         x, y = self.dataset[index]
         return x, y, index
+
+    def arrived(self, x: Tensor, device: torch.device | str | None) -> Tensor:
+        """A loader batch's inputs moved to ``device`` (without blocking: the loader pins
+        them on CUDA) and, as uint8 pixels, normalised there."""
+        if device is not None:
+            x = x.to(device, non_blocking=True)
+        return self.dataset.normalise(x) if self.raw else x
 
 
 class _Sharded:
@@ -107,24 +114,8 @@ def iter_batches(
     )
     for x, y, indices in loader:
         if device is not None:
-            x = x.to(device, non_blocking=True)
             y = y.to(device, non_blocking=True)
-        if dataset.raw:
-            x = split.normalise(x)
-        yield x, y, indices
-
-
-class _Rows(Dataset[tuple[Tensor, Tensor, int]]):
-    """Rows ``indices`` of a data set, in order (for ``iter_inputs``)."""
-
-    def __init__(self, dataset: _WithIndex, indices: Any) -> None:
-        self.dataset, self.indices = dataset, [int(i) for i in indices]
-
-    def __len__(self) -> int:
-        return len(self.indices)
-
-    def __getitem__(self, position: int) -> tuple[Tensor, Tensor, int]:
-        return self.dataset[self.indices[position]]
+        yield dataset.arrived(x, device), y, indices
 
 
 def iter_inputs(
@@ -148,13 +139,10 @@ def iter_inputs(
         return
     dataset = _WithIndex(split, pixels_travel(device, pixels_to_device))
     pin = device is not None and torch.device(device).type == "cuda"
-    loader = DataLoader(
-        _Rows(dataset, indices), batch_size=batch_size, num_workers=num_workers, pin_memory=pin
-    )
+    rows = Subset(dataset, indices.tolist())  # in the order asked
+    loader = DataLoader(rows, batch_size=batch_size, num_workers=num_workers, pin_memory=pin)
     for x, _, _ in loader:
-        if device is not None:
-            x = x.to(device, non_blocking=True)
-        yield split.normalise(x) if dataset.raw else x
+        yield dataset.arrived(x, device)
 
 
 def gather_inputs(dataset: Any, indices: np.ndarray) -> Tensor:

@@ -135,13 +135,13 @@ class StepStatistics:
         parts = [part for group in self.groups for part in group.parts]
         if self.sample_norms is not None:
             parts.append(self.sample_norms.detach().reshape(-1))
+        if not parts:
+            return HostStep(self.groups, np.zeros(0), np.zeros(0))
         # cat promotes mixed dtypes (labels are exact in float32 below 2**24); every raw
         # value is rounded to float32 on the device, then finished in float64 (widened
         # by the batched finish, off the training thread in the SDK)
-        flat = torch.cat(parts).float() if parts else None
+        flat = torch.cat(parts).float()
         size = sum(group.size for group in self.groups)
-        if flat is None:
-            return HostStep(self.groups, np.zeros(0), np.zeros(0))
         if flat.device.type == "cpu":
             raw = flat.numpy()
             return HostStep(self.groups, raw[:size], raw[size:])

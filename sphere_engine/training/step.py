@@ -100,7 +100,7 @@ def measure_step(
     labels: torch.Tensor,
     with_gradients: bool,
     track_samples: bool = True,
-) -> PendingTransfer:
+) -> PendingTransfer | HostStep:
     """A logged step's statistics, on their way to the host in one transfer (waited for
     when read); ``PendingStatistics`` finishes them later. ``track_samples``: with the
     tracked samples' norms and turns (their own no-grad pass, in the forward's
