@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from spherescope._outbox import Outbox
@@ -40,7 +39,6 @@ def record_evaluation(
     samples = snapshot_rows(len(labels), options.get("snapshot_size", 2000))
     if sample_ids is not None:
         samples = sample_id_array(sample_ids, len(labels))[samples]
-    evaluation = (dict(metrics), points, point_labels, step, results, samples)
-    outbox.post(functools.partial(outbox.write_evaluation, *evaluation))
+    outbox.post_evaluation(dict(metrics), points, point_labels, step, results, samples)
     outbox.deliver(finish=True)
     return metrics

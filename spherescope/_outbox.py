@@ -5,7 +5,7 @@ Each ``Run`` call that records something posts a write here; ``deliver`` moves t
 completed diagnostic steps to the host and hands everything collected to ``Delivery``
 (the writer thread, or inline for a strict run) when the steps are due (K waiting, or
 ~0.5 s old), when the run flushes or finishes, or when enough scalar calls or old ones
-wait. The writes themselves (``write_*``) run on the writer thread.
+wait. The writes themselves (``_write_*``) run on the writer thread.
 """
 
 from __future__ import annotations
@@ -52,10 +52,31 @@ class Outbox:
         """A ``log`` call's scalars, at the time of the call."""
         if self._scalar_rows is None:
             self._scalar_rows = []
-            self.post(functools.partial(self.write_scalars, self._scalar_rows))
+            self.post(functools.partial(self._write_scalars, self._scalar_rows))
         else:
             self._calls += 1
         self._scalar_rows.append((values, step, time.time()))
+
+    def post_samples(self, ids: Any, pixels: Any) -> None:
+        """``log_samples``' checked images."""
+        self.post(functools.partial(self._write_samples, ids, pixels))
+
+    def post_run_info(self, info: dict[str, Any]) -> None:
+        self.post(functools.partial(self._write_run_info, info))
+
+    def post_evaluation(
+        self,
+        metrics: dict[str, float],
+        points: Any,
+        point_labels: Any,
+        step: int,
+        results: Any = None,
+        samples: Any = None,
+    ) -> None:
+        """An evaluation's metrics, snapshot (``points``, their labels and samples) and
+        per-query ``results``."""
+        write = self._write_evaluation
+        self.post(functools.partial(write, metrics, points, point_labels, step, results, samples))
 
     def deliver(self, force: bool = False, finish: bool = False) -> None:
         """Move completed diagnostic steps to the host; hand what is collected over when
@@ -63,7 +84,7 @@ class Outbox:
         wait."""
         waiting = self.steps.drain_unfinished(force=force, finish=finish)
         if waiting:
-            self.post(functools.partial(self.write_steps, waiting))
+            self.post(functools.partial(self._write_steps, waiting))
         if self._writes and (
             waiting
             or not self.delivery.background  # strict: each write raises at its call
@@ -81,13 +102,13 @@ class Outbox:
         self.delivery.close()
 
     # -- the writes (on the writer thread, or inline when strict) ------------------------
-    def write_scalars(self, rows: list[tuple[dict[str, float], int, float]]) -> None:
+    def _write_scalars(self, rows: list[tuple[dict[str, float], int, float]]) -> None:
         """The scalars of ``log`` calls: (values, step, wall time) each."""
         track_many = self.writer.tracker.track_many
         for values, step, wall_time in rows:
             self.writer.call(track_many, values, step, wall_time)
 
-    def write_steps(self, waiting: list[WaitingStep]) -> None:
+    def _write_steps(self, waiting: list[WaitingStep]) -> None:
         """Finish logged steps (K at once, NumPy) and write their values."""
         from sphere_engine.diagnostics.pending_statistics import finish_waiting
 
@@ -99,7 +120,7 @@ class Outbox:
                     tracker.track_sample_norms, record.sample_ids, record.sample_norms, record.step
                 )
 
-    def write_evaluation(
+    def _write_evaluation(
         self,
         metrics: dict[str, float],
         points: Any,
@@ -117,10 +138,10 @@ class Outbox:
         if len(point_labels):
             self.writer.call(tracker.track_snapshot, points, point_labels, step)
 
-    def write_samples(self, ids: Any, pixels: Any) -> None:
+    def _write_samples(self, ids: Any, pixels: Any) -> None:
         self.writer.call(self.writer.tracker.track_thumbnails, ids, pixels)
 
-    def write_run_info(self, info: dict[str, Any]) -> None:
+    def _write_run_info(self, info: dict[str, Any]) -> None:
         self.writer.call(self.writer.tracker.track_run_info, info)
 
 

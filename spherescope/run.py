@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import numbers
 import threading
 import warnings
@@ -166,7 +165,7 @@ class Run:
         ids, pixels = checked_images(host_array(sample_ids), image_array(images), "log_samples")
         if self._lifecycle is None:
             return
-        self._outbox.post(functools.partial(self._outbox.write_samples, ids, pixels))
+        self._outbox.post_samples(ids, pixels)
         self._outbox.deliver()
 
     def log_embeddings(
@@ -188,7 +187,7 @@ class Run:
             # what the dashboard shows as the run's device (the SDK never picks one)
             self._device_noted = True
             info = {"device": str(embeddings.device)}
-            self._outbox.post(functools.partial(self._outbox.write_run_info, info))
+            self._outbox.post_run_info(info)
 
     def evaluate(
         self,
