@@ -32,12 +32,14 @@ is also written to ``$OUT/backbone_throughput.json``.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +62,7 @@ from sphere_engine.training.device import resolve_device
 from sphere_engine.training.precision import build_precision
 
 TARGET = 0.95
+StepHook = Callable[[], None] | None  # called at the end of every step (the profiler's)
 
 
 def write_tree(root: Path, classes: int, per_class: int, side: int) -> None:
@@ -77,7 +80,9 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def bare_block(config: RunConfig, warmup: int, *, one_batch: bool = False) -> float:
+def bare_block(
+    config: RunConfig, warmup: int, *, one_batch: bool = False, on_step: StepHook = None
+) -> float:
     """Seconds of steps warmup+1 … steps of the loop a user would write: data, forward
     (autocast), backward, optimiser step. ``one_batch``: the device ceiling, every step
     on the first batch (already on the device), no loader in the loop."""
@@ -114,6 +119,8 @@ def bare_block(config: RunConfig, warmup: int, *, one_batch: bool = False) -> fl
         optimizer.zero_grad(set_to_none=True)
         precision.backward(loss)
         precision.step(optimizer)
+        if on_step is not None:
+            on_step()
         if step == warmup:
             synchronize(device)
             started = time.perf_counter()
@@ -125,13 +132,15 @@ class _BlockClock(InMemoryTracker):
     """Stamps the end of step ``warmup`` and of the last step (``track_progress``
     closes each step), synchronising the device there only."""
 
-    def __init__(self, warmup: int, device: torch.device) -> None:
+    def __init__(self, warmup: int, device: torch.device, on_step: StepHook = None) -> None:
         super().__init__()
-        self.warmup, self.device = warmup, device
+        self.warmup, self.device, self.on_step = warmup, device, on_step
         self.started = self.ended = 0.0
 
     def track_progress(self, step: int, total: int) -> None:
         super().track_progress(step, total)
+        if self.on_step is not None:
+            self.on_step()
         if step == self.warmup:
             synchronize(self.device)
             self.started = time.perf_counter()
@@ -140,13 +149,46 @@ class _BlockClock(InMemoryTracker):
             self.ended = time.perf_counter()
 
 
-def launched_block(config: RunConfig, warmup: int) -> float:
-    clock = _BlockClock(warmup, resolve_device(config.training.device))
+def launched_block(config: RunConfig, warmup: int, *, on_step: StepHook = None) -> float:
+    clock = _BlockClock(warmup, resolve_device(config.training.device), on_step)
     run_training(config, clock)
     logged = {step for step, name, _, _ in clock.scalars if name == "grad/norm_mean"}
     assert len(logged) == config.training.steps, "every step must log its diagnostics"
     assert clock.sample_norms, "the tracked samples must be followed"
     return clock.ended - clock.started
+
+
+def profile_both(args: argparse.Namespace, config: RunConfig, folder: str) -> None:
+    """One block of each side under ``torch.profiler``: how busy the device was, and the
+    operators that took the most host and device time (printed, and written to $OUT)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    short = copy.deepcopy(config)
+    short.training.steps = args.warmup + args.profile
+    activities = [ProfilerActivity.CPU]
+    if args.device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    for name, block in (("bare", bare_block), ("launched", launched_block)):
+        # steps warmup+1 … the last: the same span the rounds time, without the set-up
+        active = schedule(wait=args.warmup - 1, warmup=1, active=args.profile, repeat=1)
+        with profile(activities=activities, schedule=active) as prof:
+            seconds = block(short, args.warmup, on_step=prof.step)
+        events = prof.key_averages()
+        device_us = sum(e.self_device_time_total for e in events)
+        syncs = sum(e.count for e in events if "Synchronize" in e.key or e.key == "cudaMemcpy")
+        summary = (
+            f"profile {name}: {args.profile} steps, timed span {seconds:.2f} s, device busy "
+            f"{device_us / 1e6:.2f} s in all, host syncs/blocking copies {syncs}"
+        )
+        print(summary, flush=True)
+        by_device = events.table(sort_by="self_device_time_total", row_limit=25)
+        by_host = events.table(sort_by="self_cpu_time_total", row_limit=25)
+        print(by_host, flush=True)
+        out = os.environ.get("OUT")
+        if out:
+            Path(out, f"profile_{name}.txt").write_text(
+                f"{summary}\n\nby device time\n{by_device}\n\nby host time\n{by_host}\n"
+            )
 
 
 def parse_args() -> argparse.Namespace:
@@ -165,7 +207,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=12, help="steps per block")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per block")
     parser.add_argument("--rounds", type=int, default=2, help="bare + launched blocks")
+    parser.add_argument("--warmup-block", action="store_true",
+                        help="one untimed block of each side before the rounds")  # fmt: skip
     parser.add_argument("--model", default="resnet50")
+    parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
+                        help="then profile STEPS steps of each side")  # fmt: skip
     args = parser.parse_args()
     if args.amp is None:
         args.amp = "bf16" if args.device == "cuda" else "off"
@@ -221,6 +267,9 @@ def main() -> None:
         side = args.source_side or args.image_size + args.image_size // 8
         write_tree(Path(folder), classes, per_class, side)
         config = run_config(args, folder)
+        if args.warmup_block:  # untimed: compiles kernels, warms caches and clocks
+            launched_block(config, args.warmup)
+            bare_block(config, args.warmup)
         for round_ in range(args.rounds):  # alternating blocks: load drifts hit both sides
             # ABBA: each side goes first in every other round (a block after another's
             # set-up and teardown may find the device's clocks lowered)
@@ -235,6 +284,8 @@ def main() -> None:
                 f"img/s ({launched[-1] / bare[-1]:.3f}); device ceiling {ceiling[-1]:.1f} img/s",
                 flush=True,
             )
+        if args.profile:
+            profile_both(args, config, folder)
     bare_rate, launched_rate = statistics.median(bare), statistics.median(launched)
     ceiling_rate = statistics.median(ceiling)
     ratio = launched_rate / bare_rate
