@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from sphere_engine.config import RunConfig
+from sphere_engine.losses.mining_record import MiningRecord
 
 
 class Objective(nn.Module):
@@ -46,6 +47,11 @@ class Objective(nn.Module):
         """The pair loss's ``mining/*`` statistics of the last batch (none for a head)."""
         mining = getattr(self.loss, "mining_diagnostics", None)
         return mining() if mining is not None else {}
+
+    def mining_record(self) -> MiningRecord | None:
+        """What the pair loss's mining did on the last batch; None for a head or a loss
+        without mining."""
+        return getattr(self.loss, "last_mining", None)
 
     def mining_histograms(self) -> Any:
         """The pair loss's cosine histograms of the last batch (a ``PackedStatistics``),

@@ -193,6 +193,12 @@ class DiagnosticsConfig:
     gradient_stats: bool = option(
         True, "Gradient diagnostics on the embedding", label="Gradient statistics"
     )
+    cuda_graphs: bool = option(
+        True,
+        "On a GPU, replay the diagnostics and the tracked samples' pass as CUDA graphs "
+        "(one launch instead of hundreds; one process per run, an uncompiled model)",
+        label="CUDA graphs for diagnostics",
+    )
     recall_ks: list[int] = option(
         list(DEFAULT_RECALL_KS),
         "K values of Recall@K at evaluation (In-shop: 1, 10, 20, 30)",

@@ -103,6 +103,17 @@ class PackedStatistics(Mapping[str, torch.Tensor]):
         return len(self.names)
 
 
+def stacked(values: Mapping[str, torch.Tensor]) -> PackedStatistics:
+    """Named 0-dim tensors (loss terms, regulariser and mining diagnostics) as one group."""
+    with torch.no_grad():
+        return PackedStatistics(tuple(values), torch.stack(list(values.values())))
+
+
+def flat_values(groups: list[PackedStatistics]) -> torch.Tensor:
+    """The groups' raw values as one float32 tensor, in order (``StepStatistics.add_flat``)."""
+    return torch.cat([part for group in groups for part in group.parts]).float()
+
+
 class StepStatistics:
     """Collects a step's statistics as tensors and moves them to the host at once.
 
@@ -114,15 +125,35 @@ class StepStatistics:
 
     def __init__(self) -> None:
         self.groups: list[PackedStatistics] = []
+        # groups added by ``add_flat``: first group's index -> (how many, their raw values)
+        self._flat_runs: dict[int, tuple[int, torch.Tensor]] = {}
         self.sample_norms: torch.Tensor | None = None
 
     def add(self, values: Mapping[str, torch.Tensor]) -> None:
         if isinstance(values, PackedStatistics):
             self.groups.append(values)
         elif values:  # named 0-dim tensors (loss terms, regulariser diagnostics)
-            with torch.no_grad():
-                block = torch.stack(list(values.values()))
-            self.groups.append(PackedStatistics(tuple(values), block))
+            self.add(stacked(values))
+
+    def add_flat(self, groups: list[PackedStatistics], flat: torch.Tensor) -> None:
+        """Groups whose raw values are already ``flat`` (``flat_values(groups)``, or a
+        CUDA graph's output of it): added without reading their parts."""
+        self._flat_runs[len(self.groups)] = (len(groups), flat)
+        self.groups.extend(groups)
+
+    def raw_parts(self) -> list[torch.Tensor]:
+        """The groups' raw values, in the groups' order."""
+        parts: list[torch.Tensor] = []
+        index = 0
+        while index < len(self.groups):
+            count, flat = self._flat_runs.get(index, (0, None))
+            if flat is not None:
+                parts.append(flat)
+                index += count
+            else:
+                parts.extend(self.groups[index].parts)
+                index += 1
+        return parts
 
     def transfer(self) -> HostStep:
         """One device → host transfer for everything (this is the step's sync point)."""
@@ -132,7 +163,7 @@ class StepStatistics:
         """Start the one device → host transfer; ``result()`` waits for it (the device
         runs on meanwhile). Values already on the CPU are a ``HostStep`` at once: there
         is nothing to wait for, and the pending object would cost a CPU step ~3 %."""
-        parts = [part for group in self.groups for part in group.parts]
+        parts = self.raw_parts()
         if self.sample_norms is not None:
             parts.append(self.sample_norms.detach().reshape(-1))
         if not parts:

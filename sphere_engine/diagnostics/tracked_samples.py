@@ -14,11 +14,14 @@ would wait for the scheduler to run that thread.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 
 import numpy as np
 import torch
+
+from sphere_engine.diagnostics.cuda_graph import GraphedPass
 
 # Modules whose output depends on train/eval mode (batch statistics, random masks).
 _MODE_DEPENDENT = (torch.nn.modules.batchnorm._NormBase, torch.nn.modules.dropout._DropoutNd)
@@ -42,20 +45,44 @@ def choose_tracked_samples(labels: np.ndarray, count: int, seed: int) -> np.ndar
     return np.array(sorted(chosen), dtype=np.int64)
 
 
-def tracked_embedder(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+def tracked_embedder(
+    model: torch.nn.Module,
+    autocast: Callable[..., contextlib.AbstractContextManager] | None = None,
+    *,
+    graphed: bool = False,
+) -> Callable[[torch.Tensor], torch.Tensor]:
     """How the tracked samples are embedded in a pass of their own: in eval mode
     (BatchNorm must not learn from them, dropout must not perturb them) when the model
     has such modules; otherwise a plain forward, which is the same function of the same
     weights without the two mode switches (each walks every module: a third of the
-    tracked forward's cost on a small model)."""
-    if any(isinstance(module, _MODE_DEPENDENT) for module in model.modules()):
-        return functools.partial(_embed_in_eval_mode, model)
+    tracked forward's cost on a small model). ``autocast``: the training forward's
+    (``Precision.autocast``). ``graphed``: on CUDA, replayed as one CUDA graph
+    (``cuda_graph``): the inputs never change and the optimiser updates the weights in
+    place, so the replay embeds them with the current weights, in one launch instead of
+    the forward's hundreds."""
+    modal = any(isinstance(module, _MODE_DEPENDENT) for module in model.modules())
+    plain = functools.partial(_embed_in_eval_mode if modal else _embed, model)
+    if autocast is None:
+        forward = plain
+    else:
 
-    @torch.no_grad()
-    def forward(inputs: torch.Tensor) -> torch.Tensor:
-        return model(inputs)
+        def forward(inputs: torch.Tensor) -> torch.Tensor:
+            with autocast(cache_enabled=not graphed):
+                return plain(inputs)
 
-    return forward
+    if not graphed:
+        return forward
+    replayed = GraphedPass(forward, name="the tracked samples' pass")
+
+    def embed(inputs: torch.Tensor) -> torch.Tensor:
+        return replayed(inputs).clone()  # the graph's output is rewritten by its next replay
+
+    return embed
+
+
+@torch.no_grad()
+def _embed(model: torch.nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+    return model(inputs)
 
 
 @torch.no_grad()

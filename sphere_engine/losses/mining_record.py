@@ -31,6 +31,10 @@ class MiningRecord:
     similarity: torch.Tensor  # N × N cosine similarities (detached)
     negative: torch.Tensor  # N × N boolean mask of negative pairs
 
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        """The record's tensors, in field order (``MiningRecord(*tensors)`` is a copy)."""
+        return (self.active, self.candidates, self.similarity, self.negative)
+
     def statistics(self) -> dict[str, torch.Tensor]:
         with torch.no_grad():
             active = (self.active & self.candidates).sum().float()

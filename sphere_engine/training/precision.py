@@ -21,10 +21,12 @@ class Precision:
     dtype: torch.dtype | None  # None: full float32
     scaler: torch.amp.GradScaler | None
 
-    def autocast(self) -> contextlib.AbstractContextManager:
+    def autocast(self, cache_enabled: bool = True) -> contextlib.AbstractContextManager:
+        """``cache_enabled=False`` inside a CUDA graph capture: a cast kept in autocast's
+        cache would outlive the capture that made it."""
         if self.dtype is None:
             return contextlib.nullcontext()
-        return torch.autocast(self.device_type, dtype=self.dtype)
+        return torch.autocast(self.device_type, dtype=self.dtype, cache_enabled=cache_enabled)
 
     def backward(self, loss: torch.Tensor) -> None:
         (self.scaler.scale(loss) if self.scaler else loss).backward()

@@ -18,12 +18,14 @@ import torch
 from sphere_engine.config import RunConfig
 from sphere_engine.data.batches import gather_inputs
 from sphere_engine.diagnostics.batch_statistics import DirectionTracker
+from sphere_engine.diagnostics.cuda_graph import GraphedPass
 from sphere_engine.diagnostics.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.evaluation import Evaluator
 from sphere_engine.objective import Objective, build_objective
 from sphere_engine.optim import build_optimizer, lr_multiplier
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.training.device import resolve_device, seed_everything
+from sphere_engine.training.measurement import batch_groups
 from sphere_engine.training.precision import Precision, build_precision
 
 
@@ -58,6 +60,9 @@ class TrainingSetup:
     batches: Iterator[tuple[torch.Tensor, torch.Tensor, Any]]
     tracked: TrackedSamples
     evaluator: Evaluator
+    # a logged step's batch statistics (``measurement.batch_groups``; a GraphedPass
+    # on a GPU): the step calls it, in one process
+    batch_pass: Callable[..., tuple[torch.Tensor, list[Any]]]
     precision: Precision  # training.amp: autocast and gradient scaling of the step
     trained: torch.nn.Module  # the model as the step calls it (under DDP in a data-parallel job)
     channels_last: bool = False  # image batches are converted before the forward
@@ -147,12 +152,17 @@ def prepare_training(
     tracked_inputs = gather_inputs(splits.train, tracked_ids).to(device)
     if channels_last and tracked_inputs.dim() == 4:
         tracked_inputs = tracked_inputs.contiguous(memory_format=torch.channels_last)
+    graphs = device.type == "cuda" and config.diagnostics.cuda_graphs
     tracked = TrackedSamples(
         ids=tracked_ids,
         inputs=tracked_inputs,
-        embed=tracked_embedder(model),
+        # a compiled model is left to torch.compile's own graphs
+        embed=tracked_embedder(model, precision.autocast, graphed=graphs and not training.compile),
         directions=DirectionTracker(),
     )
+    batch_pass = batch_groups
+    if graphs and not parallel.enabled:  # a job's statistics gather (collectives)
+        batch_pass = GraphedPass(batch_groups, name="the batch's statistics")
     return TrainingSetup(
         config=config,
         device=device,
@@ -163,6 +173,7 @@ def prepare_training(
         lr_at=lr_multiplier(config.schedule, training.steps),
         batches=batches,
         tracked=tracked,
+        batch_pass=batch_pass,
         evaluator=Evaluator(splits, config, device),
         precision=precision,
         channels_last=channels_last,

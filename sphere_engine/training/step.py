@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import torch
 
-from sphere_engine.diagnostics.batch_statistics import StepStatistics, batch_statistics
 from sphere_engine.diagnostics.host_copy import HostCopy
 from sphere_engine.diagnostics.packed_statistics import PendingTransfer
 from sphere_engine.diagnostics.pending_statistics import HostStep
+from sphere_engine.training.measurement import measure_step
 from sphere_engine.training.setup import TrainingSetup
 
 
@@ -91,40 +91,3 @@ def train_step(
     # ---- optimiser step
     precision.step(setup.optimizer)
     return outcome
-
-
-def measure_step(
-    setup: TrainingSetup,
-    loss: torch.Tensor,
-    embeddings: torch.Tensor,
-    labels: torch.Tensor,
-    with_gradients: bool,
-    track_samples: bool = True,
-) -> PendingTransfer | HostStep:
-    """A logged step's statistics, on their way to the host in one transfer (waited for
-    when read); ``PendingStatistics`` finishes them later. ``track_samples``: with the
-    tracked samples' norms and turns (their own no-grad pass, in the forward's
-    precision and memory format)."""
-    objective, tracked, parallel = setup.objective, setup.tracked, setup.parallel
-    stats = StepStatistics()
-    stats.add(  # the named 0-dim tensors (averaged over ranks): one group, one stack
-        parallel.mean(
-            {
-                "loss/total": loss,
-                **{f"loss/{k}": v for k, v in objective.last_terms.items()},
-                **objective.regularizer_diagnostics(),
-                **objective.mining_diagnostics(),
-            }
-        )
-    )
-    histograms = objective.mining_histograms()  # this rank's batch (counts, not averaged)
-    if histograms is not None:
-        stats.add(histograms)
-    gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
-    stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
-    if track_samples and len(tracked.ids) and parallel.is_main:
-        with setup.precision.autocast():
-            embedded = tracked.embed(tracked.inputs)
-        stats.add(tracked.directions.update(embedded))  # float32 from here
-        stats.sample_norms = tracked.directions.norms
-    return stats.transfer_later()
