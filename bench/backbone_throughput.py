@@ -26,7 +26,13 @@ is also written to ``$OUT/backbone_throughput.json``.
 
     .venv/bin/python bench/backbone_throughput.py                   # CPU, 32 px, batch 32
     python bench/backbone_throughput.py --device cuda --image-size 224 --batch 64 \\
-        --amp bf16 --workers 12 --steps 120 --warmup 20 --rounds 4  # ≈ 2 min on an H100
+        --amp bf16 --workers 12 --steps 300 --warmup 30 --rounds 3 --warmup-block \\
+        --profile 30  # ≈ 2.5 min on an H200 (bench/gpu_diagnostics_check.sh)
+
+``--warmup-block`` runs one untimed block of each side first (cuDNN's autotuning, the
+diagnostics' CUDA-graph capture, the GPU's clocks); ``--profile STEPS`` then times
+STEPS steps of each side under ``torch.profiler`` (device busy time, host syncs, the
+operators with the most host and device time; written to ``$OUT/profile_*.txt``).
 """
 
 from __future__ import annotations
