@@ -52,6 +52,12 @@ def live_findings(run_id: str, step: object) -> list[Detection]:
     found = findings(run_id)
     with _live_lock:
         _live[key] = (at, now, found)
+        # an entry this old is evaluated again when next asked for: dropping it loses
+        # nothing, and runs that ended (no longer asked for) leave the memo
+        for stale in [
+            k for k, (_, when, _) in _live.items() if now - when >= LIVE_FINDINGS_MAX_AGE_S
+        ]:
+            del _live[stale]
     return found
 
 

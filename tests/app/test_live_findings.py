@@ -4,6 +4,8 @@ re-read them all whenever its caches expired: 3.6 s a render in bench/runs_page.
 
 from __future__ import annotations
 
+import importlib
+
 import streamlit as st
 
 from app import data
@@ -44,3 +46,24 @@ def test_a_running_runs_findings_are_evaluated_again_only_once_it_logs_more(
     _log(store, run_id, range(6, 8))
     render()
     assert evaluated == [run_id, run_id]
+
+
+def test_the_memo_forgets_runs_not_asked_for_within_the_max_age(
+    store: RunStore, monkeypatch
+) -> None:
+    # the module (app.data re-exports its ``findings`` function under the same name)
+    dashboard_findings = importlib.import_module("app.data.findings")
+    clock = [1000.0]
+    monkeypatch.setattr(dashboard_findings.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(dashboard_findings, "_live", {})
+    ended, running = (store.create_run({}, name, kind="train") for name in ("ended", "running"))
+    for run_id in (ended, running):
+        _log(store, run_id, range(1, 3))
+    dashboard_findings.live_findings(ended, 2)
+    clock[0] += dashboard_findings.LIVE_FINDINGS_MAX_AGE_S / 2
+    dashboard_findings.live_findings(running, 2)
+    assert {run for _, run in dashboard_findings._live} == {ended, running}
+    clock[0] += dashboard_findings.LIVE_FINDINGS_MAX_AGE_S / 2  # `ended` is stale now
+    _log(store, running, range(3, 4))
+    dashboard_findings.live_findings(running, 3)  # logged more: evaluated again
+    assert {run for _, run in dashboard_findings._live} == {running}
