@@ -21,7 +21,7 @@ from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.evaluation.background import BackgroundEvaluations
 from sphere_engine.optim import apply_lr
-from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
+from sphere_engine.parallel import SINGLE_PROCESS, DataParallel, StopAgreement
 from sphere_engine.tracking import Tracker
 from sphere_engine.training import (
     StepOutcome,
@@ -87,6 +87,7 @@ def train_loop(
     parallel, is_main = setup.parallel, setup.parallel.is_main
     needs_views = setup.objective.requires_views
     reporter = StepReporter(tracker)
+    stop_agreed = StopAgreement(parallel, setup.device)  # every rank stops at one step
     step, cancelled, checkpoint_path = start_step, False, None
     waiting: QueuedStep | None = None  # the step queued on the device, not yet read
     final_metrics: dict[str, float] = {}
@@ -97,7 +98,7 @@ def train_loop(
     try:
         while step < training.steps:
             # ---- cooperative cancel: checked every iteration (all ranks stop together)
-            if parallel.agree_to_stop(should_stop is not None and should_stop(), setup.device):
+            if stop_agreed(should_stop is not None and should_stop()):
                 cancelled = True
                 break
             step += 1

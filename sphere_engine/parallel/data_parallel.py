@@ -12,9 +12,9 @@ processes (``torch.distributed`` initialised, gloo on CPU, NCCL on GPU):
   (``global_batch``, with the SDK's collectives of ``sphere_engine.distributed``), so
   every per-step statistic is the global batch's; the named scalars (losses,
   regulariser terms) are averaged over processes (``mean``);
-- rank 0 reads the cancel flag and ``agree_to_stop`` tells all processes at the same
-  step; rank 0 alone evaluates (on the whole test split, as one process does), writes
-  checkpoints and reports to its tracker.
+- rank 0 reads the cancel flag and ``StopAgreement`` (``stop_agreement.py``) tells all
+  processes at the same step; rank 0 alone evaluates (on the whole test split, as one
+  process does), writes checkpoints and reports to its tracker.
 """
 
 from __future__ import annotations
@@ -122,16 +122,6 @@ class DataParallel:
         dist.all_reduce(stacked)
         stacked /= self.world_size
         return dict(zip(named, stacked.unbind(), strict=True))
-
-    def agree_to_stop(self, stop: bool, device: torch.device) -> bool:
-        """True on every rank when any rank asks to stop (rank 0 reads the cancel flag)."""
-        if not self.enabled:
-            return stop
-        import torch.distributed as dist
-
-        flag = torch.tensor([1.0 if stop else 0.0], device=device)
-        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        return bool(flag.item())
 
 
 SINGLE_PROCESS = DataParallel()

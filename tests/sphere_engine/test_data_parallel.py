@@ -1,7 +1,11 @@
-"""``training.devices``' rule and the pieces of data-parallel training that need no
-process group: the split of the global batch, one process's identity operations."""
+"""``training.devices``' rule and the pieces of data-parallel training: the split of
+the global batch, one process's identity operations, the ranks' agreement to stop
+(two real gloo ranks)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,7 +13,7 @@ import torch
 from sphere_engine.config import RunConfig
 from sphere_engine.data.batches import iter_batches
 from sphere_engine.data.tensor_data import TensorData
-from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
+from sphere_engine.parallel import SINGLE_PROCESS, DataParallel, StopAgreement
 
 
 def test_devices_must_divide_the_classes_of_a_pk_batch_or_the_batch() -> None:
@@ -54,5 +58,20 @@ def test_one_process_does_no_communication() -> None:
     x, y = torch.randn(4, 3), torch.arange(4)
     assert SINGLE_PROCESS.global_batch(x, y, None) == (x, y, None)
     assert SINGLE_PROCESS.mean({"a": torch.tensor(2.0)})["a"].item() == 2.0
-    assert SINGLE_PROCESS.agree_to_stop(True, torch.device("cpu"))
+    assert StopAgreement(SINGLE_PROCESS, torch.device("cpu"))(True)
     assert SINGLE_PROCESS.shard([1, 2, 3]) == [1, 2, 3] and SINGLE_PROCESS.is_main
+
+
+@pytest.mark.slow
+def test_every_rank_is_told_to_stop_at_the_same_call_at_once_or_one_call_later(
+    tmp_path: Path,
+) -> None:
+    from tests.sphere_engine.distributed.processes import torchrun
+
+    done = torchrun(Path(__file__).with_name("stop_agreement_job.py"), str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in range(2):
+        told = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        # read at once (CPU) the vote of call 3 stops call 3; read later (an
+        # accelerator: no wait for the device) it stops call 4, on both ranks
+        assert told == {"False": [3], "True": [4]}
