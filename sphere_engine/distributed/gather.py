@@ -92,16 +92,22 @@ def gather_batch(
     labels: torch.Tensor,
     ctx: DistributedContext,
     sample_ids: torch.Tensor | None = None,
+    sizes: list[int] | None = None,
 ) -> GatheredBatch:
     """The global batch of N_r × d embeddings with N_r labels (and sample ids) per rank.
-    Sample ids are kept only when every rank gave them."""
+    Sample ids are kept only when every rank gave them. ``sizes``: every rank's N_r when
+    all ranks know them (the engine's equal shards): no exchange, whose read of the
+    counts would make the host wait for an accelerator."""
     embeddings = embeddings.detach().float()
     labels = labels.detach().reshape(-1).to(device=embeddings.device, dtype=torch.int64)
     if not ctx.is_distributed:
         ids = None if sample_ids is None else sample_ids.reshape(-1).long()
         return GatheredBatch(embeddings, labels, ids, [embeddings.shape[0]])
     rows, width = embeddings.shape
-    sizes = gather_sizes(rows, ctx)
+    if sizes is None:
+        sizes = gather_sizes(rows, ctx)
+    elif len(sizes) != ctx.world_size or sizes[ctx.rank] != rows:
+        raise ValueError(f"gather_batch: sizes {sizes} do not give rank {ctx.rank} its {rows} rows")
     columns = [embeddings, _as_float_bits(labels)]
     if sample_ids is not None:
         ids = sample_ids.detach().reshape(-1).to(device=embeddings.device, dtype=torch.int64)

@@ -106,7 +106,9 @@ class DataParallel:
         if not self.enabled:
             return embeddings, labels, gradients
         context = self.context
-        batch = gather_batch(embeddings, labels, context)
+        # every rank's shard has the same size (``shard``): nothing to exchange
+        sizes = [embeddings.shape[0]] * self.world_size
+        batch = gather_batch(embeddings, labels, context, sizes=sizes)
         if gradients is not None:
             gradients = gather_rows(gradients.detach().float(), context, batch.sizes)
             gradients /= self.world_size

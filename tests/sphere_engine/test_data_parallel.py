@@ -63,15 +63,19 @@ def test_one_process_does_no_communication() -> None:
 
 
 @pytest.mark.slow
-def test_every_rank_is_told_to_stop_at_the_same_call_at_once_or_one_call_later(
+def test_two_ranks_agree_to_stop_and_gather_equal_shards_without_exchanging_sizes(
     tmp_path: Path,
 ) -> None:
     from tests.sphere_engine.distributed.processes import torchrun
 
-    done = torchrun(Path(__file__).with_name("stop_agreement_job.py"), str(tmp_path))
+    done = torchrun(Path(__file__).with_name("data_parallel_job.py"), str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     for rank in range(2):
-        told = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        result = json.loads((tmp_path / f"rank{rank}.json").read_text())
         # read at once (CPU) the vote of call 3 stops call 3; read later (an
         # accelerator: no wait for the device) it stops call 4, on both ranks
-        assert told == {"False": [3], "True": [4]}
+        assert result["told"] == {"False": [3], "True": [4]}
+        embeddings, labels, gradients = result["global_batch"]
+        assert embeddings == [[0.0] * 3] * 2 + [[1.0] * 3] * 2 and labels == [0, 0, 1, 1]
+        assert gradients == [[-0.0 / 2] * 3] * 2 + [[-1.0 / 2] * 3] * 2  # DDP's mean
+        assert result["refused"] == f"gather_batch: sizes [3, 3] do not give rank {rank} its 2 rows"
