@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 RECORD_KEY = "spherescope_distributed"  # in the run's config: how the job logged
 ELASTIC_ID_ENV = "TORCHELASTIC_RUN_ID"
 SILENCE_BEATS = 5  # a rank silent this many heartbeat intervals (and >= 10 s) stopped
+JOIN_TIMEOUT_S = 5.0  # how long ending a run waits for its side channel's thread
 
 
 class RankFailed(RuntimeError):
@@ -91,27 +92,44 @@ class JobLink:
         )
         self._thread.start()
 
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
     def stop(self) -> None:
+        """Stop the thread and wait for it (unless called from it), then let go of the
+        store. The thread spends its time in c10d store calls, which release the GIL: one
+        still under way when the interpreter tears down (a rank exits right after its
+        run ends) cannot take the GIL back and unwinds through C++ frames that forbid it,
+        and torch (2.13) aborts the process ("terminate called without an active
+        exception", SIGABRT; a quarter of 2-rank torchrun jobs)."""
         self._stop.set()
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return
+        thread.join(JOIN_TIMEOUT_S)
+        if not thread.is_alive():  # else a store call hangs: the store is gone anyway
+            self._thread, self.store = None, None
 
     def report_failure(self, message: str) -> None:
         """A rank other than 0 failed: tell rank 0 (best effort: the store may be gone)."""
-        self.stop()
         if self.store is not None:
             with contextlib.suppress(Exception):
                 self.store.set(f"failed/{self.ctx.rank}", message)
+        self.stop()
 
     def peer_failure(self) -> str | None:
         """Which other rank failed or went silent, and why; None when all seem alive."""
-        if self.store is None:
+        store = self.store
+        if store is None:
             return None
         now = time.monotonic()
         silence = max(SILENCE_BEATS * self.interval_s, 10.0)
         for rank in range(1, self.ctx.world_size):
             try:
-                if self.store.check([f"failed/{rank}"]):
-                    return f"rank {rank} failed: {self.store.get(f'failed/{rank}').decode()}"
-                beat = self.store.add(f"alive/{rank}", 0)
+                if store.check([f"failed/{rank}"]):
+                    return f"rank {rank} failed: {store.get(f'failed/{rank}').decode()}"
+                beat = store.add(f"alive/{rank}", 0)
             except Exception:  # the rendezvous store itself is gone
                 return None
             last, since = self._seen.get(rank, (-1, now))
@@ -122,16 +140,17 @@ class JobLink:
         return None
 
     def _beat(self, _: Callable[[str], None]) -> None:
-        assert self.store is not None
+        store = self.store
+        assert store is not None
         while not self._stop.is_set():
             with contextlib.suppress(Exception):
-                self.store.add(f"alive/{self.ctx.rank}", 1)
+                store.add(f"alive/{self.ctx.rank}", 1)
             self._stop.wait(self.interval_s)
 
     def _watch(self, on_peer_failure: Callable[[str], None]) -> None:
         while not self._stop.wait(self.interval_s):
             found = self.peer_failure()
-            if found is not None:
+            if found is not None and not self._stop.is_set():
                 on_peer_failure(found)
                 return
 

@@ -159,6 +159,11 @@ class RankJob:
         return broadcast_object(metrics, self.context) if self.talks else metrics
 
     # -- ending --------------------------------------------------------------------------
+    @property
+    def stopping(self) -> bool:
+        """The side channel is being stopped (the run is ending)."""
+        return self._link is not None and self._link.stopping
+
     def leave(self, failure: str | None) -> None:
         """A rank other than 0 is done (``failure``: why it failed, told to rank 0)."""
         if self._link is not None and failure is not None:
@@ -166,7 +171,8 @@ class RankJob:
         self.close()
 
     def close(self) -> None:
-        """Stop the side channel and the exit/SIGTERM hooks (idempotent)."""
+        """Stop the side channel (waiting for its thread) and the exit/SIGTERM hooks
+        (idempotent)."""
         self._undo_sigterm()
         if self._link is not None:
             self._link.stop()

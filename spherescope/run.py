@@ -278,19 +278,31 @@ class Run:
     def _fail(self, error: BaseException) -> None:
         """End the run failed (or cancelled) with ``error``, keeping what was logged."""
         with self._ending:
-            if self.ended:
-                return
-            with contextlib.suppress(Exception):  # the run's own error is what matters
-                self._outbox.deliver(force=True)
-                self._outbox.close()
-                self._writer.final_flush()
-            self._end(error=error)
+            self._fail_ending(error)
+
+    def _fail_ending(self, error: BaseException) -> None:
+        """``_fail`` with ``_ending`` held."""
+        if self.ended:
+            return
+        with contextlib.suppress(Exception):  # the run's own error is what matters
+            self._outbox.deliver(force=True)
+            self._outbox.close()
+            self._writer.final_flush()
+        self._end(error=error)
 
     # -- the data-parallel job ---------------------------------------------------------
     def _on_peer_failure(self, message: str) -> None:
         """Rank 0's job watcher: another rank failed or went silent; end the run now
-        (the main thread may be blocked in a collective with that rank)."""
-        self._fail(RankFailed(message))
+        (the main thread may be blocked in a collective with that rank). A main thread
+        that is ending the run itself holds ``_ending`` and, once it has stopped the side
+        channel, waits for this thread: then the run is left to it."""
+        while not self._ending.acquire(timeout=0.05):
+            if self._job.stopping:
+                return
+        try:
+            self._fail_ending(RankFailed(message))
+        finally:
+            self._ending.release()
 
     def _leave_job(self, failure: str | None) -> None:
         """A rank other than 0 is done (``failure``: why it failed, told to rank 0)."""

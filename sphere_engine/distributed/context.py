@@ -7,7 +7,8 @@ Accelerate, Lightning's ddp subprocesses) or ``SLURM_PROCID`` / ``SLURM_NTASKS``
 ``SLURM_LOCALID`` (``srun``; only with ``MASTER_ADDR`` and ``MASTER_PORT`` set, since
 ``srun`` also runs independent tasks). A job found from the environment alone gets
 the default process group initialised here (``env://``), so ``init_process_group``
-must come before, not after, when the user calls it too.
+must come before, not after, when the user calls it too; a group initialised here is
+destroyed at interpreter exit (``atexit``) unless the script destroyed it first.
 
 SphereScope talks over the default group (or one the caller passes). Its gathers —
 one of them inside the backward pass, for the gradients — are issued at the same
@@ -21,6 +22,7 @@ a dead rank's.
 
 from __future__ import annotations
 
+import atexit
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +124,19 @@ def _initialise(rank: int, world: int, local_rank: int) -> None:
         # current device: the launcher's local rank picks it, as torchrun scripts do
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
     dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world)
+    atexit.register(_destroy_at_exit)
+
+
+def _destroy_at_exit() -> None:
+    """Destroy the default group this module initialised, while the interpreter is
+    still whole. Left for the interpreter's teardown, a gloo worker thread that ends a
+    finished collective's work after the teardown has begun needs the GIL to release
+    the tensors Python had handed it, cannot take it, and exits through C++ frames that
+    do not allow it: torch (2.13) aborts the process ("terminate called without an
+    active exception", SIGABRT; a quarter of 2-rank torchrun jobs whose last collective
+    came just before the exit). Destroying the group joins those threads first."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def _has_rendezvous() -> bool:
