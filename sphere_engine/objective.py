@@ -3,8 +3,6 @@ an optional norm regulariser composed in by keyword (SCIENCE.md §2, §3)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -43,21 +41,10 @@ class Objective(nn.Module):
     def last_terms(self) -> dict[str, torch.Tensor]:
         return dict(self.loss.last_terms)
 
-    def mining_diagnostics(self) -> dict[str, torch.Tensor]:
-        """The pair loss's ``mining/*`` statistics of the last batch (none for a head)."""
-        mining = getattr(self.loss, "mining_diagnostics", None)
-        return mining() if mining is not None else {}
-
     def mining_record(self) -> MiningRecord | None:
         """What the pair loss's mining did on the last batch; None for a head or a loss
         without mining."""
         return getattr(self.loss, "last_mining", None)
-
-    def mining_histograms(self) -> Any:
-        """The pair loss's cosine histograms of the last batch (a ``PackedStatistics``),
-        or None (a head, a loss without mining)."""
-        histograms = getattr(self.loss, "mining_histograms", None)
-        return histograms() if histograms is not None else None
 
     def regularizer_diagnostics(self) -> dict[str, torch.Tensor]:
         if self.regularizer is None:

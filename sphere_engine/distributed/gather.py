@@ -71,6 +71,8 @@ def gather_rows(
         return tensor
     if sizes is None:
         sizes = gather_sizes(tensor.shape[0], ctx)
+    if len(sizes) != ctx.world_size:
+        raise GatherError(f"{len(sizes)} row counts announced for {ctx.world_size} ranks")
     if sizes[ctx.rank] != tensor.shape[0]:
         raise GatherError(
             f"rank {ctx.rank} sends {tensor.shape[0]} rows where {sizes[ctx.rank]} were announced"
@@ -106,8 +108,6 @@ def gather_batch(
     rows, width = embeddings.shape
     if sizes is None:
         sizes = gather_sizes(rows, ctx)
-    elif len(sizes) != ctx.world_size or sizes[ctx.rank] != rows:
-        raise ValueError(f"gather_batch: sizes {sizes} do not give rank {ctx.rank} its {rows} rows")
     columns = [embeddings, _as_float_bits(labels)]
     if sample_ids is not None:
         ids = sample_ids.detach().reshape(-1).to(device=embeddings.device, dtype=torch.int64)

@@ -72,15 +72,15 @@ def measure_step(
         **objective.regularizer_diagnostics(),
     }
     gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
+    record = objective.mining_record()
     if parallel.enabled:  # the named values averaged over ranks, the global batch's
-        stats.add(parallel.mean({**named, **objective.mining_diagnostics()}))
-        histograms = objective.mining_histograms()  # this rank's batch (counts)
-        if histograms is not None:
-            stats.add(histograms)
+        mined = record.statistics() if record is not None else {}
+        stats.add(parallel.mean({**named, **mined}))
+        if record is not None:  # this rank's batch (counts)
+            stats.add(record.histograms())
         stats.add(batch_statistics(*parallel.global_batch(embeddings, labels, gradients)))
     else:
         stats.add(named)
-        record = objective.mining_record()
         mining = NO_MINING if record is None else record.tensors()
         flat, groups = setup.batch_pass(embeddings.detach(), labels, gradients, *mining)
         stats.add_flat(groups, flat)

@@ -40,7 +40,7 @@ embeddings_all, labels_all, gradients_all = parallel.global_batch(
 result["global_batch"] = [embeddings_all.tolist(), labels_all.tolist(), gradients_all.tolist()]
 try:
     gather.gather_batch(embeddings, torch.tensor([0, 0]), parallel.context, sizes=[3, 3])
-except ValueError as error:
+except gather.GatherError as error:
     result["refused"] = str(error)
 Path(sys.argv[1], f"rank{rank}.json").write_text(json.dumps(result))
 dist.destroy_process_group()

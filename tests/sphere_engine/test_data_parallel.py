@@ -78,4 +78,4 @@ def test_two_ranks_agree_to_stop_and_gather_equal_shards_without_exchanging_size
         embeddings, labels, gradients = result["global_batch"]
         assert embeddings == [[0.0] * 3] * 2 + [[1.0] * 3] * 2 and labels == [0, 0, 1, 1]
         assert gradients == [[-0.0 / 2] * 3] * 2 + [[-1.0 / 2] * 3] * 2  # DDP's mean
-        assert result["refused"] == f"gather_batch: sizes [3, 3] do not give rank {rank} its 2 rows"
+        assert result["refused"] == f"rank {rank} sends 2 rows where 3 were announced"
