@@ -29,6 +29,7 @@ import torch
 log = logging.getLogger(__name__)
 
 MAX_LAYOUTS = 4  # graphs kept per pass; a pass seeing more layouts runs them eagerly
+MAX_COUNTED = 64  # layouts whose calls are counted towards a capture
 
 Layout = tuple[tuple[Any, ...] | None, ...]
 
@@ -51,21 +52,27 @@ class GraphedPass:
         captured = self._graphs.get(layout)
         if captured is not None:
             return captured.replay(inputs)
-        seen = self._seen.get(layout, 0)
-        self._seen[layout] = seen + 1
         graphable = layout is not None and not self.failed and len(self._graphs) < MAX_LAYOUTS
-        if not graphable or seen < self.warmup_calls:
-            with torch.no_grad():
-                return self.function(*inputs)
+        # a pass whose shapes keep changing (a miner's variable pair lists) is not counted
+        # beyond MAX_COUNTED layouts: the counts stay few over a long run
+        counted = layout in self._seen or len(self._seen) < MAX_COUNTED
+        if graphable and counted:
+            seen = self._seen[layout] = self._seen.get(layout, 0) + 1
+            if seen > self.warmup_calls and (captured := self._capture(layout, inputs)):
+                return captured.replay(inputs)
+        with torch.no_grad():
+            return self.function(*inputs)
+
+    def _capture(self, layout: Layout, inputs: tuple) -> _Captured | None:
+        """The layout's graph, kept; None when the capture failed (eager from then on)."""
         try:
             captured = _Captured.capture(self.function, inputs)
-        except Exception as error:  # a kernel that cannot be captured: stay eager
+        except Exception as error:  # a kernel that cannot be captured
             self.failed = True
             log.warning("diagnostics: %s runs eagerly (no CUDA graph: %s)", self.name, error)
-            with torch.no_grad():
-                return self.function(*inputs)
+            return None
         self._graphs[layout] = captured
-        return captured.replay(inputs)
+        return captured
 
 
 class _Captured:
