@@ -50,9 +50,11 @@ def _record(store: RunStore, name: str, scale: float, config: dict | None = None
 def _matrices(page, count: int) -> list[dict]:
     """The page's scatter matrices once ``count`` of them have drawn every row, measured
     in the same evaluation as that check (a rerun may replace an element between a wait
-    and a later measurement)."""
+    and a later measurement). Matrices of a rerun's stale elements are left out: until
+    the rerun ends, the full-width grid it replaces is still on the page."""
     handle = page.wait_for_function(
-        "n => { const m = [...document.querySelectorAll('.spherescope-matrix')];"
+        "n => { const m = [...document.querySelectorAll('.spherescope-matrix')]"
+        ".filter(e => !e.closest('[data-stale=\"true\"]'));"
         f" if (m.length !== n || !m.every(e => e.dataset.drawnRows === '{DIM}')) return null;"
         f" const boxes = ({_MATRIX_BOXES_JS.strip()})(m);"
         " return boxes.every(b => b.right > b.left) ? boxes : null; }",
