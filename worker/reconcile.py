@@ -11,7 +11,7 @@ answers) is sent again with ``task_id = run_id`` on the queue its device asks fo
 Sending a run twice is harmless: the store's claim (``RunStore.start_run``, an
 ``O_EXCL`` file) lets exactly one task train it; the others find it running or ended
 and do nothing. So a worker that answers the inspection late costs a spare message,
-never a second training. The hooks that start and stop it are in ``worker.signals``.
+never a second training. The hooks that start and stop it are in ``worker.celery_hooks``.
 """
 
 from __future__ import annotations

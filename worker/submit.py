@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from db.executor import SLURM
+from db.scheduler_record import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validated_config

@@ -1,5 +1,5 @@
 """Per-step embedding statistics: the batch groups (``batch_statistics``), their host-side
-finish (``host``, ``packed_statistics``, ``pending_statistics``), tracked samples and their
+finish (``numpy_finish``, ``step_transfer``, ``batched_finish``), tracked samples and their
 direction turns, and ``external_step`` for embeddings from someone else's training loop."""
 
 from sphere_engine.diagnostics.batch_statistics import (

@@ -1,13 +1,13 @@
 """Per-iteration geometry diagnostics of a batch of embeddings (SCIENCE.md §6).
 
 The groups of statistics of a batch: norms (with the norm histogram), pair cosines and
-the gradient's, each a ``PackedStatistics`` (``sphere_engine.diagnostics.packed_statistics``: raw
+the gradient's, each a ``PackedStatistics`` (``sphere_engine.diagnostics.step_transfer``: raw
 values plus a host ``finish``, moved to the host once per logged step by
 ``StepStatistics``). Where ``reduces_on_host`` says the device reduces (every GPU batch,
 large CPU batches), the device (under ``torch.no_grad``) does only what needs the N × d
 tensors: the per-sample norms, the gradient's norm and its dot product with the
 embedding, the sums of directions per class, O(N) numbers the host finishes with NumPy
-in float64 (``sphere_engine.diagnostics.host``: moments, percentiles, ratios,
+in float64 (``sphere_engine.diagnostics.numpy_finish``: moments, percentiles, ratios,
 correlations, NaN for an empty half). A small CPU batch sends its raw values and the
 finish does the per-sample work too. The tracked samples' turns are
 ``sphere_engine.diagnostics.direction_tracker``; both are re-exported here.
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from sphere_engine.diagnostics.direction_tracker import DirectionTracker
-from sphere_engine.diagnostics.host import (
+from sphere_engine.diagnostics.numpy_finish import (
     DIRECTION_NAMES,
     EPS,
     GRADIENT_NAMES,
@@ -43,7 +43,7 @@ from sphere_engine.diagnostics.host import (
     named_rows,
     norm_histogram,
 )
-from sphere_engine.diagnostics.packed_statistics import (
+from sphere_engine.diagnostics.step_transfer import (
     HOST_REDUCE_MAX_VALUES,
     PackedStatistics,
     StepStatistics,

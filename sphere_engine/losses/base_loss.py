@@ -17,7 +17,7 @@ from sphere_engine.losses.mining_record import MiningRecord
 from sphere_engine.registry import ComponentTraits
 
 if TYPE_CHECKING:
-    from sphere_engine.diagnostics.packed_statistics import PackedStatistics
+    from sphere_engine.diagnostics.step_transfer import PackedStatistics
 
 
 class BaseLoss(nn.Module):

@@ -61,7 +61,7 @@ def test_the_cosine_histograms_count_each_kind_of_pair_in_its_bin() -> None:
     # each twice
     loss = create_loss("triplet", margin=0.1)
     loss(at_angles(0, 10, 90, 180), LABELS)
-    from sphere_engine.diagnostics.packed_statistics import StepStatistics
+    from sphere_engine.diagnostics.step_transfer import StepStatistics
 
     stats = StepStatistics()
     stats.add(loss.mining_histograms())
