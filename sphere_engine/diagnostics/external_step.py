@@ -29,14 +29,13 @@ import numpy as np
 import torch
 
 from sphere_engine.diagnostics.batch_statistics import (
-    DirectionTracker,
-    StepStatistics,
     batch_statistics,
     embedding_statistics,
     gradient_statistics,
-    reduces_on_host,
 )
 from sphere_engine.diagnostics.batched_finish import PendingStatistics, WaitingStep
+from sphere_engine.diagnostics.direction_tracker import DirectionTracker
+from sphere_engine.diagnostics.step_transfer import StepStatistics, reduces_on_host
 from sphere_engine.distributed import (
     DistributedContext,
     gather_batch,
