@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from sphere_engine.losses import create_loss
+from sphere_engine.losses import LOSSES
 
 
 def mining_statistics(loss: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -25,7 +25,7 @@ LABELS = torch.tensor([0, 0, 1, 1])
 
 def test_triplet_counts_the_triplets_inside_the_margin() -> None:
     # class 0 at 0° and 10°, class 1 at 90° and 100°: every negative is far (cos ≤ 0.17)
-    loss = create_loss("triplet", margin=0.1)
+    loss = LOSSES.create("triplet", margin=0.1)
     loss(at_angles(0, 10, 90, 100), LABELS)
     stats = mining_statistics(loss)
     assert float(stats["mining/active_fraction"]) == 0.0
@@ -38,7 +38,7 @@ def test_triplet_counts_the_triplets_inside_the_margin() -> None:
 
 
 def test_semihard_on_separated_classes_finds_nothing_to_learn_from() -> None:
-    loss = create_loss("semihard_triplet", margin=0.1)
+    loss = LOSSES.create("semihard_triplet", margin=0.1)
     assert float(loss(at_angles(0, 10, 90, 100), LABELS)) == 0.0
     assert float(mining_statistics(loss)["mining/active_fraction"]) == 0.0
     # a negative between the positives: a semi-hard-or-harder triplet, learnt from
@@ -48,14 +48,14 @@ def test_semihard_on_separated_classes_finds_nothing_to_learn_from() -> None:
 
 @pytest.mark.parametrize("name", ["contrastive", "multi_similarity", "batch_hard_triplet"])
 def test_every_mining_loss_reports_a_fraction_in_the_unit_interval(name: str) -> None:
-    loss = create_loss(name)
+    loss = LOSSES.create(name)
     loss(at_angles(0, 40, 20, 100), LABELS)
     fraction = float(mining_statistics(loss)["mining/active_fraction"])
     assert 0.0 <= fraction <= 1.0
 
 
 def test_a_loss_without_mining_reports_nothing() -> None:
-    loss = create_loss("ntxent")
+    loss = LOSSES.create("ntxent")
     loss(at_angles(0, 40, 20, 100), LABELS)
     assert mining_statistics(loss) == {}
 
@@ -64,7 +64,7 @@ def test_the_cosine_histograms_count_each_kind_of_pair_in_its_bin() -> None:
     # positives 0°-10° (cos 0.985, two ordered pairs) and 90°-180° (cos 0, two);
     # negatives: 0°-90° (0), 0°-180° (-1), 10°-90° (cos 80° = 0.174), 10°-180° (-0.985),
     # each twice
-    loss = create_loss("triplet", margin=0.1)
+    loss = LOSSES.create("triplet", margin=0.1)
     loss(at_angles(0, 10, 90, 180), LABELS)
     from sphere_engine.diagnostics.step_transfer import StepStatistics
 
@@ -81,7 +81,7 @@ def test_the_cosine_histograms_count_each_kind_of_pair_in_its_bin() -> None:
             "mining/neg_sim_hist/00": 0.5,
         }
     )
-    ntxent = create_loss("ntxent")
+    ntxent = LOSSES.create("ntxent")
     ntxent(at_angles(0, 10, 90, 180), LABELS)
     assert ntxent.last_mining is None
 
