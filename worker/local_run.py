@@ -25,9 +25,9 @@ from db.store import RunStore
 from db.write_errors import StoreWriteError
 from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validated_config
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
+from sphere_engine.validation import validated_config
 from worker.findings_summary import findings_json, format_findings, stored_run_findings
 from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run

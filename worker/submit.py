@@ -19,7 +19,7 @@ import redis
 from db.scheduler_record import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validated_config
+from sphere_engine.validation import validated_config
 from worker import devices, routing
 from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir
