@@ -40,11 +40,12 @@ def format_metrics(metrics: Mapping[str, float]) -> str:
     return "\n".join(f"{name:<{width}}  {metrics[name]:.6g}" for name in ordered)
 
 
-def missing_value_notes(metrics: Mapping[str, float]) -> list[str]:
-    """Why each metric that is not a finite number has no value."""
+def missing_value_notes(metrics: Mapping[str, float], noted: Sequence[str] = ()) -> list[str]:
+    """Why each metric that is not a finite number has no value (unless a note in
+    ``noted`` already says: ``"<key>: ..."``)."""
     notes = []
     for key, value in sorted(metrics.items()):
-        if math.isfinite(value):
+        if math.isfinite(value) or any(note.startswith(f"{key}: ") for note in noted):
             continue
         reason = "not defined on this input"
         impostors = metrics.get("verification/impostor_pairs")
@@ -75,7 +76,7 @@ def publish_analysis(
     """Print ``metrics`` (notes on stderr), write them to ``target`` as JSON, record an
     analysis run of ``config`` (``record(run)`` stores anything beyond the metrics);
     the exit code (0)."""
-    notes = list(notes) + missing_value_notes(metrics)
+    notes = list(notes) + missing_value_notes(metrics, notes)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     print(format_metrics(metrics))

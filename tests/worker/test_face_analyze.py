@@ -148,7 +148,18 @@ def test_pairs_metrics_json_holds_null_with_a_note_never_nan(tmp_path, store):
         metrics = strict_json(out)
         assert metrics["verification/tar@far=1e-3"] is None
         assert metrics["verification/accuracy"] > 0.5
-        assert any(n.startswith("verification/tar@far=1e-3: null") for n in metrics["notes"])
+        other = "insightface" if convention == "bounded" else "bounded"
+        needs = {"bounded": "10,000", "insightface": "1,000"}
+        assert metrics["notes"] == [
+            f"verification/{other}/tar@far=1e-2: null (10 impostor pairs; this FAR needs "
+            f"{'100' if other == 'insightface' else '1,000'})",
+            f"verification/{other}/tar@far=1e-3: null (10 impostor pairs; this FAR needs "
+            f"{needs[other]})",
+            f"verification/tar@far=1e-2: null (10 impostor pairs; this FAR needs "
+            f"{'100' if convention == 'insightface' else '1,000'})",
+            f"verification/tar@far=1e-3: null (10 impostor pairs; this FAR needs "
+            f"{needs[convention]})",
+        ]
 
 
 def test_a_pairs_file_naming_unknown_images_lists_them(tmp_path, store, capsys):

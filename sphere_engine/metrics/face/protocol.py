@@ -47,6 +47,7 @@ from sphere_engine.metrics.face.templates import (
     template_rows,
 )
 from sphere_engine.metrics.inputs import l2_normalize
+from sphere_engine.metrics.verification import MIN_IMPOSTORS_PER_FAR
 
 Path_ = str | Path
 
@@ -110,6 +111,7 @@ def face_protocol_metrics(
         result.add(convention, lambda c: pairs_protocol_metrics(
             images, pairs, flip_sum=flip_sum, convention=c
         ))  # fmt: skip
+        result.notes += _unresolved_pairs_notes(result.metrics, convention)
     if templates is None:
         return result
     scores = None if detector_scores is None else read_detector_scores(detector_scores)
@@ -126,6 +128,25 @@ def face_protocol_metrics(
             extra = l2_normalize(load_image_embeddings(distractors).features(flip_sum))
         _one_to_n(result, known, features, probes, enrolled, extra, convention)
     return result
+
+
+def _unresolved_pairs_notes(metrics: dict[str, float], convention: str) -> list[str]:
+    """Why each TAR@FAR of the pairs protocol is NaN (null in the JSON): ``bounded``
+    reads it only with 10 / FAR impostor pairs (``verification.py``), ``insightface``
+    with 1 / FAR."""
+    impostors = int(metrics["verification/impostor_pairs"])
+    notes = []
+    for key, value in sorted(metrics.items()):
+        if not (key.startswith("verification/") and "tar@far=" in key and np.isnan(value)):
+            continue
+        named, _, target = key.removeprefix("verification/").partition("tar@far=")
+        far = float(target)
+        if (named.strip("/") or convention) == "insightface":
+            needed = needed_count(far)
+        else:
+            needed = int(np.ceil(MIN_IMPOSTORS_PER_FAR / far))
+        notes.append(f"{key}: null ({impostors:,} impostor pairs; this FAR needs {needed:,})")
+    return notes
 
 
 def _one_to_one(result: FaceAnalysis, known, features, matches: Path_, convention: str) -> None:
