@@ -69,12 +69,12 @@ def _add_face_protocols(analyze: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="weight each image by its face-detector score before pooling (the release's "
-        "*_name_5pts_score.txt: image id first, score in the last column)",
+        "ijbc_name_5pts_score.txt: image id first, score in the last column)",
     )
     face.add_argument(
         "--convention",
         default=None,
         help="how TAR@FAR, TPIR@FPIR and the 10-fold threshold are read: bounded (default: "
-        "largest TAR with FAR <= f) or insightface (nearest ROC point, floor(f*m)-1 false "
+        "largest TAR with FAR <= f) or insightface (nearest ROC point, floor(f·m) - 1 false "
         "alarms, 0.01 distance grid); the other convention is recorded beside it",
     )
