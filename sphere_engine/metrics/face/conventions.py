@@ -47,10 +47,13 @@ def threshold_rank(count: int, target: float, convention: str) -> int:
     return allowed if convention == "bounded" else max(allowed - 1, 0)
 
 
-def nearest_roc_point(scores: np.ndarray, genuine: np.ndarray, target: float) -> tuple[float, int]:
-    """(TAR, accepted impostors) at the ROC point nearest FAR = ``target``, the ROC as
+def nearest_roc_points(
+    scores: np.ndarray, genuine: np.ndarray, targets: tuple[float, ...]
+) -> list[tuple[float, int]]:
+    """(TAR, accepted impostors) at the ROC point nearest FAR = each target, the ROC as
     ``sklearn.metrics.roc_curve`` draws it (ties grouped, collinear points dropped,
-    a (0, 0) start), the last point on ties (insightface flips the curve first)."""
+    a (0, 0) start), the last point on ties (insightface flips the curve first); the
+    scores are sorted once for all targets."""
     order = np.argsort(-scores, kind="mergesort")
     ranked, labels = scores[order], genuine[order]
     ends = np.r_[np.flatnonzero(np.diff(ranked)), ranked.size - 1]
@@ -67,8 +70,11 @@ def nearest_roc_point(scores: np.ndarray, genuine: np.ndarray, target: float) ->
     false_accepts = np.r_[0, false_accepts]
     far = false_accepts / false_accepts[-1]
     tar = true_accepts / true_accepts[-1]
-    point = far.size - 1 - int(np.argmin(np.abs(far[::-1] - target)))
-    return float(tar[point]), int(false_accepts[point])
+    points = []
+    for target in targets:
+        point = far.size - 1 - int(np.argmin(np.abs(far[::-1] - target)))
+        points.append((float(tar[point]), int(false_accepts[point])))
+    return points
 
 
 def kfold_of(count: int, folds: int = FOLDS) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from sphere_engine.metrics.face.conventions import (
     DEFAULT_CONVENTION,
     check_convention,
-    nearest_roc_point,
+    nearest_roc_points,
     threshold_rank,
 )
 
@@ -68,10 +68,13 @@ def tar_at_far(
         )
     genuine_scores = scores[genuine]
     result = {"ijb/genuine_pairs": float(genuine_scores.size), "ijb/impostor_pairs": float(count)}
-    for target in far_targets:
+    nearest = (
+        nearest_roc_points(scores, genuine, far_targets) if convention == "insightface" else []
+    )
+    for n, target in enumerate(far_targets):
         key = far_key(target)
         if convention == "insightface":
-            tar, accepted = nearest_roc_point(scores, genuine, target)
+            tar, accepted = nearest[n]
         else:
             threshold = impostor_scores[threshold_rank(count, target, convention)]
             tar = float((genuine_scores > threshold).mean())

@@ -25,7 +25,7 @@ from sphere_engine.metrics.face.conventions import (
     DEFAULT_CONVENTION,
     check_convention,
     grid_ten_fold_accuracy,
-    nearest_roc_point,
+    nearest_roc_points,
 )
 from sphere_engine.metrics.face.image_embeddings import ImageEmbeddings
 from sphere_engine.metrics.inputs import l2_normalize
@@ -96,9 +96,10 @@ def pairs_protocol_metrics(
     metrics["verification/accuracy"], metrics["verification/accuracy_std"] = accuracy, spread
     scores = (first_unit * second_unit).sum(axis=1)
     impostors = int((~same).sum())
+    resolved = tuple(t for t in far_targets if int(impostors * t) >= 1)
     for target in far_targets:
-        resolved = int(impostors * target) >= 1
-        tar = nearest_roc_point(scores, same, target)[0] if resolved else float("nan")
+        metrics[far_key(target)] = float("nan")
+    for target, (tar, _) in zip(resolved, nearest_roc_points(scores, same, resolved), strict=True):
         metrics[far_key(target)] = tar
     metrics["verification/min_far"] = 1.0 / impostors
     return metrics
