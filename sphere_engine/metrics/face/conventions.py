@@ -53,8 +53,9 @@ def nearest_roc_points(
     """(TAR, accepted impostors) at the ROC point nearest FAR = each target, the ROC as
     ``sklearn.metrics.roc_curve`` draws it (ties grouped, collinear points dropped,
     a (0, 0) start), the last point on ties (insightface flips the curve first); the
-    scores are sorted once for all targets."""
-    order = np.argsort(-scores, kind="mergesort")
+    scores are sorted once for all targets (unstably: only the counts at the end of each
+    group of equal scores are read)."""
+    order = np.argsort(-scores)
     ranked, labels = scores[order], genuine[order]
     ends = np.r_[np.flatnonzero(np.diff(ranked)), ranked.size - 1]
     true_accepts = np.cumsum(labels, dtype=np.int64)[ends]
