@@ -17,6 +17,7 @@ pooling (``templates.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +61,7 @@ class FaceAnalysis:
     notes: list[str] = field(default_factory=list)
     used: list[str] = field(default_factory=list)
 
-    def add(self, convention: str, read) -> None:
+    def add(self, convention: str, read: Callable[[str], dict[str, float]]) -> None:
         """``read(convention)``'s metrics, and the other convention's values of the
         convention-dependent keys under their alternative keys."""
         self.metrics |= read(convention)
