@@ -74,7 +74,10 @@ class StoreTracker:
         compact_every: int = 30,
         fsync: bool = True,
         watched_flush_interval: float = WATCHED_FLUSH_S,
+        token: str | None = None,
     ) -> None:
+        """``token``: names this tracker's chunks (default random; the ingest service
+        names them after its batch, to find a half-applied one)."""
         if not flush_interval >= 0:
             raise ValueError(f"flush_interval must be >= 0 seconds, got {flush_interval!r}")
         if not watched_flush_interval >= 0:
@@ -99,7 +102,7 @@ class StoreTracker:
         self.fsync = fsync
         self._flushes_since_compaction = 0
         self.flushes = 0  # completed flushes
-        self._token = uuid.uuid4().hex[:12]
+        self._token = token or uuid.uuid4().hex[:12]
         self._seq = 1 + max(
             layout.scan_table(store.table_dir(run_id, table)).max_seq for table in TABLES
         )

@@ -11,8 +11,9 @@
             run.log({"loss/total": loss.item()}, step=step)
 
 Runs are written to the store under ``home`` (default ``$SPHERESCOPE_HOME``) as kind
-``external`` and show in the dashboard like launched runs. This package imports
-neither Celery nor Streamlit.
+``external`` and show in the dashboard like launched runs; with ``SPHERESCOPE_URL`` and
+``SPHERESCOPE_TOKEN`` they go to the stack's ingest service instead (``db.remote``). This package
+imports neither Celery nor Streamlit.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def init(
     - ``launcher``: how the job was launched, recorded with the run (the framework
       callbacks name their strategy; default: as detected).
     """
-    from db.store import RunStore
+    from db.remote import writer_store
     from sphere_engine.distributed import detect
 
     if config is None:
@@ -70,7 +71,7 @@ def init(
         tags = [tags]
     context = detect()
     return Run(
-        RunStore(home) if context.is_main else None,
+        writer_store(home) if context.is_main else None,
         name=name,
         config=dict(config),
         tags=tags,

@@ -21,6 +21,8 @@ from db import run_log
 from db.json_plain import json_plain
 from db.lifecycle import RunLifecycle
 from db.query_results import store_query_results
+from db.remote import writer_store
+from db.remote.client import IngestRefused, IngestUnreachable
 from db.store import RunStore
 from db.write_errors import StoreWriteError
 from sphere_engine.config import RunConfig
@@ -80,9 +82,13 @@ def train_command(
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return _report(as_json, {**report, "error": str(error)}, 2)
-    store = RunStore()
     run_name = name or Path(config_path).stem
-    run_id = record_train_run(store, config, run_name, tags=list(tags))
+    try:
+        store = writer_store()
+        run_id = record_train_run(store, config, run_name, tags=list(tags))
+    except (IngestRefused, IngestUnreachable, ValueError) as error:  # SPHERESCOPE_URL's
+        print(f"error: {error}", file=sys.stderr)
+        return _report(as_json, {**report, "error": str(error)}, 2)
     report.update(run_id=run_id, name=run_name, home=str(store.home), status="failed")
     progress = ProgressBar()
     try:

@@ -3,7 +3,8 @@
 ``up`` starts (1) a private Redis unless ``REDIS_URL`` is set (password-protected, its
 URL written to ``<home>/stack/redis-url`` for ``spherescope status``), (2) the workers
 the hardware allows (see ``processes.plan_workers``), (3) the Streamlit app bound to
-``--host`` (default 127.0.0.1; another address needs ``SPHERESCOPE_TOKEN``).
+``--host`` (default 127.0.0.1; another address needs ``SPHERESCOPE_TOKEN``) and, beside
+it, the ingest service for writers without the store's folder (``worker.ingest``).
 
 While it runs it restarts the private Redis if that dies (same port, password and data)
 and stops everything if a child exits or Redis cannot be restarted. The first Ctrl-C or
@@ -25,6 +26,7 @@ from db.layout import resolve_home
 from db.network_access import TOKEN_ENV, is_loopback
 from db.store import RunStore
 from worker import processes, settings
+from worker.ingest.service import start_ingest
 from worker.redis_server import PrivateRedis, masked
 from worker.shutdown import stop_workers_gracefully, workers_idle
 
@@ -195,7 +197,7 @@ def exposed_without_token(host: str, with_app: bool) -> bool:
     return with_app and not is_loopback(host) and not os.environ.get(TOKEN_ENV)
 
 
-def up(host: str, port: int, concurrency: int, with_app: bool = True) -> int:
+def up(host: str, port: int, concurrency: int, with_app: bool = True, ingest_port: int = 0) -> int:
     if exposed_without_token(host, with_app):
         say(
             f"--host {host} makes the dashboard reachable from other machines: set "
@@ -207,6 +209,7 @@ def up(host: str, port: int, concurrency: int, with_app: bool = True) -> int:
     redis_server = supervisor = url_file = None
     workers: list[processes.ChildProcess] = []
     others: list[processes.ChildProcess] = []
+    stack_files: list[Path] = []
     code = 1
     with StopSignals() as signals:
         try:
@@ -225,10 +228,16 @@ def up(host: str, port: int, concurrency: int, with_app: bool = True) -> int:
                 env = processes.child_env(redis_url, home)
                 others.append(processes.ChildProcess("app", app_argv(host, port), env))
                 say(f"dashboard on http://{host}:{port}")
+                ingest = start_ingest(home, host, ingest_port or port + 1, env)
+                others.append(ingest.child)
+                stack_files.extend(ingest.files)
+                say(f"ingest service on {ingest.url} ({ingest.token_note})")
             say(f"run store {home}; Ctrl-C stops everything")
             code = watch([*workers, *others], signals, supervisor)
         finally:
             stop_stack(workers, others, signals, redis_server, url_file)
+            for path in stack_files:
+                path.unlink(missing_ok=True)
     return code
 
 

@@ -10,7 +10,10 @@ from worker.commands.parsing import subcommand
 def run_up(args: argparse.Namespace) -> int:
     from worker.stack import up
 
-    return up(args.host, args.port, args.concurrency, with_app=not args.no_app)
+    return up(
+        args.host, args.port, args.concurrency, with_app=not args.no_app,
+        ingest_port=args.ingest_port,
+    )  # fmt: skip
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -37,6 +40,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     up.add_argument("--concurrency", type=int, default=1, help="parallel runs of the CPU worker")
     up.add_argument("--no-app", action="store_true", help="start no dashboard")
+    up.add_argument(
+        "--ingest-port",
+        type=int,
+        default=0,
+        help="port of the ingest service for remote writers (default: dashboard port + 1)",
+    )
 
     worker = subcommand(commands, "worker", "start workers against REDIS_URL", run_worker)
     worker.add_argument(

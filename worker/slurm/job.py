@@ -44,6 +44,8 @@ import submitit
 from db import run_log
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle, RunNotStartable
+from db.remote import writer_store
+from db.remote.store import RemoteStore
 from db.store import RunStore
 from db.write_errors import release_space
 from sphere_engine.config import RunConfig
@@ -145,7 +147,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         is in its store folder: the same run, from its last checkpoint."""
         from sphere_engine.training.resume import latest_checkpoint
 
-        latest = latest_checkpoint(self._checkpoint_dir(RunStore(self.home)))
+        latest = latest_checkpoint(self._checkpoint_dir(writer_store(self.home)))
         same = SlurmRunJob(self.home, self.run_id, self.time_min, latest and str(latest))
         return submitit.helpers.DelayedSubmission(same)
 
@@ -159,7 +161,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         from worker.distributed_rank import joined_process_group
 
         ranks.export()
-        config = RunConfig.from_dict(RunStore(self.home).get_run(self.run_id).config)
+        config = RunConfig.from_dict(writer_store(self.home).get_run(self.run_id).config)
         with joined_process_group(config) as parallel:
             if parallel.is_main:
                 return self._lead(signals, parallel)
@@ -172,7 +174,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
             end = job_end_time(self.time_min)
             warning = SlurmRequest(time_min=self.time_min).signal_delay_s + SIGNAL_SLACK_S
             signals.preempt_before = end - warning
-            store = RunStore(self.home)
+            store = writer_store(self.home)
             record = store.get_run(self.run_id)
             resume = None
             if record.status in ("running", "lost"):  # started before: SLURM requeued the job
@@ -200,7 +202,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
             lifecycle.finish()
         return outcome
 
-    def _prepare_resume(self, store: RunStore, extra: dict[str, Any]) -> str | None:
+    def _prepare_resume(self, store: RunStore | RemoteStore, extra: dict[str, Any]) -> str | None:
         from sphere_engine.training.resume import latest_checkpoint
 
         named = self.resume_from and Path(self.resume_from)
@@ -219,7 +221,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         )
         return str(checkpoint) if checkpoint else None
 
-    def _checkpoint_dir(self, store: RunStore) -> str:
+    def _checkpoint_dir(self, store: RunStore | RemoteStore) -> str:
         config = store.get_run(self.run_id).config
         return config.get("training", {}).get("checkpoint_dir") or str(
             store.checkpoint_dir(self.run_id)

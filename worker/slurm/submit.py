@@ -10,6 +10,8 @@ from typing import Any
 
 import submitit
 
+from db.remote import writer_store
+from db.remote.store import RemoteStore
 from db.scheduler_record import SLURM, write_executor
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -19,6 +21,10 @@ from worker.slurm.commands import SlurmError, last_line, require
 from worker.slurm.job import SlurmRunJob
 from worker.slurm.request import SlurmRequest
 
+#: The executor of a job submitted through the ingest service: the stack cannot ask its
+#: cluster's SLURM, so its workers neither requeue it (reconcile) nor close it from
+#: squeue (``worker.slurm.states``); the job's heartbeat and the remote grace rule do.
+REMOTE_SLURM = "slurm-remote"
 LOG_FOLDER = "slurm"  # in the run's folder: submitit's pickles and the job's output
 
 
@@ -36,7 +42,7 @@ def submit_slurm(
     from sphere_engine.validation import validated_config
 
     validated = validated_config(config)  # the one check of a submitted run
-    store = store or RunStore()
+    store = store or writer_store()
     check_checkpoint_dir(validated, store.home)
     require("sbatch")
     partition = check_request(request)  # what the cluster cannot give, first
@@ -51,14 +57,14 @@ def submit_slurm(
         "submitted_at": time.time(),
     }
     try:  # recorded before the job exists: no broker reconciliation ever takes this run
-        write_executor(store.files, run_id, record)
+        _record_executor(store, run_id, record)
         folder = store.run_dir(run_id) / LOG_FOLDER
         executor = submitit.SlurmExecutor(folder=folder, max_num_timeout=0)
         executor.update_parameters(
             **request.executor_parameters(partition.name, f"spherescope-{run_id}", tasks_per_node)
         )
         job = executor.submit(SlurmRunJob(str(store.home), run_id, request.time_min or 0))
-        write_executor(store.files, run_id, {**record, "job_id": str(job.job_id)})
+        _record_executor(store, run_id, {**record, "job_id": str(job.job_id)})
     except BaseException as error:
         store.delete_run(run_id)
         if isinstance(error, Exception):
@@ -66,3 +72,10 @@ def submit_slurm(
             raise SlurmError(f"SLURM refused the job: {detail}") from None
         raise
     return run_id
+
+
+def _record_executor(store: RunStore | RemoteStore, run_id: str, record: dict) -> None:
+    if isinstance(store, RemoteStore):  # submitit's files stay in the cluster's own folder
+        store.write_executor(run_id, {**record, "executor": REMOTE_SLURM})
+    else:
+        write_executor(store.files, run_id, record)

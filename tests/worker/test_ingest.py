@@ -1,0 +1,223 @@
+"""Runs recorded over HTTP from a machine without the store's folder (``db.remote`` →
+the ingest service ``worker.ingest``): real server and writer processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_local_run import CONFIG
+from worker_fixtures import REPO, wait_for
+
+from db import queries
+from db.lost_runs import RECONNECTING, mark_lost_runs
+from db.query_results import evaluation_steps, query_results
+from db.remote.client import IngestRefused
+from db.remote.wire import encode
+from db.schema import SCALARS
+from db.store import RunStore
+from db.thumbnails import has_thumbnails, snapshot_samples
+from worker.cli import main
+from worker.ingest.apply import apply_batches
+from worker.redis_server import free_port
+
+TOKEN = "lab-secret"
+WRITER = Path(__file__).with_name("ingest_writer.py")
+
+
+class Server:
+    """``python -m worker.ingest`` on ``home``'s store, logging to a file."""
+
+    def __init__(self, home: Path, port: int) -> None:
+        self.home, self.port = home, port
+        self.log = home.parent / f"ingest-{port}.log"
+        self.url = f"http://127.0.0.1:{port}"
+        self.start()
+
+    def start(self) -> Server:
+        env = {**os.environ, "SPHERESCOPE_HOME": str(self.home), "SPHERESCOPE_TOKEN": TOKEN}
+        env["PYTHONPATH"] = str(REPO)
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "worker.ingest", "--port", str(self.port)],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        wait_for(self.answers, 60, "the ingest service")
+        return self
+
+    def answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/v1/health", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Server:
+    running = Server(tmp_path_factory.mktemp("ingest") / "stack-home", free_port())
+    yield running
+    running.close()
+
+
+def writer(home: Path, steps: int, pause: float, url: str | None) -> subprocess.Popen:
+    env = {**os.environ, "SPHERESCOPE_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env["SPHERESCOPE_HEARTBEAT_S"] = "0.5"
+    env.pop("SPHERESCOPE_URL", None)
+    if url:
+        env.update(SPHERESCOPE_URL=url, SPHERESCOPE_TOKEN=TOKEN)
+    return subprocess.Popen(
+        [sys.executable, str(WRITER), str(steps), str(pause)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finished(process: subprocess.Popen, timeout_s: float = 240) -> tuple[str, str]:
+    out, err = process.communicate(timeout=timeout_s)
+    assert process.returncode == 0, err
+    return out.split()[0], err
+
+
+def values(store: RunStore, run_id: str) -> pd.DataFrame:
+    names = queries.metric_names(store, run_id)
+    frame = queries.metric_series(store, run_id, names, max_points=100_000)
+    return frame.sort_values(["name", "step"]).reset_index(drop=True)
+
+
+def test_a_run_written_through_the_url_appears_whole_in_the_stacks_store(server, tmp_path) -> None:
+    # the same writer twice at once: into a store of its own, and from an empty home
+    # through SPHERESCOPE_URL
+    local = writer(tmp_path / "local", 6, 0.0, None)
+    remote = writer(tmp_path / "elsewhere", 6, 0.0, server.url)
+    local_id, _ = finished(local)
+    remote_id, _ = finished(remote)
+    mine, stack = RunStore(tmp_path / "local"), RunStore(server.home)
+
+    record, expected = stack.get_run(remote_id), mine.get_run(local_id)
+    assert (record.status, record.name, record.kind, record.tags, record.config) == (
+        "finished", "remote writer", "external", ["remote"], {"lr": 0.1}
+    )  # fmt: skip
+    assert record.progress_step == 6 and record.host == expected.host
+    assert record.run_info.get("findings") is not None  # evaluated at its end, on the stack
+    assert record.run_info.get("device") == expected.run_info.get("device")
+    got, want = values(stack, remote_id), values(mine, local_id)
+    assert len(want) > 6 * 10  # the diagnostics, not only the loss
+    columns = ["name", "step", "value"]
+    pd.testing.assert_frame_equal(got[columns], want[columns])
+    got_evals = queries.eval_series(stack, remote_id, queries.eval_names(stack, remote_id))
+    want_evals = queries.eval_series(mine, local_id, queries.eval_names(mine, local_id))
+    assert len(got_evals) == len(want_evals) > 0
+    assert queries.snapshot_steps(stack, remote_id) == [3, 6]
+    assert evaluation_steps(stack, remote_id) == [3, 6]
+    assert len(query_results(stack, remote_id, 6)) == len(query_results(mine, local_id, 6))
+    np.testing.assert_array_equal(
+        snapshot_samples(stack, remote_id, 6), snapshot_samples(mine, local_id, 6)
+    )
+    assert has_thumbnails(stack, remote_id)
+    # the writer's own home holds its spool and local folders, no store record
+    elsewhere = tmp_path / "elsewhere"
+    assert not (elsewhere / "runs" / remote_id / "meta.json").exists()
+    assert (elsewhere / "spool" / remote_id / "acked").read_text().strip() != "0"
+
+
+def test_the_server_killed_and_restarted_mid_run_stores_every_step_once_in_order(
+    tmp_path, monkeypatch
+) -> None:
+    server = Server(tmp_path / "stack-home", free_port())
+    try:
+        process = writer(tmp_path / "elsewhere", 40, 0.15, server.url)
+        store = RunStore(server.home)
+
+        def progressed() -> bool:
+            runs = store.run_ids()
+            return bool(runs) and (queries.last_step(store, runs[0]) or 0) >= 8
+
+        wait_for(progressed, 120, "the first steps on the stack")
+        server.kill()
+        (run_id,) = store.run_ids()
+        time.sleep(1.5)
+        # the stack's lost-run rule meanwhile: silent, but a remote writer within its grace
+        monkeypatch.setenv("SPHERESCOPE_REMOTE_GRACE_S", "600")
+        assert mark_lost_runs(store, max_age_s=0.5) == []
+        waiting = store.get_run(run_id)
+        assert waiting.status == "running"
+        assert waiting.status_message.startswith(RECONNECTING), waiting.status_message
+        time.sleep(1.0)
+        server.start()
+        run_id, err = finished(process)
+        assert "reconnecting" in err and "reconnected" in err
+    finally:
+        server.close()
+    record = store.get_run(run_id)
+    assert record.status == "finished", record.status_message
+    loss = queries.metric_series(store, run_id, ["loss/total"], max_points=100_000)
+    assert loss["step"].tolist() == list(range(1, 41))  # each step once, in order
+    np.testing.assert_allclose(loss["value"], [1.0 / step for step in range(1, 41)])
+    assert queries.snapshot_steps(store, run_id) == [20, 40]
+
+
+def test_a_batch_half_applied_by_a_killed_server_is_applied_again_once(tmp_path) -> None:
+    store = RunStore(tmp_path / "home")
+    run_id = store.create_run({}, "r", status="running")
+
+    def batch(seq: int, step: int) -> dict:
+        return {"seq": seq, "ops": [["scalars", *encode([{"loss": float(step)}, step, 1.0])]]}
+
+    assert apply_batches(store, run_id, [batch(1, 1)]) == 1
+    # a server killed after writing batch 2's chunk, before acknowledging it
+    ingest = store.run_dir(run_id) / "ingest.json"
+    acknowledged = ingest.read_text()
+    assert apply_batches(store, run_id, [batch(2, 2)]) == 2
+    ingest.write_text(acknowledged)
+    chunks = sorted(p.name for p in store.table_dir(run_id, SCALARS).iterdir())
+    assert len(chunks) == 2
+    # the client resends everything it has no answer for; a gap is not applied
+    assert apply_batches(store, run_id, [batch(1, 1), batch(2, 2), batch(4, 4)]) == 2
+    loss = queries.metric_series(store, run_id, ["loss"])
+    assert loss["step"].tolist() == [1, 2]
+
+
+def test_a_wrong_token_is_refused_in_one_line(server, tmp_path, monkeypatch, capsys) -> None:
+    import spherescope
+
+    monkeypatch.setenv("SPHERESCOPE_HOME", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("SPHERESCOPE_URL", server.url)
+    monkeypatch.setenv("SPHERESCOPE_TOKEN", "not-the-token")
+    before = set(RunStore(server.home).run_ids())
+    with pytest.raises(IngestRefused) as refused:
+        spherescope.init(name="nope")
+    assert str(refused.value) == (f"{server.url} refused the token in SPHERESCOPE_TOKEN (HTTP 401)")
+    config = tmp_path / "c.toml"
+    config.write_text(CONFIG)
+    assert main(["train", str(config)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {server.url} refused the token in SPHERESCOPE_TOKEN (HTTP 401)"]
+    assert set(RunStore(server.home).run_ids()) == before  # nothing recorded
+    log = wait_for(lambda: server.log.read_text().count("wrong token") >= 2 and server.log, 10,
+                   "the server's refusals")  # fmt: skip
+    refusals = [line for line in log.read_text().splitlines() if "wrong token" in line]
+    assert refusals[-1].startswith("spherescope ingest: refused /v1/runs from 127.0.0.1")
+    assert len(refusals) == 2  # one line per refused request
+    assert not (tmp_path / "elsewhere" / "spool").exists()
