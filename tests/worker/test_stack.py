@@ -18,6 +18,7 @@ from stack_fixtures import Stack, alive, command_line, descendants, health, use_
 from worker_fixtures import REPO, config, wait_for, wait_status
 
 from db.queries import checkpoints
+from db.remote.store import RemoteStore
 from db.store import RunStore
 from worker import launch
 from worker.redis_server import free_port
@@ -26,12 +27,21 @@ ENDED = {"finished", "failed", "lost", "cancelled"}
 
 
 def test_up_starts_everything_and_ctrl_c_stops_everything_it_started(tmp_path) -> None:
-    port = free_port()
-    stack = Stack(tmp_path, "--port", str(port))
+    port, ingest_port = free_port(), free_port()
+    stack = Stack(tmp_path, "--port", str(port), "--ingest-port", str(ingest_port))
     try:
         stack.wait_ready()
         text = stack.text()
         assert f"dashboard on http://127.0.0.1:{port}" in text
+        # the ingest service beside it: a run written through its URL lands in the store
+        ingest_url = (stack.home / "stack" / "ingest-url").read_text().strip()
+        assert ingest_url == f"http://127.0.0.1:{ingest_port}"
+        assert f"ingest service on {ingest_url}" in text
+        token = (stack.home / "stack" / "ingest-token").read_text().strip()
+        remote = RemoteStore(ingest_url, token, tmp_path / "elsewhere")
+        run_id = remote.create_run({}, "through up", kind="external", status="running")
+        remote.end_run(run_id, "finished")
+        assert RunStore(stack.home).get_run(run_id).status == "finished"
         assert re.search(r"private Redis on redis://:\*\*\*@127\.0\.0\.1:\d+/0", text)
         assert stack.redis_url not in text  # the password is never printed
         wait_for(lambda: health(port), 120, "the dashboard's health endpoint")
@@ -49,6 +59,7 @@ def test_up_starts_everything_and_ctrl_c_stops_everything_it_started(tmp_path) -
         with pytest.raises(redis.ConnectionError):
             broker.ping()
         assert not stack.url_file.exists()
+        assert not (stack.home / "stack" / "ingest-url").exists()
     finally:
         stack.close()
 
