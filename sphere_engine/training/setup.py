@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
+from sphere_engine.config.folds import class_ranges
 from sphere_engine.data.batches import gather_inputs
 from sphere_engine.diagnostics.batch_statistics import DirectionTracker
 from sphere_engine.diagnostics.cuda_graph import GraphedPass
@@ -78,12 +79,33 @@ class TrainingSetup:
             "parameters": sum(p.numel() for p in self.model.parameters()),
             "train_samples": len(self.splits.train.labels),
             "test_samples": len(self.splits.test.labels),
+            **(
+                {"validation_samples": len(self.splits.validation.labels)}
+                if self.splits.validation is not None
+                else {}
+            ),
             "num_classes_train": self.splits.num_classes_train,
             "num_classes_test": self.splits.num_classes_test,
             "tracked_samples": self.tracked.id_list,
+            **recorded_classes(self.splits),
             **({"pretrained": self.pretrained} if self.pretrained else {}),
-            **_class_names(self.splits.test),
+            # the names of the classes the snapshots show (validation classes with folds)
+            **_class_names(self.splits.evaluated),
         }
+
+
+def recorded_classes(splits: Any) -> dict[str, Any]:
+    """Which classes the run trains on, evaluates on during training and tests on
+    (original ids as ``class_ranges``): what a study asserts no trial saw."""
+    validation = splits.validation
+    return {
+        "data_classes": {
+            "train": class_ranges(splits.train.classes),
+            "validation": class_ranges([] if validation is None else validation.classes),
+            "test": class_ranges(splits.test.classes),
+        },
+        "evaluated_on": "test" if validation is None else "validation",
+    }
 
 
 #: Class names are recorded for test splits of at most this many classes.
@@ -112,13 +134,14 @@ def prepare_training(
     (a recorded run's own directory); the config itself is never changed."""
     from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.data import create_dataset, iter_batches
+    from sphere_engine.data.folds import fold_splits
     from sphere_engine.data.loader_workers import resolve_num_workers
     from sphere_engine.models.build import build_backbone
 
     training, data = config.training, config.data
     device = resolve_device(training.device)
     seed_everything(training.seed)
-    splits = create_dataset(
+    dataset = create_dataset(
         data.name,
         root=data.root,
         split=data.split,
@@ -126,6 +149,7 @@ def prepare_training(
         seed=training.seed,
         **resolved_data_options(config),
     )
+    splits = fold_splits(dataset, data.folds, data.fold)  # the test split is kept apart
     precision = build_precision(training.amp, device)
     model, weights = build_backbone(config.model, splits.input_shape)
     channels_last = training.channels_last and len(splits.input_shape) == 3
