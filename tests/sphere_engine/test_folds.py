@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from sphere_engine.catalogue import Source, find
 from sphere_engine.config import ConfigError, RunConfig
 from sphere_engine.config.folds import (
     class_ranges,
@@ -16,6 +17,12 @@ from sphere_engine.config.folds import (
 from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset
 from sphere_engine.data.folds import fold_splits
+from sphere_engine.metrics import retrieval_protocol_metrics
+from sphere_engine.models.build import build_backbone
+from sphere_engine.optim import build_optimizer
+from sphere_engine.tracking import InMemoryTracker
+from sphere_engine.train import load_checkpoint, run_training
+from sphere_engine.training.early_stopping import ValidationWatch
 
 # ----------------------------------------------------------------------------- the rule
 
@@ -151,3 +158,142 @@ def test_fold_splits_of_in_memory_datasets(name, options):
         torch.testing.assert_close(x, expected)
         assert y.tolist() == part.labels.tolist()
     assert fold_splits(splits, 0, 0) is splits
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def fold_run(**sections: dict) -> RunConfig:
+    """Fold 1 of 2 over digits' training classes 0-4: validation 0-1, training 2-4."""
+    base = small(
+        data={"folds": 2, "fold": 1, "batch_size": 12, "samples_per_class": 4},
+        training={"steps": 12, "seed": 0},
+        diagnostics={"eval_every": 4, "tracked_samples": 4, "eval_max_samples": 300},
+        evaluation={"background": False, "verification": False},
+    )
+    for name, values in sections.items():
+        base.setdefault(name, {}).update(values)
+    config = RunConfig.from_dict(base)
+    validate(config)
+    return config
+
+
+def test_a_fold_run_never_evaluates_a_test_class():
+    # the test protocol is query-gallery; validation is leave-one-out whatever it is
+    config = fold_run(evaluation={"retrieval_protocol": "query_gallery"})
+    tracker = InMemoryTracker()
+    result = run_training(config, tracker)
+    assert result.steps_completed == 12 and not result.stopped_early
+    classes = tracker.run_info["data_classes"]
+    assert classes == {"train": [[2, 4]], "validation": [[0, 1]], "test": [[5, 9]]}
+    assert tracker.run_info["evaluated_on"] == "validation"
+    assert "final_test_step" not in tracker.run_info
+    validation = set(expand_class_ranges(classes["validation"]))
+    assert [step for step, _, _ in tracker.snapshots] == [4, 8, 12]
+    for _, _, labels in tracker.snapshots:
+        assert set(labels.tolist()) <= validation
+    for _, results in tracker.query_results:
+        assert set(results.classes["class_name"]) <= {"0", "1"}
+    queries = dict((s, v) for s, k, v in tracker.evals if k == "retrieval/queries")
+    evaluated = min(300, tracker.run_info["validation_samples"])
+    assert queries == {4: evaluated, 8: evaluated, 12: evaluated}  # every sample queried
+    assert not any(key.startswith("test/") for _, key, _ in tracker.evals)
+
+
+def test_the_final_test_runs_once_on_all_test_samples_with_the_best_weights(tmp_path):
+    config = fold_run(
+        evaluation={"final_test": True, "retrieval_protocol": "query_gallery"},
+        training={"checkpoint_every": 4},
+        diagnostics={"eval_max_samples": 100},
+    )
+    tracker = InMemoryTracker()
+    result = run_training(config, tracker, checkpoint_dir=str(tmp_path))
+    test_steps = {step for step, key, _ in tracker.evals if key.startswith("test/")}
+    assert test_steps == {12} and tracker.run_info["final_test_step"] == 12
+    tested = {key: value for _, key, value in tracker.evals if key.startswith("test/")}
+    assert {"test/precision@1", "test/r_precision", "test/map@r"} <= set(tested)
+    assert result.final_metrics["test/map@r"] == tested["test/map@r"]
+    # declared in the catalogue: MLRC's three by name, every other key by the family
+    assert all(find(key, Source.EVALUATION) is not None for key in tested)
+    for key in ("test/precision@1", "test/r_precision", "test/map@r"):
+        assert find(key, Source.EVALUATION).key == key
+        assert find(key, Source.EVALUATION).higher_is_better is True
+
+    path = tmp_path / "test_embeddings.npz"
+    assert tracker.run_info["test_embeddings"] == str(path.resolve())
+    saved = np.load(path)
+    test = create_dataset("digits").test
+    assert saved["ids"].tolist() == list(range(len(test)))  # all of it, not 100
+    assert saved["labels"].tolist() == _original(test).tolist()
+    assert saved["embeddings"].shape == (len(test), 16)
+    # the test protocol's queries; its metrics are those of the saved embeddings
+    assert 0 < saved["is_query"].sum() < len(test)
+    expected = retrieval_protocol_metrics(
+        saved["embeddings"], saved["labels"], protocol="query_gallery", is_query=saved["is_query"]
+    )
+    assert tested["test/map@r"] == pytest.approx(expected["map@r"])
+    assert tested["test/retrieval/queries"] == saved["is_query"].sum()
+
+    # the weights of the best validation MAP@R (a checkpoint was written at each one)
+    validation = [(step, value) for step, key, value in tracker.evals if key == "map@r"]
+    best_step = max(validation, key=lambda pair: (pair[1], -pair[0]))[0]
+    assert best_step != 12  # (seed 0: step 4) the last step's weights would differ
+    model, _ = build_backbone(config.model, (64,))
+    model.load_state_dict(load_checkpoint(tmp_path / f"step_{best_step:08d}.pt")["model"])
+    model.eval()
+    with torch.no_grad():
+        inputs, _ = test.get_batch(torch.arange(len(test)))
+        expected_embeddings = model(inputs).numpy()
+    np.testing.assert_allclose(saved["embeddings"], expected_embeddings, rtol=1e-5, atol=1e-6)
+
+
+def test_early_stop_ends_the_run_finished_with_its_step():
+    # lr 0: the validation MAP@R never improves after the first evaluation
+    config = fold_run(
+        optimizer={"name": "rmsprop", "lr": 0.0},
+        training={"steps": 100, "early_stop_patience": 2},
+        evaluation={"final_test": True},
+    )
+    tracker = InMemoryTracker()
+    result = run_training(config, tracker)
+    assert result.stopped_early and not result.cancelled
+    assert result.steps_completed == 12
+    first = next(value for _, key, value in tracker.evals if key == "map@r")
+    assert result.message == (
+        f"stopped early at step 12: no improvement of map@r in 2 evaluations "
+        f"(best {first:.4g} at step 4)"
+    )
+    assert {step for step, key, _ in tracker.evals if key == "map@r"} == {4, 8, 12}
+    assert {step for step, key, _ in tracker.evals if key.startswith("test/")} == {12}
+
+
+def test_rmsprop_takes_momentum_and_weight_decay_from_the_config():
+    config = RunConfig.from_dict(
+        small(optimizer={"name": "rmsprop", "lr": 1e-3, "momentum": 0.5, "weight_decay": 1e-4})
+    )
+    model = torch.nn.Linear(4, 2)
+    optimizer = build_optimizer(config.optimizer, model, [])
+    assert isinstance(optimizer, torch.optim.RMSprop)
+    group = optimizer.param_groups[0]
+    assert (group["lr"], group["momentum"], group["weight_decay"]) == (1e-3, 0.5, 1e-4)
+    before = model.weight.detach().clone()
+    model(torch.ones(3, 4)).sum().backward()
+    optimizer.step()
+    assert not torch.equal(before, model.weight)
+
+
+def test_the_watch_follows_the_metrics_direction_and_keeps_the_best_weights():
+    model = torch.nn.Linear(2, 2)
+    watch = ValidationWatch("verification/eer", patience=2, keep_best=True)  # lower is better
+    for step, value in ((1, 0.3), (2, 0.2), (3, float("nan")), (4, 0.25)):
+        with torch.no_grad():
+            model.weight.fill_(step)
+        watch.captured(step, model)
+        watch.observe(step, {"verification/eer": value})
+    assert (watch.best, watch.best_step, watch.since_best) == (0.2, 2, 2)
+    assert watch.should_stop
+    assert torch.all(watch.best_weights["weight"] == 2)
+    off = ValidationWatch("map@r", patience=0)
+    off.observe(1, {"map@r": 0.5})
+    off.observe(2, {"map@r": 0.4})
+    assert not off.should_stop and off.best_weights is None
