@@ -97,7 +97,7 @@ def train_loop(
     stopped_early, message = False, ""
     waiting: QueuedStep | None = None  # the step queued on the device, not yet read
     final_metrics: dict[str, float] = {}
-    watch = validation_watch(setup)
+    watch = setup.watch
     evaluations = BackgroundEvaluations(
         setup.evaluator, background=setup.config.evaluation.background, on_result=watch.observe
     )
@@ -269,19 +269,6 @@ def evaluate(
     evaluations.submit(captured, step, tracker)
 
 
-def validation_watch(setup: TrainingSetup) -> ValidationWatch:
-    """Early stopping on the periodic evaluation; with folds and a final test, the best
-    validation evaluation's weights are kept for it (without folds the periodic
-    evaluation is the test split: choosing weights by it would be choosing on test)."""
-    config = setup.config
-    keep_best = config.evaluation.final_test and setup.splits.validation is not None
-    return ValidationWatch(
-        config.training.early_stop_metric,
-        config.training.early_stop_patience,
-        keep_best=keep_best and setup.parallel.is_main,
-    )
-
-
 def final_test(
     setup: TrainingSetup, watch: ValidationWatch, tracker: Tracker, step: int
 ) -> dict[str, float]:
@@ -312,6 +299,7 @@ def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:
         setup.model,
         setup.objective,
         setup.optimizer,
+        setup.watch.state_dict(),
     )
     tracker.track_checkpoint(path, step)
     return path

@@ -8,12 +8,14 @@ it asks the loop to stop after P evaluations in a row without improvement. With
 each evaluation embedded with, until that evaluation's result says whether it is the
 best: evaluations finish beside training (``BackgroundEvaluations``), so the weights of
 a step are copied when it is captured, not when its metric is known; at most the
-evaluations in flight plus the best are held.
+evaluations in flight plus the best are held. Checkpoints keep its state (best weights
+included), so a resumed run (a requeued SLURM job) goes on counting where it was.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -57,6 +59,20 @@ class ValidationWatch:
 
     def _better(self, value: float, best: float) -> bool:
         return value > best if self.higher_is_better else value < best
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps (a resumed run goes on counting from it)."""
+        return {
+            "best": self.best,
+            "best_step": self.best_step,
+            "since_best": self.since_best,
+            "best_weights": self.best_weights,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.best, self.best_step = state["best"], state["best_step"]
+        self.since_best = int(state["since_best"])
+        self.best_weights = state["best_weights"] if self.keep_best else None
 
     @property
     def should_stop(self) -> bool:

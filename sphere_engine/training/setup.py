@@ -9,7 +9,7 @@ model is on its device and before the optimiser takes its parameters.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from sphere_engine.objective import Objective, build_objective
 from sphere_engine.optim import build_optimizer, lr_multiplier
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.training.device import resolve_device, seed_everything
+from sphere_engine.training.early_stopping import ValidationWatch
 from sphere_engine.training.measurement import batch_groups
 from sphere_engine.training.precision import Precision, build_precision
 
@@ -70,6 +71,8 @@ class TrainingSetup:
     pretrained: dict[str, str] | None = None  # the weights file and its SHA-256
     parallel: DataParallel = SINGLE_PROCESS
     checkpoint_dir: str = ""  # "" when the run writes no checkpoints
+    # early stopping and the best validation weights (``early_stopping.py``)
+    watch: ValidationWatch = field(default_factory=lambda: ValidationWatch("map@r", 0))
 
     def run_info(self) -> dict[str, Any]:
         """What the run reports once, before its first step."""
@@ -205,4 +208,18 @@ def prepare_training(
         trained=trained,
         parallel=parallel,
         checkpoint_dir=training.checkpoint_dir or checkpoint_dir or "",
+        watch=validation_watch(config, splits, parallel),
+    )
+
+
+def validation_watch(config: RunConfig, splits: Any, parallel: DataParallel) -> ValidationWatch:
+    """Early stopping on the periodic evaluation; with folds and a final test, the best
+    validation evaluation's weights are kept for it (without folds the periodic
+    evaluation is the test split: choosing weights by it would be choosing on test).
+    Rank 0 alone evaluates, so only it keeps weights."""
+    keep_best = config.evaluation.final_test and splits.validation is not None
+    return ValidationWatch(
+        config.training.early_stop_metric,
+        config.training.early_stop_patience,
+        keep_best=keep_best and parallel.is_main,
     )

@@ -23,6 +23,8 @@ from sphere_engine.optim import build_optimizer
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import load_checkpoint, run_training
 from sphere_engine.training.early_stopping import ValidationWatch
+from sphere_engine.training.resume import resume
+from sphere_engine.training.setup import prepare_training
 
 # ----------------------------------------------------------------------------- the rule
 
@@ -297,3 +299,40 @@ def test_the_watch_follows_the_metrics_direction_and_keeps_the_best_weights():
     off.observe(1, {"map@r": 0.5})
     off.observe(2, {"map@r": 0.4})
     assert not off.should_stop and off.best_weights is None
+
+
+def test_a_resumed_run_goes_on_counting_from_its_checkpoint(tmp_path):
+    config = fold_run(
+        optimizer={"name": "rmsprop", "lr": 0.0},
+        training={"steps": 100, "early_stop_patience": 2, "checkpoint_every": 4},
+        evaluation={"final_test": True},
+    )
+    first = run_training(config, InMemoryTracker(), checkpoint_dir=str(tmp_path / "a"))
+    assert first.stopped_early and first.steps_completed == 12
+    # resumed after step 8 (one miss counted, step 4's weights the best): the miss at 12
+    # is the second, and the final test evaluates step 4's weights again
+    tracker = InMemoryTracker()
+    resumed = run_training(
+        config,
+        tracker,
+        resume_from=tmp_path / "a" / "step_00000008.pt",
+        checkpoint_dir=str(tmp_path / "b"),
+    )
+    assert resumed.stopped_early and resumed.steps_completed == 12
+    assert resumed.message == first.message
+
+
+def test_a_resumed_run_keeps_the_best_validation_weights(tmp_path):
+    config = fold_run(evaluation={"final_test": True}, training={"checkpoint_every": 4})
+    tracker = InMemoryTracker()
+    run_training(config, tracker, checkpoint_dir=str(tmp_path))
+    validation = [(step, value) for step, key, value in tracker.evals if key == "map@r"]
+    best_step = max(validation[:2], key=lambda pair: (pair[1], -pair[0]))[0]  # by step 8
+    setup = prepare_training(config)
+    assert resume(setup, tmp_path / "step_00000008.pt") == 8
+    assert setup.watch.best_step == best_step
+    saved = load_checkpoint(tmp_path / f"step_{best_step:08d}.pt")["model"]
+    other = load_checkpoint(tmp_path / f"step_{12 - best_step:08d}.pt")["model"]
+    assert any(not torch.equal(saved[k], other[k]) for k in saved)  # lr > 0: they differ
+    for key, value in saved.items():
+        torch.testing.assert_close(setup.watch.best_weights[key], value, rtol=0, atol=0)
