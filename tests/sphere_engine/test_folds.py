@@ -269,6 +269,15 @@ def test_early_stop_ends_the_run_finished_with_its_step():
     assert {step for step, key, _ in tracker.evals if key.startswith("test/")} == {12}
 
 
+def test_early_stopping_on_a_metric_the_run_does_not_compute_fails_at_once():
+    config = fold_run(
+        training={"early_stop_patience": 2, "early_stop_metric": "classifier_accuracy"}
+    )
+    with pytest.raises(ConfigError, match="'classifier_accuracy' is not computed") as caught:
+        run_training(config, InMemoryTracker())
+    assert caught.value.path == "training.early_stop_metric"
+
+
 def test_rmsprop_takes_momentum_and_weight_decay_from_the_config():
     config = RunConfig.from_dict(
         small(optimizer={"name": "rmsprop", "lr": 1e-3, "momentum": 0.5, "weight_decay": 1e-4})
