@@ -335,7 +335,7 @@ class RunConfig:
             )
         check_evaluation_combinations(self)
         check_device_split(self)
-        check_folds_and_early_stop(self)
+        check_folds_and_early_stop(self.data, self.training)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:
