@@ -14,7 +14,6 @@ from sphere_engine.config.folds import (
     expand_class_ranges,
     fold_classes,
 )
-from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset
 from sphere_engine.data.folds import fold_splits
 from sphere_engine.metrics import retrieval_protocol_metrics
@@ -25,6 +24,7 @@ from sphere_engine.train import load_checkpoint, run_training
 from sphere_engine.training.early_stopping import ValidationWatch
 from sphere_engine.training.resume import resume
 from sphere_engine.training.setup import prepare_training
+from sphere_engine.validation import validate
 
 # ----------------------------------------------------------------------------- the rule
 
