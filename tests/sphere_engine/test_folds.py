@@ -16,6 +16,7 @@ from sphere_engine.config.folds import (
 )
 from sphere_engine.data import create_dataset
 from sphere_engine.data.folds import fold_splits
+from sphere_engine.evaluation.concatenated import concatenate_embeddings, concatenated_metrics
 from sphere_engine.metrics import retrieval_protocol_metrics
 from sphere_engine.models.build import build_backbone
 from sphere_engine.optim import build_optimizer
@@ -345,3 +346,17 @@ def test_a_resumed_run_keeps_the_best_validation_weights(tmp_path):
     assert any(not torch.equal(saved[k], other[k]) for k in saved)  # lr > 0: they differ
     for key, value in saved.items():
         torch.testing.assert_close(setup.watch.best_weights[key], value, rtol=0, atol=0)
+
+
+def test_the_fold_runs_of_a_reproduction_concatenate(tmp_path):
+    paths = []
+    for fold in (0, 1):
+        config = fold_run(data={"fold": fold, "batch_size": 8}, evaluation={"final_test": True})
+        tracker = InMemoryTracker()
+        run_training(config, tracker, checkpoint_dir=str(tmp_path / f"fold{fold}"))
+        paths.append(tracker.run_info["test_embeddings"])
+    joined = concatenate_embeddings(paths)
+    assert joined["embeddings"].shape == (len(create_dataset("digits").test), 32)
+    metrics = concatenated_metrics(paths)
+    assert {"precision@1", "r_precision", "map@r"} <= set(metrics)
+    assert 0 < metrics["map@r"] <= 1
