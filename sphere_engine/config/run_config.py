@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
+from sphere_engine.catalogue.retention import check_policy
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
@@ -146,6 +147,12 @@ class TrainingConfig:
     )
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
+    )
+    keep_checkpoints: str = option(
+        "last+best",
+        "Checkpoints kept as the run goes: last, best (by the run's main metric), "
+        "last+best, all, or N (the last N)",
+        label="Keep checkpoints",
     )
     amp: Literal["off", "bf16", "fp16"] = option(
         "off",
@@ -317,6 +324,10 @@ class RunConfig:
                 f"({self.training.steps})",
                 related=["training.steps"],
             )
+        try:
+            check_policy(self.training.keep_checkpoints)
+        except ValueError as error:
+            raise ConfigError("training.keep_checkpoints", str(error).partition(": ")[2]) from None
         check_evaluation_combinations(self)
         check_device_split(self)
 
