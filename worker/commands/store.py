@@ -1,11 +1,11 @@
 """spherescope store: the run catalogue and the store's housekeeping.
 
-    spherescope store rebuild-index          rebuild the catalogue from the run folders
-    spherescope store archive RUN_ID...      hide runs from the default listings
-    spherescope store unarchive RUN_ID...
-    spherescope store delete RUN_ID...       move runs to the trash
-    spherescope store gc [--dry-run]         free checkpoints beyond each run's policy
-                                             (training.keep_checkpoints) and the trash
+spherescope store rebuild-index          rebuild the catalogue from the run folders
+spherescope store archive RUN_ID...      hide runs from the default listings
+spherescope store unarchive RUN_ID...
+spherescope store delete RUN_ID...       move runs to the trash
+spherescope store gc [--dry-run]         free checkpoints beyond each run's policy
+                                         (training.keep_checkpoints) and the trash
 """
 
 from __future__ import annotations
