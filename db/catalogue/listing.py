@@ -78,10 +78,9 @@ def _full_rows(catalogue: FileCatalogue, filters: dict[str, Any]) -> list[dict[s
     from db.catalogue.snapshot import read_table
 
     table = read_table(catalogue)
-    statuses = set(filters["statuses"])
-    if statuses:  # a live row may have changed status in its folder: keep those too
-        wanted = sorted(statuses | REFRESHED)
-        table = table.filter(pc.is_in(table.column("status"), pa.array(wanted)))
+    statuses = sorted(filters["statuses"])
+    if statuses:  # every status change writes a row: the catalogue's status is current
+        table = table.filter(pc.is_in(table.column("status"), pa.array(statuses)))
     for key in ("kind", "sweep_id", "project"):
         if filters[key] is not None:
             table = table.filter(pc.equal(table.column(key), filters[key]))
