@@ -1,11 +1,11 @@
 """A process that changes runs of a store, for the catalogue's concurrency tests.
 
-    python catalogue_writer.py HOME SEED COUNT     create COUNT runs and move each
-                                                   through statuses, tags, notes,
-                                                   archive and some deletes
-    python catalogue_writer.py HOME compact SECONDS  fold the deltas again and again
-    python catalogue_writer.py HOME die RUN_ID     start RUN_ID, killed (SIGKILL) between
-                                                   its status write and its catalogue row
+python catalogue_writer.py HOME SEED COUNT     create COUNT runs and move each
+                                               through statuses, tags, notes,
+                                               archive and some deletes
+python catalogue_writer.py HOME compact SECONDS  fold the deltas again and again
+python catalogue_writer.py HOME die RUN_ID     start RUN_ID, killed (SIGKILL) between
+                                               its status write and its catalogue row
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from db.catalogue import journal, snapshot  # noqa: E402
-from db.store import RunStore  # noqa: E402
+from db.catalogue import journal, snapshot
+from db.store import RunStore
 
 
 def churn(store: RunStore, seed: int, count: int) -> None:

@@ -37,10 +37,10 @@ def test_checkpoints_not_yet_evaluated_are_kept_while_the_run_goes() -> None:
 
 
 def test_a_bad_policy_is_a_config_error_naming_the_field() -> None:
-    with pytest.raises(ConfigError, match="training.keep_checkpoints") as caught:
+    with pytest.raises(ConfigError, match=r"training\.keep_checkpoints") as caught:
         digits_config(training={"keep_checkpoints": "most"})
     assert caught.value.path == "training.keep_checkpoints"
-    with pytest.raises(ConfigError, match="training.keep_checkpoints"):
+    with pytest.raises(ConfigError, match=r"training\.keep_checkpoints"):
         digits_config(training={"keep_checkpoints": "0"})
 
 
