@@ -204,11 +204,9 @@ class RunLifecycle:
     def _record_findings(self) -> None:
         """Store what the run's logged series mean (``db.findings``) before its end is
         written, so an ended run is never listed without them."""
-        from db.catalogue.final_values import record_final_values
         from db.findings import record_findings_quietly  # pandas: only once a run ends
 
         record_findings_quietly(self.store, self.run_id)
-        record_final_values(self.store, self.run_id)  # the catalogue's key final metrics
 
     def _end(self, status: str, message: str, **fields: Any) -> None:
         self.status = status

@@ -219,3 +219,23 @@ def test_archive_and_delete_leave_the_default_listing(store: RunStore, config) -
     report = manage.gc(store, dry_run=True)
     assert len(report.trash) == 1 and len(list(trash.iterdir())) == 1
     assert len(manage.gc(store).trash) == 1 and not list(trash.iterdir())
+
+
+def test_gc_frees_checkpoints_beyond_the_run_policy(store: RunStore, config) -> None:
+    run_id = store.create_run(config, "trained")
+    store.start_run(run_id)
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        for step, value in ((2, 0.5), (4, 0.9), (6, 0.7)):
+            tracker.track_eval({"recall@1": value}, step)
+    folder = store.checkpoint_dir(run_id)
+    for step in (2, 4, 6):
+        (folder / f"step_{step:08d}.pt").write_bytes(b"x" * 100)
+    store.end_run(run_id, "finished")
+    before = query_runs(store).rows["disk_bytes"].iloc[0]
+    report = manage.gc(store, dry_run=True)
+    assert [path.name for _, path, _ in report.checkpoints] == ["step_00000002.pt"]
+    assert len(list(folder.iterdir())) == 3
+    manage.gc(store)
+    assert sorted(p.name for p in folder.iterdir()) == ["step_00000004.pt", "step_00000006.pt"]
+    assert query_runs(store).rows["disk_bytes"].iloc[0] == before - 100
+    assert query_runs(store).rows["main_value"].iloc[0] == 0.7  # the last evaluation's
