@@ -16,6 +16,7 @@ from typing import Any
 import redis
 
 from db.executor import SLURM
+from db.run_index import check_project
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validated_config
@@ -58,9 +59,10 @@ def launch(
     sweep_id: str | None = None,
     *,
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> str:
-    """Validate, record as queued and enqueue one run; return its id."""
-    return launch_many([config], [name], tags, sweep_id, store=store)[0]
+    """Validate, record as queued and enqueue one run (in ``project``); return its id."""
+    return launch_many([config], [name], tags, sweep_id, store=store, project=project)[0]
 
 
 def launch_many(
@@ -71,6 +73,7 @@ def launch_many(
     *,
     run_tags: Sequence[Sequence[str]] = (),
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> list[str]:
     """Validate every config, then record and enqueue each; return their ids. One
     invalid config records none of them. ``run_tags``: each run's own tags, after the
@@ -85,6 +88,7 @@ def launch_many(
         )
     common = tuple(tags)
     store = store or RunStore()
+    check_project(project)  # a malformed name: nothing recorded
     for config in validated:
         check_checkpoint_dir(config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
@@ -93,7 +97,9 @@ def launch_many(
     run_ids = []
     for config, name, own in zip(validated, chosen, own_tags, strict=True):
         run_tags_all = (*common, *own)
-        run_id = store.create_run(config.to_dict(), name, tags=run_tags_all, sweep_id=sweep_id)
+        run_id = store.create_run(
+            config.to_dict(), name, tags=run_tags_all, sweep_id=sweep_id, project=project
+        )
         _enqueue(store, run_id, config)
         run_ids.append(run_id)
     return run_ids
@@ -136,6 +142,7 @@ def launch_sweep(
     name: str | None = None,
     tags: Iterable[str] = (),
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> tuple[str, list[str]]:
     """One run per grid combination × seed, all sharing a new sweep id.
 
@@ -144,6 +151,7 @@ def launch_sweep(
     """
     validated = check_sweep(base_config, grid, seeds)
     store = store or RunStore()
+    check_project(project)
     for config, _ in validated:
         check_checkpoint_dir(config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
@@ -154,8 +162,9 @@ def launch_sweep(
     run_ids = []
     for config, label in validated:
         run_id = store.create_run(
-            config.to_dict(), f"{prefix} {label}".strip(), tags=tuple(tags), sweep_id=sweep_id
-        )
+            config.to_dict(), f"{prefix} {label}".strip(), tags=tuple(tags), sweep_id=sweep_id,
+            project=project,
+        )  # fmt: skip
         _enqueue(store, run_id, config)
         run_ids.append(run_id)
     return sweep_id, run_ids
@@ -196,13 +205,16 @@ def submit_to_slurm(
     tags: Sequence[str],
     *,
     store: RunStore,
+    project: str | None = None,
 ) -> str:
     """Validate ``config`` and submit it as a SLURM job (``worker.slurm``); the run id.
     A bad request, or SLURM's refusal, raises ``ValueError`` with one line."""
     from worker.slurm import SlurmRequest
     from worker.slurm.submit import submit_slurm
 
-    return submit_slurm(dict(config), SlurmRequest(**request), name, tags, store=store)
+    return submit_slurm(
+        dict(config), SlurmRequest(**request), name, tags, store=store, project=project
+    )
 
 
 def refresh_slurm_states(store: RunStore) -> None:

@@ -36,6 +36,7 @@ from app.data.findings import badges as finding_badges
 from app.data.findings import findings
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
 from app.data.paper import paper_best, paper_table
+from app.data.projects import PROJECT_KEY, projects, runs, selected_project
 from app.data.reads import (
     Totals,
     config_diff,
@@ -50,7 +51,6 @@ from app.data.reads import (
     robustness_values,
     roc_curves,
     run,
-    runs,
     sample_norms,
     snapshot,
     snapshot_steps,
@@ -59,6 +59,7 @@ from app.data.status_texts import gpu_worker_alive, no_metrics_message, waiting_
 from app.data.tables import (
     ACTIVE_STATUSES,
     KEY_COLUMNS,
+    RUNS_SHOWN,
     column_label,
     config_values,
     elapsed_seconds,
@@ -82,6 +83,8 @@ from app.data.tables import (
 __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
+    "PROJECT_KEY",
+    "RUNS_SHOWN",
     "Totals",
     "backbone_sizes",
     "cancel_run",
@@ -125,6 +128,7 @@ __all__ = [
     "polytope_vertices",
     "preferred_runs",
     "progress_fraction",
+    "projects",
     "registries",
     "robustness_values",
     "roc_curves",
@@ -134,6 +138,7 @@ __all__ = [
     "runs",
     "runs_table",
     "sample_norms",
+    "selected_project",
     "series_csv",
     "set_notes",
     "set_tags",

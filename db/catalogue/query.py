@@ -206,3 +206,64 @@ def disk_usage(store: RunStore, project: str | None = None) -> int:
     if project is not None:
         table = table.filter(pc.equal(table.column("project"), project))
     return int(pc.sum(table.column("disk_bytes")).as_py() or 0)
+
+
+#: ``runs_frame`` columns holding JSON text in the catalogue, decoded to dicts.
+_JSON_COLUMNS = ("config", "run_info", "executor", "extra")
+
+
+def runs_frame(
+    store: RunStore,
+    *,
+    limit: int | None = None,
+    sort: str = "created_at",
+    descending: bool = True,
+    **filters: Any,
+) -> tuple[pd.DataFrame, int]:
+    """The matching runs as a frame (the columns of ``db.queries.RUN_COLUMNS`` plus the
+    catalogue's project, archived, disk_bytes, main_metric, main_value, metrics (a
+    dict), findings), newest first, at most ``limit`` of them; and how many matched.
+    Filters as ``query_runs``. Queued and running runs are read again from their
+    folders (their progress and heartbeat move); every other row is the catalogue's."""
+    unknown = set(filters) - set(_FILTERS) - {"config"}
+    if unknown:
+        raise ValueError(f"runs_frame: unknown filter(s) {sorted(unknown)}")
+    params: dict[str, Any] = {}
+    where = _where({"archived": False, **filters}, params)
+    order = _value_expression(sort, params, "sort")
+    direction = "DESC" if descending else "ASC"
+    page = "" if limit is None else f"LIMIT {int(limit)}"
+    columns = ", ".join(f'"{c}"' for c in COLUMNS if c not in ("deleted", "read_ns"))
+    sql = f"""
+        SELECT {columns}, count(*) OVER () AS total FROM runs WHERE {where}
+        ORDER BY {order} {direction} NULLS LAST, run_id {direction} {page}
+    """
+    frame = _run(store, sql, params)
+    total = int(frame["total"].iloc[0]) if len(frame) else 0
+    frame = frame.drop(columns=["total"])
+    frame = _refresh_live(store, frame)
+    for column in (*_JSON_COLUMNS, "metrics"):
+        frame[column] = [json.loads(text) if isinstance(text, str) and text else {}
+                         for text in frame[column]]  # fmt: skip
+    frame["tags"] = [list(tags) if tags is not None else [] for tags in frame["tags"]]
+    for column in TIME_COLUMNS:
+        frame[column] = pd.to_datetime(frame[column], unit="s", utc=True).astype(
+            "datetime64[us, UTC]"
+        )
+    for column in ("progress_step", "progress_total"):
+        frame[column] = frame[column].astype("Int64")
+    return frame.reset_index(drop=True), total
+
+
+def _refresh_live(store: RunStore, frame: pd.DataFrame) -> pd.DataFrame:
+    from db.catalogue.rows import row_of
+
+    live = frame.index[frame["status"].isin(("queued", "running"))]
+    for index in live:
+        row = row_of(store.files, frame.at[index, "run_id"])
+        if row.get("deleted"):
+            continue
+        for column in frame.columns:
+            if column in row:
+                frame.at[index, column] = row[column]
+    return frame
