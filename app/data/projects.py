@@ -33,3 +33,19 @@ def projects(store: RunStore) -> list[str]:
     from db.catalogue.query import projects as catalogue_projects
 
     return catalogue_projects(store)
+
+
+@store_read(LIST_TTL)
+def tag_names(store: RunStore, project: str | None = None) -> list[str]:
+    """Every tag of any run of ``project`` (None: of every project), sorted."""
+    from db.catalogue.query import tag_names as catalogue_tags
+
+    return catalogue_tags(store, project)
+
+
+@store_read(LIST_TTL)
+def sweep_ids(store: RunStore, project: str | None = None) -> list[str]:
+    """Sweep ids of ``project``'s runs (None: every project's), newest first."""
+    from db.catalogue.query import sweep_ids as catalogue_sweeps
+
+    return catalogue_sweeps(store, project)

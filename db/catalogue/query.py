@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pandas as pd
 import pyarrow.compute as pc
 
 from db.catalogue.rows import COLUMNS
 from db.catalogue.snapshot import read_table
+from db.reader import cursor
 from sphere_engine.catalogue import QUALIFIER, Source
 
 if TYPE_CHECKING:
@@ -106,10 +106,9 @@ _FILTERS = ("project", "search", "status", "kind", "tag", "sweep_id", "study_id"
 
 
 def _run(store: RunStore, sql: str, params: dict[str, Any]) -> pd.DataFrame:
-    runs = read_table(store.files)
-    connection = duckdb.connect()
+    connection = cursor()  # the process's DuckDB database: not a new one per query
     try:
-        connection.register("runs", runs)
+        connection.register("runs", read_table(store.files))
         return connection.execute(sql, params).df()
     finally:
         connection.close()
@@ -267,3 +266,20 @@ def _refresh_live(store: RunStore, frame: pd.DataFrame) -> pd.DataFrame:
             if column in row:
                 frame.at[index, column] = row[column]
     return frame
+
+
+def tag_names(store: RunStore, project: str | None = None) -> list[str]:
+    """Every tag of any run (of ``project``), sorted."""
+    params: dict[str, Any] = {}
+    where = _where({"project": project, "archived": None}, params)
+    sql = f"SELECT DISTINCT unnest(tags) AS tag FROM runs WHERE {where} ORDER BY tag"
+    return [str(tag) for tag in _run(store, sql, params)["tag"] if tag]
+
+
+def sweep_ids(store: RunStore, project: str | None = None) -> list[str]:
+    """Sweep ids with at least one run (of ``project``), newest first."""
+    params: dict[str, Any] = {}
+    where = _where({"project": project, "archived": None}, params)
+    sql = f"""SELECT sweep_id FROM runs WHERE {where} AND sweep_id IS NOT NULL
+              AND sweep_id <> '' GROUP BY sweep_id ORDER BY max(created_at) DESC"""
+    return [str(sweep) for sweep in _run(store, sql, params)["sweep_id"]]
