@@ -129,3 +129,18 @@ def test_the_first_screenful_is_drawn_without_the_grid(filled):
     assert f"run?run_id={filled.sec}" in table and "sec run" in table
     app.run()  # the follow-up
     assert len(app.dataframe) == 1 and not any(CSS_CLASS in m.value for m in app.markdown)
+
+
+def test_the_sidebar_project_picker_filters_every_listing(home):
+    store = RunStore(home)
+    ours = store.create_run({}, "ours", project="lab-a", tags=["a-tag"])
+    theirs = store.create_run({}, "theirs", project="lab-b", tags=["b-tag"])
+    app = open_page("views/runs.py")
+    assert set(app.dataframe[0].value["run_id"]) == {ours, theirs}
+    picker = app.sidebar.selectbox(key="sidebar.project")
+    assert picker.options == ["All projects", "lab-a", "lab-b"]
+    picker.set_value("lab-a").run()
+    assert app.dataframe[0].value["run_id"].tolist() == [ours]
+    assert app.selectbox(key="runs.tag").options == ["", "a-tag"]
+    app.switch_page("views/compare.py").run()  # the choice follows the user
+    assert app.session_state[data.PROJECT_KEY] == "lab-a"
