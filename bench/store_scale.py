@@ -9,9 +9,10 @@ prints:
 * reaper pass: ``worker.reaper.reap_lost`` on a fresh ``RunStore`` (what each worker
   does every 5 s), median of 5;
 * listing: ``RunStore.list_runs()`` (every run as a record) and the Runs page's
-  catalogue read (``runs_frame``, newest 500), medians of 3;
+  catalogue read (``runs_frame``, newest 200), medians of 3;
 * ``spherescope status``: the command's wall time (a new interpreter; the broker
-  unreachable, so it reports that at once), median of 3, and its store part alone
+  unreachable, so it reports that at once), median of 3, with ``spherescope --help``'s
+  as its floor (the interpreter and the command's imports), and its store part alone
   (reap + the running and queued listings) in this process;
 * Runs page first content: the dashboard as ``spherescope up`` serves it
   (``worker.stack.app_argv``) on the store, headless Chromium, navigation start → the
@@ -120,10 +121,10 @@ def median_time(action, repeats: int) -> float:
     return statistics.median(times)
 
 
-def status_command(home: Path, repeats: int) -> float:
+def status_command(home: Path, repeats: int, action: str = "status") -> float:
     env = {**os.environ, "SPHERESCOPE_HOME": str(home), "PYTHONPATH": str(REPO),
            "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}  # fmt: skip
-    command = [sys.executable, "-m", "worker.cli", "status"]
+    command = [sys.executable, "-m", "worker.cli", action]
 
     def once() -> None:
         subprocess.run(command, env=env, cwd=REPO, capture_output=True, timeout=120)
@@ -183,14 +184,15 @@ def measure(size: int, live: int, floor_base: str, repeats: int) -> dict[str, fl
         )
         figures["search (warm)"] = median_time(lambda: query_runs(store, search="run 4242"), 3)
         figures["listing: list_runs() records"] = median_time(store.list_runs, 3)
-        figures["listing: Runs page (newest 500)"] = median_time(
-            lambda: runs_frame(store, limit=500), 3
+        figures["listing: Runs page (newest 200)"] = median_time(
+            lambda: runs_frame(store, limit=200), 3
         )
         os.environ["REDIS_URL"] = f"redis://127.0.0.1:{free_port()}/0"
         figures["status: store part (in process)"] = median_time(
             lambda: collect_status(RunStore(home), timeout_s=0.1), 3
         )
         figures["spherescope status (command)"] = status_command(home, repeats)
+        figures["floor: spherescope --help"] = status_command(home, repeats, "--help")
         loads = page_loads(home, floor_base, repeats)
         figures["Runs page first content"] = loads["runs"]
         figures["floor grid"] = loads["floor grid"]

@@ -23,7 +23,7 @@ from sphere_engine.catalogue import label as metric_label
 ACTIVE_STATUSES = ("queued", "running")
 #: The Runs table shows the newest this many matching runs (the run catalogue answers
 #: the filters for all of them; the browser never receives a lab's whole store).
-RUNS_SHOWN = 500
+RUNS_SHOWN = 200
 #: The Runs table's metric columns, from the catalogue: "train:loss/total", ...
 KEY_COLUMNS: tuple[str, ...] = tuple(column_key(source, key) for source, key in RUNS_TABLE)
 

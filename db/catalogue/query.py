@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow.compute as pc
 
-from db.catalogue.rows import COLUMNS
+from db.catalogue.rows import COLUMNS, row_of
 from db.catalogue.snapshot import read_table
 from db.reader import cursor
 from sphere_engine.catalogue import QUALIFIER, Source
@@ -237,35 +237,34 @@ def runs_frame(
         SELECT {columns}, count(*) OVER () AS total FROM runs WHERE {where}
         ORDER BY {order} {direction} NULLS LAST, run_id {direction} {page}
     """
-    frame = _run(store, sql, params)
-    total = int(frame["total"].iloc[0]) if len(frame) else 0
-    frame = frame.drop(columns=["total"])
-    frame = _refresh_live(store, frame)
-    for column in (*_JSON_COLUMNS, "metrics"):
-        frame[column] = [json.loads(text) if isinstance(text, str) and text else {}
-                         for text in frame[column]]  # fmt: skip
-    frame["tags"] = [list(tags) if tags is not None else [] for tags in frame["tags"]]
+    rows = _rows(store, sql, params)
+    total = int(rows[0]["total"]) if rows else 0
+    for index, row in enumerate(rows):
+        if row["status"] in ("queued", "running"):  # their progress and heartbeat move
+            fresh = row_of(store.files, row["run_id"])
+            rows[index] = row if fresh.get("deleted") else {**row, **fresh}
+        for column in (*_JSON_COLUMNS, "metrics"):
+            text = rows[index][column]
+            rows[index][column] = json.loads(text) if isinstance(text, str) and text else {}
+        rows[index]["tags"] = list(rows[index]["tags"] or [])
+    names = [c for c in COLUMNS if c not in ("deleted", "read_ns")]
+    frame = pd.DataFrame(rows, columns=names)
     for column in TIME_COLUMNS:
         frame[column] = pd.to_datetime(frame[column], unit="s", utc=True).astype(
             "datetime64[us, UTC]"
         )
     for column in ("progress_step", "progress_total"):
         frame[column] = frame[column].astype("Int64")
-    return frame.reset_index(drop=True), total
+    return frame, total
 
 
-def _refresh_live(store: RunStore, frame: pd.DataFrame) -> pd.DataFrame:
-    from db.catalogue.rows import row_of
-
-    live = frame.index[frame["status"].isin(("queued", "running"))]
-    for index in live:
-        row = row_of(store.files, frame.at[index, "run_id"])
-        if row.get("deleted"):
-            continue
-        for column in frame.columns:
-            if column in row:
-                frame.at[index, column] = row[column]
-    return frame
+def _rows(store: RunStore, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    connection = cursor()
+    try:
+        connection.register("runs", read_table(store.files))
+        return connection.execute(sql, params).to_arrow_table().to_pylist()
+    finally:
+        connection.close()
 
 
 def tag_names(store: RunStore, project: str | None = None) -> list[str]:
