@@ -149,7 +149,8 @@ def _actions(frame: pd.DataFrame) -> None:
     pending = st.session_state.get(CONFIRM_DELETE)
     if pending:
         st.warning(
-            f"Delete {ui.plural(len(pending), 'run')} and all their data? This cannot be undone.",
+            f"Delete {ui.plural(len(pending), 'run')}? They go to the store's trash; "
+            "`spherescope store gc` frees their space for good.",
             icon=":material/warning:",
         )
         yes, no = st.columns(2)

@@ -262,7 +262,7 @@ def _rows(store: RunStore, sql: str, params: dict[str, Any]) -> list[dict[str, A
     connection = cursor()
     try:
         connection.register("runs", read_table(store.files))
-        return connection.execute(sql, params).to_arrow_table().to_pylist()
+        return connection.sql(sql, params=params).to_arrow_table().to_pylist()
     finally:
         connection.close()
 

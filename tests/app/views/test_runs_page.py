@@ -48,11 +48,12 @@ def test_delete_asks_for_confirmation(filled_fresh, store: RunStore):
     app = open_page("views/runs.py")
     app.multiselect(key="runs.selected").set_value([runs.failed]).run()
     app.button(key="runs.delete").click().run()
-    assert any("cannot be undone" in t for t in texts(app.warning))
+    assert any("trash" in t for t in texts(app.warning))
     assert store.exists(runs.failed)  # nothing deleted before the confirmation
     app.button(key="runs.delete.confirm").click().run()
     assert not app.exception
     assert not store.exists(runs.failed)
+    assert len(list((store.home / "trash").iterdir())) == 1  # until `spherescope store gc`
     assert runs.failed not in set(app.dataframe[0].value["run_id"])
 
 
