@@ -10,6 +10,7 @@ those of runs whose writer is in flight.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -148,20 +149,19 @@ def query_runs(
     direction = "DESC" if descending else "ASC"
     columns = ", ".join(f'"{c}"' for c in PAGE_COLUMNS)
     sql = f"""
-        SELECT {columns}, count(*) OVER () AS total FROM runs WHERE {where}
+        SELECT {columns} FROM runs WHERE {where}
         ORDER BY {order} {direction} NULLS LAST, run_id {direction}
         LIMIT {int(limit)} OFFSET {int(offset)}
-    """
+    """  # a top-N: a window count over every row made DuckDB keep every wide row
     frame = _run(store, sql, params)
-    total = int(frame["total"].iloc[0]) if len(frame) else _count(store, where, params)
-    frame = frame.drop(columns=["total"])
+    total = _count(store, where, params)
     for column in TIME_COLUMNS:
         frame[column] = pd.to_datetime(frame[column], unit="s", utc=True)
     return RunPage(frame.reset_index(drop=True), total)
 
 
 def _count(store: RunStore, where: str, params: dict[str, Any]) -> int:
-    used = {k: v for k, v in params.items() if f"${k}" in where}
+    used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", where)}
     return int(_run(store, f"SELECT count(*) AS n FROM runs WHERE {where}", used)["n"].iloc[0])
 
 
@@ -234,11 +234,11 @@ def runs_frame(
     page = "" if limit is None else f"LIMIT {int(limit)}"
     columns = ", ".join(f'"{c}"' for c in COLUMNS if c not in ("deleted", "read_ns"))
     sql = f"""
-        SELECT {columns}, count(*) OVER () AS total FROM runs WHERE {where}
+        SELECT {columns} FROM runs WHERE {where}
         ORDER BY {order} {direction} NULLS LAST, run_id {direction} {page}
     """
     rows = _rows(store, sql, params)
-    total = int(rows[0]["total"]) if rows else 0
+    total = _count(store, where, params)
     for index, row in enumerate(rows):
         if row["status"] in ("queued", "running"):  # their progress and heartbeat move
             fresh = row_of(store.files, row["run_id"])

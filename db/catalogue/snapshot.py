@@ -33,6 +33,8 @@ SCHEMA = pa.schema([(name, _TYPES[kind]) for name, kind in COLUMNS.items()])
 
 _cache_lock = threading.Lock()
 _cache: dict[str, pa.Table] = {}
+#: (snapshot, delta names, include_deleted) → the merged table: the last one read
+_merged: dict[tuple[str, tuple[str, ...], bool], pa.Table] = {}
 
 
 def to_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
@@ -71,7 +73,8 @@ def _apply(table: pa.Table, rows: dict[str, dict[str, Any]]) -> pa.Table:
 
 def read_table(catalogue: FileCatalogue, *, include_deleted: bool = False) -> pa.Table:
     """Every run's current row (schema ``SCHEMA``). Opens no run folder except those of
-    runs whose writer is in flight or died mid-change."""
+    runs whose writer is in flight or died mid-change. The merged table is kept while
+    neither the snapshot nor the deltas change (a page's reads in between share it)."""
     where = journal.paths_of(catalogue)
     for _ in range(20):
         names = journal.delta_files(catalogue)
@@ -79,19 +82,27 @@ def read_table(catalogue: FileCatalogue, *, include_deleted: bool = False) -> pa
         if not snapshots:  # never built (a store from before the catalogue), or lost
             rebuild(catalogue, journal.folder_run_ids(catalogue))
             continue
+        in_flight = journal.pending_runs(catalogue)
+        key = (str(snapshots[-1][1]), tuple(sorted(names)), include_deleted)
+        with _cache_lock:
+            if not in_flight and key in _merged:
+                return _merged[key]
         try:
             table = _read_snapshot(snapshots[-1][1])
             deltas = journal.newest_deltas(catalogue, names)
         except FileNotFoundError:
             continue
-        in_flight = journal.repair_pending(catalogue, journal.pending_runs(catalogue))
-        journal.merge_into(deltas, in_flight)
+        journal.merge_into(deltas, journal.repair_pending(catalogue, in_flight))
         table = _apply(table, deltas)
+        if not include_deleted and any(row.get("deleted") for row in deltas.values()):
+            table = table.filter(pc.invert(pc.fill_null(table.column("deleted"), False)))
         if len(names) > journal.COMPACT_AFTER:
             compact(catalogue)
-        if include_deleted:
-            return table
-        return table.filter(pc.invert(pc.fill_null(table.column("deleted"), False)))
+        elif not in_flight:
+            with _cache_lock:
+                _merged.clear()
+                _merged[key] = table
+        return table
     raise RuntimeError(f"catalogue {where.root}: kept changing while read")
 
 
