@@ -21,7 +21,6 @@ from db.atomic import CorruptFileError, read_json, write_json_atomic
 from db.catalogue import journal
 from db.catalogue.listing import list_records
 from db.catalogue.rows import DEFAULT_PROJECT
-from db.executor import read_executor
 from db.file_catalogue import FileCatalogue
 from db.records import (
     TERMINAL,
@@ -32,6 +31,7 @@ from db.records import (
     check_status_filter,
     check_tags,
 )
+from db.scheduler_record import read_executor
 from db.status_file import read_status_doc
 
 PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

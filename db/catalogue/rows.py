@@ -16,9 +16,9 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json
-from db.executor import read_executor
 from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, RunRecord, build_record, to_datetime
+from db.scheduler_record import read_executor
 from db.status_file import read_status_doc
 from sphere_engine.catalogue import Source, column_key, main_metric
 
