@@ -3,12 +3,14 @@ the ingest service ``worker.ingest``): real server and writer processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -221,3 +223,47 @@ def test_a_wrong_token_is_refused_in_one_line(server, tmp_path, monkeypatch, cap
     assert refusals[-1].startswith("spherescope ingest: refused /v1/runs from 127.0.0.1")
     assert len(refusals) == 2  # one line per refused request
     assert not (tmp_path / "elsewhere" / "spool").exists()
+
+
+def test_spherescope_train_records_through_the_url_and_keeps_checkpoints_local(
+    server, tmp_path, monkeypatch, capsys
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv("SPHERESCOPE_HOME", str(elsewhere))
+    monkeypatch.setenv("SPHERESCOPE_URL", server.url)
+    monkeypatch.setenv("SPHERESCOPE_TOKEN", TOKEN)
+    config = tmp_path / "c.toml"
+    config.write_text(CONFIG)
+    assert main(["train", str(config), "--json", "--project", "vision"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    stack = RunStore(server.home)
+    record = stack.get_run(report["run_id"])
+    assert (record.status, record.kind, record.progress_step) == ("finished", "train", 12)
+    assert record.run_info.get("findings") is not None
+    assert [r.run_id for r in stack.list_runs(project="vision")] == [record.run_id]
+    loss = queries.metric_series(stack, record.run_id, ["loss/total"], max_points=10_000)
+    assert loss["step"].tolist() == list(range(1, 13))
+    assert queries.eval_series(stack, record.run_id, ["recall@1"])["step"].tolist() == [6, 12]
+    stored = queries.checkpoints(stack, record.run_id)["path"].tolist()
+    assert stored and all(path.startswith(str(elsewhere)) for path in stored)
+    assert all(Path(path).exists() for path in stored[-1:])  # on the writer's side
+    assert not (server.home / "runs" / record.run_id / "checkpoints").exists()
+
+
+def test_a_silent_remote_run_is_reconnecting_within_its_grace_then_lost(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("SPHERESCOPE_REMOTE_GRACE_S", "100")
+    store = RunStore(tmp_path / "home")
+    remote = store.create_run({}, "remote", status="running")
+    store.set_status(remote, "running", host="gpu-box", remote=True)
+    local = store.create_run({}, "local", status="running")
+    store.heartbeat(remote)
+    store.heartbeat(local)
+    soon = datetime.now(UTC) + timedelta(seconds=60)
+    assert mark_lost_runs(store, max_age_s=30, now=soon) == [local]
+    record = store.get_run(remote)
+    assert record.status == "running"
+    assert record.status_message.startswith(f"{RECONNECTING}: its writer on gpu-box")
+    later = datetime.now(UTC) + timedelta(seconds=140)
+    assert mark_lost_runs(store, max_age_s=30, now=later) == [remote]
