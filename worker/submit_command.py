@@ -9,7 +9,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from db.store import RunStore
+from db.remote import writer_store
+from db.remote.client import IngestRefused, IngestUnreachable
 from sphere_engine.config import RunConfig
 from worker.settings import BrokerNotConfigured
 from worker.slurm import SlurmError, SlurmRequest
@@ -37,10 +38,10 @@ def submit_command(
             run_id = submit_slurm(config, slurm, run_name, tags, project=project)
         else:
             run_id = launch(config, run_name, tags, project=project)
-    except (ValueError, SlurmError, BrokerNotConfigured) as error:
+    except (ValueError, SlurmError, BrokerNotConfigured, IngestRefused, IngestUnreachable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    record = RunStore().get_run(run_id)
+    record = writer_store().get_run(run_id)
     where = f"SLURM job {record.executor['job_id']}" if slurm else "the workers"
     print(f"run {run_id} ({run_name}) queued for {where}", file=sys.stderr)
     print(json.dumps({"run_id": run_id}) if as_json else run_id, flush=True)

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from ingest_fixtures import TOKEN, Server
 from test_local_run import CONFIG
 from worker_fixtures import REPO, wait_for
 
@@ -23,6 +22,7 @@ from db import queries
 from db.lost_runs import RECONNECTING, mark_lost_runs
 from db.query_results import evaluation_steps, query_results
 from db.remote.client import IngestRefused
+from db.remote.store import RemoteStore
 from db.remote.wire import encode
 from db.schema import SCALARS
 from db.store import RunStore
@@ -31,47 +31,7 @@ from worker.cli import main
 from worker.ingest.apply import apply_batches
 from worker.redis_server import free_port
 
-TOKEN = "lab-secret"
 WRITER = Path(__file__).with_name("ingest_writer.py")
-
-
-class Server:
-    """``python -m worker.ingest`` on ``home``'s store, logging to a file."""
-
-    def __init__(self, home: Path, port: int) -> None:
-        self.home, self.port = home, port
-        self.log = home.parent / f"ingest-{port}.log"
-        self.url = f"http://127.0.0.1:{port}"
-        self.start()
-
-    def start(self) -> Server:
-        env = {**os.environ, "SPHERESCOPE_HOME": str(self.home), "SPHERESCOPE_TOKEN": TOKEN}
-        env["PYTHONPATH"] = str(REPO)
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "worker.ingest", "--port", str(self.port)],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        wait_for(self.answers, 60, "the ingest service")
-        return self
-
-    def answers(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.url}/v1/health", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -267,3 +227,15 @@ def test_a_silent_remote_run_is_reconnecting_within_its_grace_then_lost(
     assert record.status_message.startswith(f"{RECONNECTING}: its writer on gpu-box")
     later = datetime.now(UTC) + timedelta(seconds=140)
     assert mark_lost_runs(store, max_age_s=30, now=later) == [remote]
+
+
+def test_the_dashboards_cancel_reaches_a_remote_writer(server, tmp_path) -> None:
+    remote = RemoteStore(server.url, TOKEN, tmp_path / "elsewhere")
+    run_id = remote.create_run({}, "cancel me", kind="external", status="running")
+    assert not remote.cancel_requested(run_id)
+    stack = RunStore(server.home)
+    stack.request_cancel(run_id, "stopped from the dashboard")
+    wait_for(lambda: remote.cancel_requested(run_id), 15, "the cancel flag on the writer")
+    assert remote.cancel_reason(run_id) == "stopped from the dashboard"
+    remote.end_run(run_id, "cancelled", "stopped from the dashboard at step 0")
+    assert stack.get_run(run_id).status == "cancelled"
