@@ -33,9 +33,9 @@ class IngestClient:
         self.token = token
         self.timeout_s = timeout_s
 
-    def call(self, method: str, path: str, body: Any = None) -> Any:
-        """One request; the decoded JSON answer."""
-        data = None if body is None else json.dumps(body).encode("utf-8")
+    def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+        """One request (``body`` as JSON, or ``raw`` JSON bytes); the decoded answer."""
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
             f"{self.url}{API}{path}",
             data=data,

@@ -6,6 +6,7 @@ backoff; the stack meanwhile says the run is reconnecting (``db.lost_runs``)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -96,12 +97,11 @@ class RunLink:
         while True:
             batches = self.spool.pending(MAX_POST_BYTES) if self.spool.unacked() else []
             beat, self._beat = self._beat, None
+            # the spooled lines as they are (no second decoding and encoding)
+            body = b'{"batches": [' + b",".join(batches) + b'], "heartbeat": '
+            body += json.dumps(beat).encode() + b"}"
             try:
-                answer = self.client.call(
-                    "POST",
-                    f"/runs/{self.run_id}/batches",
-                    {"batches": batches, "heartbeat": beat},
-                )
+                answer = self.client.call("POST", f"/runs/{self.run_id}/batches", raw=body)
             except IngestUnreachable:
                 self._beat = self._beat or beat
                 raise

@@ -57,9 +57,9 @@ class Spool:
             self.last_seq = seq
             return seq
 
-    def pending(self, max_bytes: int) -> list[dict[str, Any]]:
-        """The oldest unacknowledged batches, in order, about ``max_bytes`` at most
-        (always at least one when any is pending)."""
+    def pending(self, max_bytes: int) -> list[bytes]:
+        """The oldest unacknowledged batches as their JSON lines, in order, about
+        ``max_bytes`` at most (always at least one when any is pending)."""
         with self._lock:
             chosen, size = [], 0
             for entry in self._offsets:
@@ -67,12 +67,12 @@ class Spool:
                     break
                 chosen.append(entry)
                 size += entry[2]
-        batches = []
+        lines = []
         with open(self._path, "rb") as handle:
             for _, offset, length in chosen:
                 handle.seek(offset)
-                batches.append(json.loads(handle.read(length)))
-        return batches
+                lines.append(handle.read(length).rstrip(b"\n"))
+        return lines
 
     def unacked(self) -> int:
         with self._lock:

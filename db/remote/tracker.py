@@ -40,7 +40,9 @@ class RemoteTracker:
         self, values: Mapping[str, float], step: int, wall_time: float | None = None
     ) -> None:
         wall = time.time() if wall_time is None else wall_time
-        self._add("scalars", {k: float(v) for k, v in values.items()}, int(step), wall)
+        plain = {str(k): float(v) for k, v in values.items()}  # JSON-plain already
+        self._ops.append(["scalars", plain, int(step), float(wall)])
+        self._maybe_flush()
 
     def track_sample_norms(self, sample_ids: Sequence[int], norms: Sequence[float], step: int):
         self._add("norms", np.asarray(sample_ids), np.asarray(norms, np.float64), int(step))
@@ -102,5 +104,8 @@ class RemoteTracker:
 
     def _add(self, name: str, *args: Any) -> None:
         self._ops.append([name, *encode(list(args))])
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
         if time.monotonic() - self._last_flush >= self.flush_interval:
             self.flush()
