@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
+from sphere_engine.catalogue.retention import check_policy
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
@@ -148,6 +149,12 @@ class TrainingConfig:
     )
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
+    )
+    keep_checkpoints: str = option(
+        "last+best",
+        "Checkpoints kept as the run goes: last, best (by the run's main metric), "
+        "last+best, all, or N (the last N)",
+        label="Keep checkpoints",
     )
     amp: Literal["off", "bf16", "fp16"] = option(
         "off",
@@ -335,6 +342,10 @@ class RunConfig:
                 related=["training.steps"],
             )
         check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
+        try:
+            check_policy(self.training.keep_checkpoints)
+        except ValueError as error:
+            raise ConfigError("training.keep_checkpoints", str(error).partition(": ")[2]) from None
         check_evaluation_combinations(self.evaluation, self.robustness, self.data)
         check_device_split(self.training.devices, self.data)
         check_folds_and_early_stop(self.data, self.training)

@@ -54,6 +54,7 @@ class BackgroundEvaluations:
         self.pending: deque[_Pending] = deque()
         self.executor = ThreadPoolExecutor(1, "evaluation") if background else None
         self.last_metrics: dict[str, float] = {}
+        self.evaluated: dict[int, dict[str, float]] = {}  # step → metrics, for retention
 
     def _compute(self, captured: Captured, step: int):
         recorder = RecordingTracker()
@@ -81,6 +82,7 @@ class BackgroundEvaluations:
         timing = {"eval/seconds": seconds, "eval/lag_steps": float(now - done.step)}
         tracker.track_eval(timing, done.step)
         self.last_metrics = metrics
+        self.evaluated[done.step] = dict(metrics)
         if self.on_result is not None:
             self.on_result(done.step, metrics)
 

@@ -28,6 +28,7 @@ PLACEMENT = (
     ("training", "devices"),
     ("training", "checkpoint_every"),
     ("training", "checkpoint_dir"),
+    ("training", "keep_checkpoints"),
     ("training", "compile"),
     ("training", "channels_last"),
     ("diagnostics", "log_every"),
