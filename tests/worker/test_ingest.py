@@ -239,3 +239,17 @@ def test_the_dashboards_cancel_reaches_a_remote_writer(server, tmp_path) -> None
     assert remote.cancel_reason(run_id) == "stopped from the dashboard"
     remote.end_run(run_id, "cancelled", "stopped from the dashboard at step 0")
     assert stack.get_run(run_id).status == "cancelled"
+
+
+def test_a_remote_run_marked_lost_runs_again_when_its_writer_comes_back(server, tmp_path) -> None:
+    remote = RemoteStore(server.url, TOKEN, tmp_path / "elsewhere")
+    run_id = remote.create_run({}, "back", kind="external", status="running")
+    stack = RunStore(server.home)
+    stack.set_status(run_id, "lost", "no heartbeat for 2000 s")  # past the grace
+    remote.heartbeat(run_id, 5, 10)
+    record = wait_for(
+        lambda: (r := stack.get_run(run_id)).status == "running" and r, 15, "the run back"
+    )
+    assert record.status_message == "its writer came back"
+    remote.end_run(run_id, "finished")
+    assert stack.get_run(run_id).status == "finished"

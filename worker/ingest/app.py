@@ -115,10 +115,12 @@ def create_app(store: RunStore, token: str) -> FastAPI:
             beat = body.get("heartbeat")
             if beat is not None:
                 store.heartbeat(run_id, beat.get("step"), beat.get("total"))
-            if record.status == "running" and record.status_message.startswith(RECONNECTING):
+            back = record.status == "running" and record.status_message.startswith(RECONNECTING)
+            if back or record.status == "lost":  # its writer is back (even after the grace)
                 current = store.get_run(run_id)
-                if current.status == "running":
-                    store.set_status(run_id, "running", "")  # it is back
+                if current.status in ("running", "lost"):
+                    message = "" if current.status == "running" else "its writer came back"
+                    store.set_status(run_id, "running", message)
         return {
             "acked": done,
             "cancel": store.cancel_requested(run_id),
