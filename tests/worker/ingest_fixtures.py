@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -17,18 +18,22 @@ TOKEN = "lab-secret"
 class Server:
     """``python -m worker.ingest`` on ``home``'s store, logging to a file."""
 
-    def __init__(self, home: Path, port: int) -> None:
-        self.home, self.port = home, port
+    def __init__(self, home: Path, port: int, tls: tuple[Path, Path] | None = None) -> None:
+        """``tls``: (certificate, key) files: HTTPS."""
+        self.home, self.port, self.tls = home, port, tls
         self.log = home.parent / f"ingest-{port}.log"
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
         self.start()
 
     def start(self) -> Server:
         env = {**os.environ, "SPHERESCOPE_HOME": str(self.home), "SPHERESCOPE_TOKEN": TOKEN}
         env["PYTHONPATH"] = str(REPO)
+        argv = [sys.executable, "-m", "worker.ingest", "--port", str(self.port)]
+        if self.tls:
+            argv += ["--ssl-certfile", str(self.tls[0]), "--ssl-keyfile", str(self.tls[1])]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "worker.ingest", "--port", str(self.port)],
+                argv,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -37,8 +42,10 @@ class Server:
         return self
 
     def answers(self) -> bool:
+        context = ssl.create_default_context(cafile=str(self.tls[0])) if self.tls else None
         try:
-            with urllib.request.urlopen(f"{self.url}/v1/health", timeout=2) as response:
+            health = f"{self.url}/v1/health"
+            with urllib.request.urlopen(health, timeout=2, context=context) as response:
                 return response.status == 200
         except OSError:
             return False

@@ -253,3 +253,27 @@ def test_a_remote_run_marked_lost_runs_again_when_its_writer_comes_back(server, 
     assert record.status_message == "its writer came back"
     remote.end_run(run_id, "finished")
     assert stack.get_run(run_id).status == "finished"
+
+
+def test_runs_are_recorded_over_https(tmp_path, monkeypatch) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    server = Server(tmp_path / "stack-home", free_port(), tls=(cert, key))
+    try:
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the writer trusts the stack's CA
+        remote = RemoteStore(server.url, TOKEN, tmp_path / "elsewhere")
+        run_id = remote.create_run({}, "tls", kind="external", status="running")
+        tracker = remote.tracker(run_id)
+        tracker.track_many({"loss/total": 0.5}, 1)
+        tracker.flush()
+        remote.end_run(run_id, "finished")
+    finally:
+        server.close()
+    stack = RunStore(server.home)
+    assert stack.get_run(run_id).status == "finished"
+    assert queries.metric_series(stack, run_id, ["loss/total"])["value"].tolist() == [0.5]
