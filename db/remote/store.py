@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -140,18 +141,22 @@ class RemoteStore:
 
     def end_run(self, run_id: str, status: str, message: str = "", **fields: Any) -> None:
         """The end, then wait (``SPHERESCOPE_DRAIN_WAIT_S``, default 600 s) until the
-        service holds all of the run; what it cannot take yet stays in the spool."""
+        service holds all of the run (then the spool is removed); what it cannot take
+        yet stays in the spool."""
         if status not in TERMINAL:
             raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
         link = self.link(run_id)
         self._post(run_id, ["end", status, message, encode(fields)])
-        if not link.drain(_seconds(DRAIN_WAIT_ENV, 600.0)):
-            print(
-                f"spherescope: run {run_id}: {link.spool.unacked()} batch(es) not yet "
-                f"accepted by {self.url}; they stay in {link.spool.folder}",
-                file=sys.stderr,
-            )
+        drained = link.drain(_seconds(DRAIN_WAIT_ENV, 600.0))
         link.close()
+        if drained:  # the stack holds all of it: the spool has done its job
+            shutil.rmtree(link.spool.folder, ignore_errors=True)
+            return
+        print(
+            f"spherescope: run {run_id}: {link.spool.unacked()} batch(es) not yet "
+            f"accepted by {self.url}; they stay in {link.spool.folder}",
+            file=sys.stderr,
+        )
 
     def record_findings(self, run_id: str) -> None:
         self._post(run_id, ["findings"])
@@ -187,6 +192,21 @@ class RemoteStore:
 
     def report_problem(self, message: str) -> None:
         log.warning("%s", message)
+
+    def send_leftovers(self, wait_s: float) -> dict[str, int]:
+        """Send the spools earlier processes left here (their end came while the stack
+        could not be reached); those the stack now holds are removed. Per run: the
+        batches still unsent."""
+        left = {}
+        folders = sorted((self.home / SPOOL).glob("*")) if (self.home / SPOOL).is_dir() else []
+        for folder in folders:
+            link = self.link(folder.name)
+            drained = link.drain(wait_s) if link.spool.unacked() else True
+            link.close()
+            if drained:
+                shutil.rmtree(folder, ignore_errors=True)
+            left[folder.name] = link.spool.unacked()
+        return left
 
     def _post(self, run_id: str, op: list[Any]) -> None:
         """One operation after what the run's tracker still holds (order kept)."""

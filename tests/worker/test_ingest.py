@@ -98,10 +98,10 @@ def test_a_run_written_through_the_url_appears_whole_in_the_stacks_store(server,
         snapshot_samples(stack, remote_id, 6), snapshot_samples(mine, local_id, 6)
     )
     assert has_thumbnails(stack, remote_id)
-    # the writer's own home holds its spool and local folders, no store record
+    # the writer's own home holds no store record, and no spool once the stack has all
     elsewhere = tmp_path / "elsewhere"
     assert not (elsewhere / "runs" / remote_id / "meta.json").exists()
-    assert (elsewhere / "spool" / remote_id / "acked").read_text().strip() != "0"
+    assert (elsewhere / "spool").is_dir() and not (elsewhere / "spool" / remote_id).exists()
 
 
 def test_the_server_killed_and_restarted_mid_run_stores_every_step_once_in_order(
@@ -277,3 +277,35 @@ def test_runs_are_recorded_over_https(tmp_path, monkeypatch) -> None:
     stack = RunStore(server.home)
     assert stack.get_run(run_id).status == "finished"
     assert queries.metric_series(stack, run_id, ["loss/total"])["value"].tolist() == [0.5]
+
+
+def test_a_run_that_ended_while_the_stack_was_down_is_sent_by_sync(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    server = Server(tmp_path / "stack-home", free_port())
+    elsewhere = tmp_path / "elsewhere"
+    try:
+        remote = RemoteStore(server.url, TOKEN, elsewhere)
+        run_id = remote.create_run({}, "late", kind="external", status="running")
+        server.kill()
+        tracker = remote.tracker(run_id)
+        for step in (1, 2, 3):
+            tracker.track_many({"loss/total": float(step)}, step)
+        tracker.flush()
+        monkeypatch.setenv("SPHERESCOPE_DRAIN_WAIT_S", "1")
+        remote.end_run(run_id, "finished")  # the stack is down: it stays in the spool
+        assert "not yet accepted" in capsys.readouterr().err
+        assert (elsewhere / "spool" / run_id).is_dir()
+        server.start()
+        monkeypatch.setenv("SPHERESCOPE_HOME", str(elsewhere))
+        monkeypatch.setenv("SPHERESCOPE_URL", server.url)
+        monkeypatch.setenv("SPHERESCOPE_TOKEN", TOKEN)
+        assert main(["sync"]) == 0
+        assert capsys.readouterr().out.strip() == f"run {run_id}: sent"
+    finally:
+        server.close()
+    stack = RunStore(server.home)
+    assert stack.get_run(run_id).status == "finished"
+    loss = queries.metric_series(stack, run_id, ["loss/total"])
+    assert loss["step"].tolist() == [1, 2, 3]
+    assert not (elsewhere / "spool" / run_id).exists()

@@ -25,7 +25,14 @@ environment variables:
   SPHERESCOPE_REQUEUE_AFTER_S    a queued run the broker does not hold is sent again
                                  after this long (60)
   SPHERESCOPE_WORKER_DEVICES     devices a worker advertises for training.devices
-                                 (default: the GPUs it sees, else its CPU cores)"""
+                                 (default: the GPUs it sees, else its CPU cores)
+  SPHERESCOPE_URL                the stack's ingest service: runs of this machine are
+                                 recorded there, not in SPHERESCOPE_HOME (with the token)
+  SPHERESCOPE_CONNECT_WAIT_S     a run's start waits this long for the service (60)
+  SPHERESCOPE_DRAIN_WAIT_S       a run's end waits this long to send what it holds (600)
+  SPHERESCOPE_REMOTE_GRACE_S     a silent remote run is marked lost this much later (1800)
+  SPHERESCOPE_INGEST_CERT        TLS certificate of "spherescope up"'s ingest service
+  SPHERESCOPE_INGEST_KEY         and its key (both set: HTTPS)"""
 
 ANALYZE_FORMATS = """\
 accepted embeddings files (by suffix):
