@@ -47,7 +47,7 @@ ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
         "optim",
         "parallel",
     ),
-    ("components", "objective"),  # the objective's parts built from a config
+    ("objective_parts", "objective"),  # the objective's parts built from a config
     ("validation",),  # a config checked against the components
     ("evaluation", "training", "train"),  # a run
 )
@@ -228,7 +228,7 @@ if TYPE_CHECKING:
 else:
     import numpy
 def build():
-    from sphere_engine import components
+    from sphere_engine import objective_parts
 class Late:
     from . import geometry
 """
@@ -239,11 +239,11 @@ class Late:
         ("typing", True),
         ("db.store", False),
         ("numpy", True),
-        ("sphere_engine.components", False),
+        ("sphere_engine.objective_parts", False),
         ("sphere_engine.geometry", True),
     ]
     chain = _reached("sphere_engine.validation", on_import_only=False)
-    assert "torch" in chain and "sphere_engine.components" in chain
+    assert "torch" in chain and "sphere_engine.objective_parts" in chain
     assert "torch" not in _reached("sphere_engine.validation", on_import_only=True)
 
 
