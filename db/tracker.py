@@ -205,7 +205,7 @@ class StoreTracker:
         self._last_flush = time.monotonic()
         if not self.files.exists(self.run_id):
             raise StoreWriteError(f"run {self.run_id} no longer exists (was it deleted?)")
-        failures = []
+        failures: list[tuple[bool, str, str]] = []  # (no space left, what, description)
         pending_tables = [entry for entry in self._pending_tables() if entry[1]]
         seq = self._seq  # one sequence number per flush, shared by the tables it writes
         if pending_tables:
@@ -217,23 +217,21 @@ class StoreTracker:
             except Exception as error:
                 # Keep the text, not the exception: its traceback holds the Arrow table,
                 # which pins the buffers the next step must extend (BufferError).
-                failures.append(
-                    (is_no_space(error), f"{table}: {describe_write_error(error, path)}")
-                )
+                failures.append((is_no_space(error), table, describe_write_error(error, path)))
                 continue
             clear()
         try:
             run_status.heartbeat(self.files, self.run_id, *self._progress)
         except Exception as error:
             beat = self.files.run_dir(self.run_id) / layout.HEARTBEAT
-            failures.append((is_no_space(error), f"heartbeat: {describe_write_error(error, beat)}"))
+            failures.append((is_no_space(error), "heartbeat", describe_write_error(error, beat)))
         if failures:
-            message = "; ".join(text for _, text in failures)
+            message = "; ".join(f"{what}: {text}" for _, what, text in failures)
             log.error("run %s: store write failed: %s", self.run_id, message)
             self._note_error(message)
-            full = [text for no_space, text in failures if no_space]
+            full = [text for no_space, _, text in failures if no_space]
             if full:  # one line: "no space left on device writing <path>"
-                raise StoreWriteError(full[0].split(": ", 1)[1])
+                raise StoreWriteError(full[0])
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
         self.flushes += 1
         if pending_tables:  # a watched run's more frequent flushes count as fractions:
