@@ -150,7 +150,7 @@ class RunStore:
             raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
         from db.catalogue.final_values import record_final_values
 
-        record_final_values(self, run_id)  # the catalogue's key final metrics, then the end
+        record_final_values(self.files, run_id)  # the catalogue's key final metrics, then the end
         self.set_status(run_id, status, message, **fields)
         try:
             self.compact(run_id)
