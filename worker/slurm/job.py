@@ -120,7 +120,7 @@ class JobPlan:
 
 def share(plan: JobPlan | None, parallel: DataParallel) -> JobPlan:
     """Rank 0's ``plan``, on every rank (a broadcast; the plan itself on one process)."""
-    if not parallel.enabled:
+    if not parallel.is_distributed:
         assert plan is not None
         return plan
     import torch.distributed as dist
@@ -315,7 +315,7 @@ def failed_nodes() -> str:
 
 
 def _device(result: TrainingResult, parallel: DataParallel) -> str:
-    return f"{result.device} ×{parallel.world_size}" if parallel.enabled else result.device
+    return f"{result.device} ×{parallel.world_size}" if parallel.is_distributed else result.device
 
 
 def _leave_running(run: RunLifecycle) -> None:
