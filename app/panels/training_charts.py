@@ -20,8 +20,16 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from app import charts, data
+from app import data
 from app.charts.base import limit
+from app.charts.heatmap import norm_distribution_heatmap
+from app.charts.line_charts import (
+    band_rows,
+    line_rows,
+    metric_lines,
+    norm_band_chart,
+    sample_norm_chart,
+)
 from app.charts.similarity_heatmap import similarity_distribution_heatmap
 from app.transforms import downsample, histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup, chart_groups, group_keys
@@ -137,7 +145,7 @@ def _empty(*columns: str) -> pd.DataFrame:
 def line_spec(
     x: str, title: str, y_title: str, log_y: bool, legend_title: str, legend: bool
 ) -> str:
-    chart = charts.metric_lines(
+    chart = metric_lines(
         _empty(x, "value").assign(name=pd.Series(dtype=str)),
         x=x,
         title=title,
@@ -151,21 +159,19 @@ def line_spec(
 
 @functools.cache
 def band_spec(x: str, title: str) -> str:
-    return _data_free(charts.norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
+    return _data_free(norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
 
 
 @functools.cache
 def samples_spec(x: str, title: str) -> str:
     empty = _empty(x, "norm").assign(sample=pd.Series(dtype=str))
-    return _data_free(charts.sample_norm_chart(empty, x=x, title=title), x)
+    return _data_free(sample_norm_chart(empty, x=x, title=title), x)
 
 
 @functools.cache
 def heatmap_spec(x: str, title: str, log_color: bool) -> str:
     empty = _empty("x0", "x1", "lower", "upper", "fraction")
-    return _data_free(
-        charts.norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x
-    )
+    return _data_free(norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x)
 
 
 @functools.cache
@@ -239,8 +245,8 @@ def lines(
     y_title: str = "value",
     legend_title: str = "name",
 ) -> LiveChart:
-    """Lines of ``value`` over ``x``, one per ``name`` (``charts.metric_lines``)."""
-    frame, note = charts.line_rows(part, x=x, log_y=log_y, total=total)
+    """Lines of ``value`` over ``x``, one per ``name`` (``metric_lines``)."""
+    frame, note = line_rows(part, x=x, log_y=log_y, total=total)
     legend = frame["name"].nunique() > 1  # one series is named by the title
     spec = line_spec(x, title, y_title, log_y, legend_title, legend)
     return _live_chart(spec, frame[[x, "name", "value"]], title, note)
@@ -314,7 +320,7 @@ def _band_chart(inputs: _GroupInputs) -> LiveChart | None:
         return None
     per_metric = inputs.total // max(part["name"].nunique(), 1)
     renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
-    frame, note = charts.band_rows(_wide(part, x).rename(columns=renamed), x=x, total=per_metric)
+    frame, note = band_rows(_wide(part, x).rename(columns=renamed), x=x, total=per_metric)
     columns = [x, "mean", "std", "min", "max", "lower", "upper"]
     return _live_chart(band_spec(x, inputs.group.title), frame[columns], inputs.group.title, note)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from app_fixtures import charts_of, first_paint, open_page, texts
 
-from app import charts
+from app.charts.palette import RUN_PALETTE
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -36,7 +36,7 @@ def test_two_runs_overlay_with_stable_colours(filled):
     assert color["domain"] == [
         {filled.sec: "sec run", filled.plain: "plain run"}[r] + f" · {r}" for r in ordered
     ]
-    assert color["range"] == charts.RUN_PALETTE[:2]
+    assert color["range"] == RUN_PALETTE[:2]
 
 
 def test_a_fresh_page_draws_the_metric_chart_then_the_panels(filled):
