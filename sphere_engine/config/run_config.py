@@ -5,13 +5,13 @@ in the dashboard's launch form) and, where it has one, its allowed range or choi
 
 ``RunConfig.from_dict`` checks the schema and the cross-field rules that need nothing
 else: unknown keys, wrong types, out-of-range values and incompatible settings fail
-with a ``ValueError`` that names the field, the bad value and what is allowed. It is
+with a ``ConfigError`` that names the field, the bad value and what is allowed. It is
 cheap and pure: it never imports torch or the component registries, never reads
-``data.root`` and never changes its input. ``sphere_engine.config.validation.validate`` adds
+``data.root`` and never changes its input. ``sphere_engine.validation.validate`` adds
 the checks that ask the registries and the dataset; every launch runs both.
 
 Fields that hold a registry name carry ``registry=<kind>`` in their metadata instead
-of a hard-coded list of names; ``sphere_engine.config.validation.name_choices`` lists them.
+of a hard-coded list of names; ``sphere_engine.validation.name_choices`` lists them.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
+from sphere_engine.catalogue.retention import check_policy
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
@@ -32,8 +33,10 @@ from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
     check_evaluation_combinations,
+    check_list,
 )
 from sphere_engine.config.fields import check_range, coerce_value, option
+from sphere_engine.config.folds import check_folds_and_early_stop
 from sphere_engine.config.model_section import ModelConfig
 from sphere_engine.config.overrides import apply_overrides
 
@@ -103,7 +106,7 @@ class OptimizerConfig:
         min=0.0,
         label="Head learning rate",
     )
-    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0, label="Momentum")
+    momentum: float = option(0.9, "Momentum of SGD and RMSprop", min=0.0, max=1.0, label="Momentum")
     nesterov: bool = option(False, "SGD Nesterov momentum", label="Nesterov momentum")
     weight_decay: float = option(0.0, "Weight decay", min=0.0, label="Weight decay")
 
@@ -147,6 +150,12 @@ class TrainingConfig:
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
     )
+    keep_checkpoints: str = option(
+        "last+best",
+        "Checkpoints kept as the run goes: last, best (by the run's main metric), "
+        "last+best, all, or N (the last N)",
+        label="Keep checkpoints",
+    )
     amp: Literal["off", "bf16", "fp16"] = option(
         "off",
         "Mixed precision of the forward pass: bf16, or fp16 with a gradient scaler (CUDA "
@@ -157,6 +166,20 @@ class TrainingConfig:
         False, "channels_last memory format for image backbones", label="channels_last"
     )
     compile: bool = option(False, "torch.compile the backbone", label="torch.compile")
+    early_stop_patience: int = option(
+        0,
+        "Stop after this many evaluations in a row without improving on the best value of "
+        "early_stop_metric (0 = never stop early); with data.folds, on the validation classes",
+        min=0,
+        max=100_000,
+        label="Early-stop patience (evaluations)",
+    )
+    early_stop_metric: str = option(
+        "map@r",
+        "Evaluation metric early stopping watches (and, with data.folds, the one that picks "
+        "the weights evaluation.final_test evaluates)",
+        label="Early-stop metric",
+    )
 
 
 @dataclass
@@ -169,7 +192,8 @@ class DiagnosticsConfig:
     )
     eval_every: int = option(
         100,
-        "Evaluate on the test split every N steps (and at the end)",
+        "Evaluate every N steps (and at the end): on the validation classes with "
+        "data.folds, else on the test split",
         min=1,
         label="Evaluate every (steps)",
     )
@@ -239,7 +263,7 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """Build and check schema and cross-field rules (no registries, no torch, no
-        files; ``data`` is left unchanged). ``validation.validate`` does the rest."""
+        files; ``data`` is left unchanged). ``sphere_engine.validation`` does the rest."""
         if not isinstance(data, dict):
             raise ValueError(f"run config: expected a table of sections, got {data!r}")
         for key in data:
@@ -317,8 +341,14 @@ class RunConfig:
                 f"({self.training.steps})",
                 related=["training.steps"],
             )
-        check_evaluation_combinations(self)
-        check_device_split(self)
+        check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
+        try:
+            check_policy(self.training.keep_checkpoints)
+        except ValueError as error:
+            raise ConfigError("training.keep_checkpoints", str(error).partition(": ")[2]) from None
+        check_evaluation_combinations(self.evaluation, self.robustness, self.data)
+        check_device_split(self.training.devices, self.data)
+        check_folds_and_early_stop(self.data, self.training)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ Runs at evaluation steps only; the per-step training path never calls it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -22,6 +22,9 @@ from sphere_engine.evaluation.extras import (
     robustness_metrics,
 )
 from sphere_engine.tracking import Tracker
+
+if TYPE_CHECKING:
+    from sphere_engine.metrics.per_query import QueryCollector
 
 ROC_CURVE = "verification/roc"  # tracker curve name: x = FAR, y = TAR
 
@@ -54,25 +57,34 @@ class Evaluator:
     ``max_samples`` of the evaluated samples at the final evaluation (or every one).
     """
 
-    def __init__(self, splits: Any, config: RunConfig, device: torch.device) -> None:
+    def __init__(
+        self, splits: Any, config: RunConfig, device: torch.device, *, final_test: bool = False
+    ) -> None:
         self.splits = splits
         self.config = config
         self.device = device
+        # the validation classes of a fold (leave-one-out), else the test split; the
+        # final test embeds all of the test split with its protocol
+        self.dataset = splits.test if final_test else splits.evaluated
+        self.final_test = final_test
+        on_test = self.dataset is splits.test
         diagnostics = config.diagnostics
-        count = len(splits.test.labels)
+        count = len(self.dataset.labels)
         rng = np.random.default_rng(config.training.seed + 104729)
-        limit = diagnostics.eval_max_samples or count
+        limit = 0 if final_test else diagnostics.eval_max_samples
+        limit = limit or count
         self.indices = np.sort(rng.permutation(count)[: min(limit, count)])
+        snapshot_size = 0 if final_test else diagnostics.snapshot_size
         self.snapshot_rows = np.sort(
-            rng.permutation(len(self.indices))[: min(diagnostics.snapshot_size, len(self.indices))]
+            rng.permutation(len(self.indices))[: min(snapshot_size, len(self.indices))]
         )
         self.same_classes = config.data.split == "standard"
         # image files are decoded by loader processes, as in training
-        self.num_workers = resolve_num_workers(config.data.num_workers, splits.test)
+        self.num_workers = resolve_num_workers(config.data.num_workers, self.dataset)
         evaluation = config.evaluation
         self.is_query = None
-        if evaluation.retrieval_protocol == "query_gallery":
-            official = getattr(splits.test, "is_query", None)  # In-Shop's own queries
+        if evaluation.retrieval_protocol == "query_gallery" and on_test:
+            official = getattr(self.dataset, "is_query", None)  # In-Shop's own queries
             self.is_query = (
                 np.asarray(official)[self.indices]
                 if official is not None
@@ -95,9 +107,9 @@ class Evaluator:
         dataset: Any = None,
         indices: np.ndarray | None = None,
     ) -> tuple[torch.Tensor, np.ndarray]:
-        """Embeddings and labels of ``dataset`` (the test split) at ``indices`` (the
+        """Embeddings and labels of ``dataset`` (the evaluated split) at ``indices`` (the
         evaluated subset)."""
-        dataset = self.splits.test if dataset is None else dataset
+        dataset = self.dataset if dataset is None else dataset
         indices = self.indices if indices is None else indices
         model.eval()
         if batch_size is None:  # each loader worker holds prefetched batches of images
@@ -123,9 +135,12 @@ class Evaluator:
         return self.compute(self.capture(model, objective, final=final), tracker, step)
 
     @torch.no_grad()
-    def capture(self, model: torch.nn.Module, objective: Any, *, final: bool) -> Captured:
-        """Everything an evaluation needs the model for, on the loop's thread: the test
-        embeddings, the head's logits, the probe's train embeddings, robustness."""
+    def capture(
+        self, model: torch.nn.Module, objective: Any, *, final: bool, attacks: bool = True
+    ) -> Captured:
+        """Everything an evaluation needs the model for, on the loop's thread: the
+        evaluated split's embeddings, the head's logits, the probe's train embeddings,
+        robustness (unless ``attacks`` is off)."""
         embeddings, labels = self.embed(model)
         head = getattr(objective, "head", None)
         logits = None if head is None else head(embeddings).float().cpu()
@@ -139,7 +154,7 @@ class Evaluator:
             )
             probe = (train_embeddings.float().cpu().numpy(), train_labels)
         robustness = None
-        if robustness_due(self.config.robustness, final):
+        if attacks and robustness_due(self.config.robustness, final):
             robustness = self._robustness(model, head, labels)
         host = embeddings.float().cpu().numpy()
         return Captured(host, labels, logits, vertices, probe, robustness)
@@ -168,7 +183,8 @@ class Evaluator:
         recall_ks = tuple(self.config.diagnostics.recall_ks)
         # leave-one-out keeps per-query results; query–gallery runs only its own search
         leave_one_out = self.is_query is None
-        collector = QueryCollector(seed=seed) if leave_one_out else None
+        # the final test is its metrics only (no per-query results, thumbnails, snapshot)
+        collector = QueryCollector(seed=seed) if leave_one_out and not self.final_test else None
         metrics = evaluate_embeddings(
             host,
             labels,
@@ -189,33 +205,32 @@ class Evaluator:
                 backend=self.config.evaluation.knn_backend,
             )
         shown = self._query_results(collector, host, labels, tracker, step)
-        self._thumbnails(shown, tracker)
+        if not self.final_test:
+            self._thumbnails(shown, tracker)
         return metrics
 
     def _query_results(
         self,
-        collector: Any,
+        collector: QueryCollector | None,
         host: np.ndarray,
         labels: np.ndarray,
         tracker: Tracker,
         step: int,
     ) -> np.ndarray:
-        """Track each query's results (leave-one-out only); the evaluated rows whose
+        """Track each query's results (when collected); the evaluated rows whose
         thumbnails the pages show: the snapshot's points (the projector's hover) and
         the explorer's strips."""
         from sphere_engine.evaluation.thumbnails import shown_rows
         from sphere_engine.metrics.inputs import check_embeddings, l2_normalize
 
-        track_query_results = getattr(tracker, "track_query_results", None)
-        shown = self.snapshot_rows
-        if collector is not None and track_query_results is not None:
-            points = check_embeddings(host)
-            unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
-            results = collector.results(unit, unit, labels, "cosine", norms, norms)
-            results.classes["class_name"] = class_names(self.splits.test, results.classes["label"])
-            track_query_results(results, step)
-            shown = np.union1d(shown, shown_rows(results.queries))
-        return shown
+        if collector is None:
+            return self.snapshot_rows
+        points = check_embeddings(host)
+        unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
+        results = collector.results(unit, unit, labels, "cosine", norms, norms)
+        results.classes["class_name"] = class_names(self.dataset, results.classes["label"])
+        tracker.track_query_results(results, step)
+        return np.union1d(self.snapshot_rows, shown_rows(results.queries))
 
     def _classifier(self, captured: Captured) -> dict[str, float]:
         """A head's metrics: softmax-output clustering; on the training classes its
@@ -249,29 +264,28 @@ class Evaluator:
         return metrics
 
     def _snapshot(self, host: np.ndarray, labels: np.ndarray, tracker: Tracker, step: int) -> None:
-        """The snapshot of raw test embeddings for the geometry pages."""
+        """The snapshot of raw test embeddings for the geometry pages (none at the final
+        test: its ``snapshot_rows`` are empty)."""
         if not len(self.snapshot_rows):
             return
         rows = self.snapshot_rows
-        tracker.track_snapshot(host[rows], original_classes(self.splits.test, labels[rows]), step)
-        track_samples = getattr(tracker, "track_snapshot_samples", None)
-        if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
-            track_samples(rows, step)
+        tracker.track_snapshot(host[rows], original_classes(self.dataset, labels[rows]), step)
+        # point i of the snapshot is evaluated row rows[i]
+        tracker.track_snapshot_samples(rows, step)
 
     def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
         """Thumbnails of the evaluated ``rows`` not sent before (``thumbnails.py``):
         the evaluated set is fixed for the run, so each row is drawn once."""
         from sphere_engine.evaluation.thumbnails import image_shape, to_thumbnails
 
-        track = getattr(tracker, "track_thumbnails", None)
         shape = image_shape(self.splits.input_shape, getattr(self.splits, "image_shape", None))
-        if track is None or shape is None or self.splits.pixel_range is None:
+        if shape is None or self.splits.pixel_range is None:
             return
         rows = rows[~np.isin(rows, self._thumbnailed)]
         if not rows.size:
             return
-        inputs = gather_inputs(self.splits.test, self.indices[rows])
-        track(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
+        inputs = gather_inputs(self.dataset, self.indices[rows])
+        tracker.track_thumbnails(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
         self._thumbnailed = np.union1d(self._thumbnailed, rows)
 
     def _verification(
@@ -297,7 +311,7 @@ class Evaluator:
         self, model: torch.nn.Module, head: Any, labels: np.ndarray
     ) -> dict[str, float]:
         rows = self.indices[: self.config.robustness.max_samples]
-        inputs = gather_inputs(self.splits.test, rows).to(self.device)
+        inputs = gather_inputs(self.dataset, rows).to(self.device)
         return robustness_metrics(
             model,
             head if self.same_classes else None,  # accuracy needs the head's own classes
