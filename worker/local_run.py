@@ -119,9 +119,13 @@ def train_command(
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
         return _report(as_json, report, 130)
+    if result.message:  # how it finished: "stopped early at step N: ..."
+        report["message"] = result.message
     if not as_json:
         print(format_metrics(result.final_metrics))
         print(format_findings(found))
+        if result.message:
+            print(f"\n{result.message}", file=sys.stderr)
     return _report(as_json, report, 0)
 
 

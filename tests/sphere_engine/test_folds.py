@@ -167,10 +167,11 @@ def test_fold_splits_of_in_memory_datasets(name, options):
 
 
 def fold_run(**sections: dict) -> RunConfig:
-    """Fold 1 of 2 over digits' training classes 0-4: validation 0-1, training 2-4."""
+    """Fold 1 of 2 over digits' training classes 0-4: validation 0-1, training 2-4. Every
+    checkpoint is kept: the tests resume from, and compare with, intermediate ones."""
     base = small(
         data={"folds": 2, "fold": 1, "batch_size": 12, "samples_per_class": 4},
-        training={"steps": 12, "seed": 0},
+        training={"steps": 12, "seed": 0, "keep_checkpoints": "all"},
         diagnostics={"eval_every": 4, "tracked_samples": 4, "eval_max_samples": 300},
         evaluation={"background": False, "verification": False},
     )
@@ -206,7 +207,7 @@ def test_a_fold_run_never_evaluates_a_test_class():
 def test_the_final_test_runs_once_on_all_test_samples_with_the_best_weights(tmp_path):
     config = fold_run(
         evaluation={"final_test": True, "retrieval_protocol": "query_gallery"},
-        training={"checkpoint_every": 4},
+        training={"checkpoint_every": 4, "keep_checkpoints": "all"},
         diagnostics={"eval_max_samples": 100},
     )
     tracker = InMemoryTracker()
@@ -314,7 +315,12 @@ def test_the_watch_follows_the_metrics_direction_and_keeps_the_best_weights():
 def test_a_resumed_run_goes_on_counting_from_its_checkpoint(tmp_path):
     config = fold_run(
         optimizer={"name": "rmsprop", "lr": 0.0},
-        training={"steps": 100, "early_stop_patience": 2, "checkpoint_every": 4},
+        training={
+            "steps": 100,
+            "early_stop_patience": 2,
+            "checkpoint_every": 4,
+            "keep_checkpoints": "all",
+        },
         evaluation={"final_test": True},
     )
     first = run_training(config, InMemoryTracker(), checkpoint_dir=str(tmp_path / "a"))
@@ -333,7 +339,9 @@ def test_a_resumed_run_goes_on_counting_from_its_checkpoint(tmp_path):
 
 
 def test_a_resumed_run_keeps_the_best_validation_weights(tmp_path):
-    config = fold_run(evaluation={"final_test": True}, training={"checkpoint_every": 4})
+    config = fold_run(
+        evaluation={"final_test": True}, training={"checkpoint_every": 4, "keep_checkpoints": "all"}
+    )
     tracker = InMemoryTracker()
     run_training(config, tracker, checkpoint_dir=str(tmp_path))
     validation = [(step, value) for step, key, value in tracker.evals if key == "map@r"]

@@ -44,11 +44,12 @@ def store(tmp_path, monkeypatch) -> RunStore:
     return RunStore()
 
 
-def test_a_recorded_fold_run_stops_early_tests_once_and_says_what_it_saw(tmp_path, store):
+def test_a_recorded_fold_run_stops_early_tests_once_and_says_what_it_saw(tmp_path, store, capsys):
     path = tmp_path / "fold.toml"
     path.write_text(CONFIG)
     assert main(["train", str(path)]) == 0
     (run,) = store.list_runs()
+    assert run.status_message in capsys.readouterr().err.splitlines()  # told, not only stored
     # lr 0: no validation evaluation improves on the first (step 4); the second miss is
     # known at step 12, or a few steps later when the evaluation finishes in the background
     assert run.status == "finished"
