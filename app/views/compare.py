@@ -31,7 +31,7 @@ def main() -> None:
     # -- widgets ---------------------------------------------------------------------
     frame = data.runs()
     labels = data.run_labels(frame) if not frame.empty else {}
-    ui.warn_unknown_runs(ui.query_ids("runs"), labels)  # issue 14, bug 13
+    ui.warn_unknown_runs(ui.query_ids("runs"), labels)
     sweep_ids = data.sweeps()
     st.selectbox(
         "Sweep (selects its runs)",

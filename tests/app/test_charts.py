@@ -169,7 +169,7 @@ def test_single_series_has_no_legend_and_palette_has_contrast():
 
 
 def test_final_table_numbers_keep_the_digits_that_separate_runs():
-    """Bug 4: "norm var" 0.000605 vs 0.00746 showed as 0.00 vs 0.01, a 0.00 cell best."""
+    """The column "norm var": 0.000605 vs 0.00746 showed as 0.00 vs 0.01, a 0.00 cell best."""
     table = pd.DataFrame({"run": ["a", "b"], "R@1": [80.0, 85.5], "norm var": [0.000605, 0.00746]})
     html = highlight_best(table, {"R@1": True, "norm var": False}).to_html()
     assert "0.00060" in html and "0.00746" in html
@@ -187,7 +187,7 @@ def test_column_decimals_separate_close_values():
 
 
 def test_long_titles_wrap_instead_of_being_cut_off():
-    """Bug 12: the gradient chart's one-line title was clipped at the chart's edge."""
+    """The gradient chart's one-line title was clipped at the chart's edge."""
     title = "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine"
     spec = metric_lines(_lines(1, 5), title=title).to_dict()
     lines = spec["title"]["text"]
@@ -199,7 +199,7 @@ def test_long_titles_wrap_instead_of_being_cut_off():
 
 
 def test_geometry_charts_take_shared_domains():
-    """Bug 6: side by side, each run had its own axes and colours."""
+    """Side by side, each run had its own axes and colours."""
     hist = norm_histogram(np.array([0.25, 0.3]), domain=(0.2, 0.65)).to_dict()
     assert hist["encoding"]["x"]["scale"]["domain"] == [0.2, 0.65]
     bins = next(iter(hist["datasets"].values()))
@@ -278,7 +278,7 @@ def test_a_loss_term_that_is_zero_throughout_is_not_drawn():
 
 
 def test_axes_and_tooltips_write_numbers_by_the_one_rule() -> None:
-    """Issue 27 item 8: numbers with ad-hoc formats (".5g" here, ".4g" there, none on
+    """Numbers with ad-hoc formats (".5g" here, ".4g" there, none on
     the axes)."""
     from sphere_engine.catalogue.numbers import VEGA_LABEL_EXPR
 
@@ -292,7 +292,7 @@ def test_axes_and_tooltips_write_numbers_by_the_one_rule() -> None:
 
 
 def test_each_loss_term_is_its_own_chart_and_a_zero_term_none() -> None:
-    """Issue 27 item 8: with η = 0 a loss term's scale flattened the others."""
+    """With η = 0 a loss term's scale flattened the others."""
     from app.panels.training_charts import chart_plan
 
     plan = chart_plan(frozenset({"loss/total", "loss/metric", "loss/sec", "norm/mean"}))
@@ -305,7 +305,7 @@ def test_each_loss_term_is_its_own_chart_and_a_zero_term_none() -> None:
 
 
 def test_every_chart_tooltip_writes_numbers_by_the_one_rule() -> None:
-    """Issue 27 item 8's last gap: tooltips with d3's ",.3r" rounded integer digits
+    """Tooltips with d3's ",.3r" rounded integer digits
     (a norm of 12,345 read 12,300); each numeric tooltip is now the browser-written
     text of ``format_number``'s rule."""
     import pandas as pd

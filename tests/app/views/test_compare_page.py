@@ -91,7 +91,7 @@ def test_sweep_selects_its_runs(filled):
 
 
 def test_eval_metrics_follow_group_by_and_x_axis(filled):
-    """Bug 11: an evaluation metric ignored "Group by" (and smoothing), silently."""
+    """An evaluation metric ignored "Group by" (and smoothing), silently."""
     app = open_page(
         "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
     )
@@ -139,7 +139,7 @@ def test_grouped_final_table_and_hyperparameter_view(filled):
 
 
 def test_wall_clock_x_axis(filled):
-    """Issue 14: Compare offers the wall clock too; a grouping cannot average runs
+    """Compare offers the wall clock too; a grouping cannot average runs
     at different times, so it draws each run and says so."""
     app = open_page(
         "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
