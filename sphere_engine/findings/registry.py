@@ -50,6 +50,7 @@ def evaluate_findings(series: RunSeries) -> list[Detection]:
     """The findings that fire on ``series``, most severe first. A rule that raises on
     odd data is logged and skipped: a diagnosis must never break what shows it."""
     detections = []
+    as_of = series.last_step()
     for finding in list_findings():
         try:
             hit = finding.check(series)
@@ -57,7 +58,7 @@ def evaluate_findings(series: RunSeries) -> list[Detection]:
             log.exception("finding %s failed on this run's series", finding.name)
             continue
         if hit is not None:
-            detections.append(Detection.of(finding, hit))
+            detections.append(Detection.of(finding, hit, as_of))
     return sorted(detections, key=lambda d: d.severity.rank)
 
 

@@ -21,7 +21,7 @@ RANK_FLOOR = 1.5
 
 @register_finding(
     title="Embedding collapse",
-    severity=Severity.CRITICAL,
+    worst=Severity.CRITICAL,
     explanation=(
         "The test embeddings are collapsing: uniformity on the sphere is rising towards 0 "
         "(all points in one place; Wang & Isola 2020, 'Understanding Contrastive "
@@ -43,10 +43,20 @@ def collapse(run: RunSeries) -> Hit | None:
         step = int(uniformity.index[-1])
         low = float(uniformity.min())
         if last >= UNIFORMITY_COLLAPSED:
-            return Hit(f"uniformity {fmt(last)} at step {step} (0 = one point)", step, step)
+            return Hit(
+                f"uniformity {fmt(last)} at step {step} (0 = one point, −4 = spread out)",
+                step,
+                step,
+                severity=Severity.CRITICAL,
+            )
         if last - low >= UNIFORMITY_RISE:
             start = int(uniformity.idxmin())
-            return Hit(f"uniformity rose from {fmt(low)} to {fmt(last)}", start, step)
+            return Hit(
+                f"uniformity rose from {fmt(low)} (step {start}) to {fmt(last)} (step {step})",
+                start,
+                step,
+                severity=Severity.WARNING,
+            )
     rank = finite(run.eval("effective_rank"))
     dimension = run.config_value("model.embedding_dim", 0) or 0
     if len(rank):
@@ -55,10 +65,14 @@ def collapse(run: RunSeries) -> Hit | None:
         best = float(rank.max())
         if len(rank) >= 2 and last <= RANK_FALL * best:
             return Hit(
-                f"effective rank fell from {fmt(best)} to {fmt(last)}",
+                f"effective rank fell from {fmt(best)} (step {int(rank.idxmax())}) to "
+                f"{fmt(last)} (step {step})",
                 int(rank.idxmax()),
                 step,
+                severity=Severity.WARNING,
             )
         if last < RANK_FLOOR and (dimension == 0 or dimension > 2):
-            return Hit(f"effective rank {fmt(last)} at step {step}", step, step)
+            return Hit(
+                f"effective rank {fmt(last)} at step {step}", step, step, severity=Severity.WARNING
+            )
     return None

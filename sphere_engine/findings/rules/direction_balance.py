@@ -22,7 +22,7 @@ RISE_FACTOR = 2.0
 
 @register_finding(
     title="Unbalanced direction updates: try SEC",
-    severity=Severity.WARNING,
+    worst=Severity.WARNING,
     explanation=(
         "The gradient of a loss on normalised embeddings is scaled by 1/‖f‖, so when the "
         "norms spread out, small-norm embeddings turn much faster than large-norm ones and "
@@ -58,4 +58,5 @@ def unbalanced_directions(run: RunSeries) -> Hit | None:
         f"second half{turn}",
         int(correlation.index[0]),
         int(correlation.index[-1]),
+        severity=Severity.WARNING,
     )

@@ -197,7 +197,7 @@ def test_flat_evaluation_fires_when_the_second_half_does_not_move() -> None:
     steps = np.arange(100, 1100, 100)
     recall = {int(s): min(0.3 + 0.1 * i, 0.7) for i, s in enumerate(steps)}
     hit = fires("flat_evaluation", evals={"recall@1": recall})
-    assert hit is not None and get_finding("flat_evaluation").severity is Severity.INFO
+    assert hit is not None and hit.severity is Severity.INFO
 
 
 def test_flat_evaluation_needs_enough_evaluations() -> None:
