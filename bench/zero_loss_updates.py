@@ -33,6 +33,7 @@ class UpdateNorms:
 
     def __init__(self) -> None:
         self.norms: list[float] = []
+        self.grads: list[float] = []
         self._before: list[torch.Tensor] = []
         self._handles = [
             optimizer_hooks.register_optimizer_step_pre_hook(self._pre),
@@ -43,7 +44,11 @@ class UpdateNorms:
         return [p for group in optimizer.param_groups for p in group["params"]]
 
     def _pre(self, optimizer, args, kwargs) -> None:
-        self._before = [p.detach().clone() for p in self._params(optimizer)]
+        params = self._params(optimizer)
+        self._before = [p.detach().clone() for p in params]
+        self.grads.append(
+            sum(float((p.grad**2).sum()) for p in params if p.grad is not None) ** 0.5
+        )
 
     def _post(self, optimizer, args, kwargs) -> None:
         squares = sum(
@@ -74,21 +79,32 @@ def measure(optimizer: dict, steps: int, seed: int) -> dict[str, float]:
         updates.close()
     loss = np.array([v for _, v in tracker.series("loss/total")])
     delta = np.array(updates.norms[: len(loss)])
+    grads = np.array(updates.grads[: len(loss)])
     zero = loss == 0.0
-    first_zero = int(zero.argmax()) if zero.any() else len(loss)
+    # the loss "reaches 0" where at least 90 % of the steps from there on are zero
+    share_from = np.cumsum(zero[::-1])[::-1] / np.arange(len(zero), 0, -1)
+    settled = share_from >= 0.9
+    first_zero = int(settled.argmax()) if settled.any() else len(loss)
     after = slice(first_zero, None)
+    active_before = ~zero[:first_zero]
+    active_after = ~zero[after]
     recall = tracker.eval_series("recall@1")
     best_step, best = max(recall, key=lambda sv: sv[1])
     return {
-        "first zero-loss step": first_zero + 1 if zero.any() else float("nan"),
-        "zero-loss share after it": float(zero[after].mean()) if zero.any() else float("nan"),
-        "|dw| active, before": float(delta[:first_zero][~zero[:first_zero]].mean()),
-        "|dw| zero-loss, after": float(delta[after][zero[after]].mean())
+        "loss at 0 from step": first_zero + 1 if settled.any() else float("nan"),
+        "zero-loss share after": float(zero[after].mean()) if settled.any() else float("nan"),
+        "|dw| active before": float(delta[:first_zero][active_before].mean()),
+        "|g| active before": float(grads[:first_zero][active_before].mean()),
+        "|dw| zero-loss after": float(delta[after][zero[after]].mean())
         if zero[after].any()
         else float("nan"),
-        "|dw| active, after": float(delta[after][~zero[after]].mean())
-        if (~zero[after]).any()
+        "|dw| active after": float(delta[after][active_after].mean())
+        if active_after.any()
         else float("nan"),
+        "|g| active after": float(grads[after][active_after].mean())
+        if active_after.any()
+        else float("nan"),
+        "sum |dw| after": float(delta[after].sum()),
         "R@1 best": best,
         "R@1 best step": best_step,
         "R@1 final": recall[-1][1],

@@ -104,7 +104,39 @@ def failure_runs() -> list[tuple[str, dict[str, Any], str]]:
             ),
             "collapsed",
         ),
+        # triplet at a high SGD lr: the embeddings gather, with unbalanced updates
+        ("fail:triplet-sgd-lr-0.5", variant(optimizer={"name": "sgd", "lr": 0.5}), "collapsed"),
+        # Adam at 1e-2: R@1 on the unseen classes peaks early and falls as the loss falls
+        ("fail:adam-lr-1e-2", variant(optimizer={"name": "adam", "lr": 0.01}), "overfit"),
+        # the μ = 0 regulariser, strong, on batch-normalised embeddings: norms shrink
+        (
+            "fail:l2-to-zero-500",
+            variant(
+                regularizer={"name": "l2", "weight": 500.0},
+                optimizer={"name": "sgd", "lr": 0.001, "momentum": 0.0},
+                model={"embedding_bn": True},
+            ),
+            "norms_to_eps",
+        ),
+        # a fixed simplex head that never moves (lr = 0): centroids stay off their vertices
+        (
+            "fail:simplex-head-frozen",
+            variant(
+                objective={"kind": "head", "name": "simplex"},
+                optimizer={"name": "sgd", "lr": 0.0},
+                data={"split": "standard"},
+            ),
+            "off_vertices",
+        ),
     ]
+
+
+def healthy_extra_runs() -> list[tuple[str, dict[str, Any]]]:
+    """Healthy runs of what the presets leave out: a fixed simplex head that trains."""
+    config = launch_default()
+    config["objective"].update(kind="head", name="simplex")
+    config["data"]["split"] = "standard"
+    return [("healthy:simplex-head", config)]
 
 
 def train(config: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
@@ -203,7 +235,14 @@ def labels_of(figures: dict[str, Any], intended: str) -> dict[str, bool]:
         abs(figures["best_recall@1"] - base) < 0.005
     )
     never = not diverged and unmoved and figures["zero_loss_share"] >= 0.9
-    collapsed = intended == "collapsed" and not diverged and figures["final_loss"] < 0.01
+    collapsed = (
+        intended == "collapsed"
+        and not diverged
+        and (figures["final_loss"] < 0.01 or figures["final_recall@1"] < base - 0.1)
+    )
+    off_vertices = intended == "off_vertices" and unmoved
+    # learnt something that hurts: finite, but well below the untrained model's R@1
+    degraded = not diverged and figures["final_recall@1"] < base - 0.1
     overfit = (
         not diverged
         and figures["best_recall@1"] - figures["final_recall@1"] >= 0.03
@@ -216,6 +255,8 @@ def labels_of(figures: dict[str, Any], intended: str) -> dict[str, bool]:
         "norms_to_eps": bool(figures["final_norm"] <= 1e-3 * max(figures["first_norm"], 1e-12)),
         "overfit": bool(overfit),
         "unbalanced": False,
+        "off_vertices": bool(off_vertices),
+        "degraded": bool(degraded),
         "untrustworthy": bool(diverged or never or collapsed),
     }
 
@@ -227,6 +268,89 @@ def half_of(group: str, seed: int) -> str:
 
 
 SERIES, RUNS = "real_series.parquet", "real_runs.json"
+SYNTHETIC_SERIES, SYNTHETIC_RUNS = "synthetic_series.parquet", "synthetic_runs.json"
+NO_LABELS = dict.fromkeys(
+    ("diverged", "never_learned", "collapsed", "norms_to_eps", "overfit", "unbalanced",
+     "off_vertices", "degraded", "untrustworthy"),
+    False,
+)  # fmt: skip
+
+
+def synthetic_run(mode: str, seed: int) -> tuple[pd.DataFrame, dict[str, bool]]:
+    """A long run's series in a failure ``mode`` (or ``healthy``), noisy per ``seed``:
+    the modes that take thousands of steps to show (the SEC paper's norm variance grows
+    over a whole training; overfitting after the peak) are too slow to train here."""
+    rng = np.random.default_rng(seed)
+    steps = np.arange(10, 3010, 10)
+    evals = np.arange(300, 3300, 300)
+    t, te = steps / steps[-1], evals / steps[-1]
+
+    def noisy(values: np.ndarray, scale: float) -> np.ndarray:
+        return values * (1 + scale * rng.standard_normal(len(values)))
+
+    norm = 1.0 + 4.0 * t
+    cv = np.full_like(t, 0.05)
+    correlation = 0.8 * np.exp(-6 * t)
+    recall = 0.55 + 0.3 * (1 - np.exp(-4 * te))
+    loss = 0.6 * np.exp(-2 * t) + 0.05
+    labels = dict(NO_LABELS)
+    if mode == "unbalanced":  # no SEC: norms spread, gradients follow 1/‖f‖
+        cv = 0.1 + 0.4 * t
+        correlation = 0.5 + 0.3 * t
+        recall = 0.5 + 0.2 * (1 - np.exp(-3 * te))
+        labels["unbalanced"] = True
+    elif mode == "norms_to_eps":  # an L2 pull to 0 that wins over thousands of steps
+        norm = np.geomspace(1.0, 1e-5, len(t))
+        labels["norms_to_eps"] = True
+    elif mode == "overfit":  # the test classes peak at a third of the run, then fall
+        recall = 0.55 + 0.35 * np.exp(-(((te - 0.33) / 0.35) ** 2)) - 0.1 * np.clip(te - 0.33, 0, 1)
+        loss = 0.6 * np.exp(-4 * t) + 0.01
+        labels["overfit"] = True
+    norm = noisy(norm, 0.02)
+    cv = np.abs(noisy(cv, 0.1))
+    train = {
+        "loss/total": np.abs(noisy(loss, 0.1)),
+        "loss/metric": np.abs(noisy(loss, 0.1)),
+        "mining/active_fraction": np.clip(noisy(0.3 * np.exp(-t) + 0.05, 0.1), 0, 1),
+        "norm/mean": norm,
+        "norm/min": norm * (1 - 2 * cv).clip(0.05),
+        "norm/max": norm * (1 + 2 * cv),
+        "norm/var": (cv * norm) ** 2,
+        "norm/cv": cv,
+        "grad/norm_inv_corr": np.clip(correlation + 0.05 * rng.standard_normal(len(t)), -1, 1),
+        "direction/update_ratio": 1 + 3 * cv,
+    }
+    evaluation = {
+        "recall@1": np.clip(recall + 0.005 * rng.standard_normal(len(te)), 0, 1),
+        "uniformity": -3.0 + 0.3 * rng.standard_normal(len(te)) * 0.1,
+        "effective_rank": 12.0 + 0.5 * rng.standard_normal(len(te)),
+    }
+    rows = [
+        pd.DataFrame({"source": "train", "name": key, "step": steps, "value": values})
+        for key, values in train.items()
+    ] + [
+        pd.DataFrame({"source": "eval", "name": key, "step": evals, "value": values})
+        for key, values in evaluation.items()
+    ]
+    return pd.concat(rows, ignore_index=True), labels
+
+
+def write_synthetic(out: Path) -> None:
+    frames, runs = [], {}
+    for mode in ("healthy", "unbalanced", "norms_to_eps", "overfit"):
+        for seed in FAILURE_SEEDS:
+            group = f"synthetic:{mode}"
+            run = f"{group}#s{seed}"
+            series, labels = synthetic_run(mode, seed)
+            frames.append(series.assign(run=run))
+            runs[run] = {"group": group, "seed": seed, "half": half_of(group, seed),
+                         "intended": mode, "labels": labels}  # fmt: skip
+    series = pd.concat(frames, ignore_index=True)[["run", "source", "name", "step", "value"]]
+    series = series.astype({"run": "category", "source": "category", "name": "category",
+                            "step": "int32", "value": "float32"})  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    series.to_parquet(out / SYNTHETIC_SERIES, index=False, compression="zstd")
+    (out / SYNTHETIC_RUNS).write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
 
 
 def load(out: Path) -> tuple[list[pd.DataFrame], dict[str, Any]]:
@@ -242,7 +366,7 @@ def save(out: Path, frames: list[pd.DataFrame], runs: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     series = pd.concat(frames, ignore_index=True)[["run", "source", "name", "step", "value"]]
     series = series.astype({"run": "category", "source": "category", "name": "category",
-                            "step": "int32", "value": "float64"})  # fmt: skip
+                            "step": "int32", "value": "float32"})  # fmt: skip
     series.to_parquet(out / SERIES, index=False, compression="zstd")
     (out / RUNS).write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
 
@@ -251,11 +375,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--only", default="", help="only the groups containing this (a check)")
+    parser.add_argument("--synthetic-only", action="store_true")
+    parser.add_argument(
+        "--relabel", action="store_true", help="only decide the labels again from the figures"
+    )
     args = parser.parse_args(argv)
+    write_synthetic(args.out)
+    if args.synthetic_only:
+        return 0
+    if args.relabel:
+        runs = json.loads((args.out / RUNS).read_text())
+        for run in runs.values():
+            run["labels"] = labels_of(run["figures"], run["intended"])
+        (args.out / RUNS).write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
+        return 0
     import torch
 
     torch.set_num_threads(1)
     plan = [(g, c, "healthy", s) for g, c in preset_runs() for s in PRESET_SEEDS]
+    plan += [(g, c, "healthy", s) for g, c in healthy_extra_runs() for s in PRESET_SEEDS]
     plan += [(g, c, mode, s) for g, c, mode in failure_runs() for s in FAILURE_SEEDS]
     plan = [item for item in plan if args.only in item[0]]
     frames, runs = load(args.out)

@@ -33,7 +33,7 @@ from app.data.components import (
     sweep_error,
 )
 from app.data.findings import badges as finding_badges
-from app.data.findings import findings
+from app.data.findings import findings, untrusted_runs
 from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
 from app.data.paper import paper_best, paper_table
 from app.data.reads import (
@@ -145,6 +145,7 @@ __all__ = [
     "sweeps",
     "tags",
     "to_wide",
+    "untrusted_runs",
     "waiting_note",
 ]
 

@@ -13,6 +13,10 @@ log = logging.getLogger(__name__)
 
 _FINDINGS: dict[str, Finding] = {}
 
+#: Raised whenever what the rules say about a run changes (severities, thresholds), so
+#: findings stored with an ended run under older rules are evaluated again when read.
+RULES_VERSION = 2
+
 
 Check = Callable[[RunSeries], Hit | None]
 

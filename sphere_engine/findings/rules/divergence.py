@@ -59,7 +59,7 @@ def diverged(run: RunSeries) -> Hit | None:
         reached = f"mean norm {fmt(float(norms.iloc[0]))} by {at_step(norms, crossed)}"
     else:
         reached = (
-            f"mean norm grew from {fmt(start)} at {at_step(norms, first_step)} to "
+            f"mean norm grew from {fmt(start)} at {at_step(norms, first_step)}, to "
             f"{fmt(float(over.iloc[0]))} by step {crossed}"
         )
     return Hit(

@@ -77,7 +77,6 @@ def dead_loss(run: RunSeries) -> Hit | None:
             severity=Severity.CRITICAL,
         )
     key, evaluation = trend_metric(run)
-    before = evaluation[evaluation.index <= first]
     if len(evaluation) >= 2 and float(evaluation.max()) - float(evaluation.iloc[-1]) >= DROP:
         return Hit(
             f"{what} {amount}, after the loss had been active; {key} fell from "
@@ -88,8 +87,9 @@ def dead_loss(run: RunSeries) -> Hit | None:
             severity=Severity.WARNING,
         )
     reached = (
-        f"; {key} was {fmt(float(before.iloc[-1]))} at step {int(before.index[-1])}"
-        if len(before)
+        f"; {key} went from {fmt(float(evaluation.iloc[0]))} (step {int(evaluation.index[0])}) "
+        f"to {fmt(float(evaluation.iloc[-1]))} (step {int(evaluation.index[-1])})"
+        if len(evaluation) >= 2
         else ""
     )
     return Hit(

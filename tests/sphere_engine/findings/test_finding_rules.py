@@ -239,3 +239,84 @@ def test_diverged_names_an_infinite_norm(bad: float) -> None:
     norms[30] = bad
     hit = fires("diverged", {"norm/mean": norms})
     assert hit is not None and hit.step_start == 30
+
+
+# ---- severity per firing, decided from the evidence
+def dead_from(step: int, loss: dict | None = None) -> dict:
+    loss = dict(loss or line(0.3, 0.05))
+    for at in range(step, 1010, 10):
+        loss[at] = 0.0
+    return loss
+
+
+def test_a_loss_dead_from_the_first_logged_step_is_critical_never_learned() -> None:
+    hit = fires("dead_loss", {"loss/metric": dead_from(10)})
+    assert hit is not None and hit.severity is Severity.CRITICAL
+    assert "from step 10, the first logged step" in hit.message and "never learned" in hit.message
+
+
+def test_a_miner_that_runs_dry_after_the_metric_rose_is_info_only() -> None:
+    # the SEC preset's case: R@1 still rising while semi-hard triplets run out
+    hit = fires("dead_loss", {"loss/metric": dead_from(500)})
+    assert hit is not None and hit.severity is Severity.INFO
+    assert "recall@1 went from 0.3 (step 100) to 0.8 (step 1000)" in hit.message
+    # the advice says what keeps such a run learning
+    action = get_finding("dead_loss").action
+    assert "harder mining" in action and "larger batches" in action and "margin" in action
+
+
+def test_a_dead_loss_with_a_falling_evaluation_is_a_warning_with_both_figures() -> None:
+    steps = np.arange(100, 1100, 100)
+    recall = line(0.3, 0.8, steps) | {900: 0.6, 1000: 0.55}
+    hit = fires("dead_loss", {"loss/metric": dead_from(500)}, {"recall@1": recall})
+    assert hit is not None and hit.severity is Severity.WARNING
+    assert "fell from 0.689 (step 800) to 0.55 (step 1000)" in hit.message
+
+
+def test_a_dead_stretch_reaches_the_last_logged_step_when_most_steps_after_it_are_dead() -> None:
+    # a live run: dead since 300, with a few active batches between; the span follows
+    # the run instead of stopping at the end of its longest unbroken stretch
+    loss = dead_from(300)
+    for at in (600, 800):
+        loss[at] = 0.01
+    hit = fires("dead_loss", {"loss/metric": loss})
+    assert hit is not None and (hit.step_start, hit.step_end) == (300, 1000)
+    assert "97% of the logged steps 300–1000" in hit.message
+
+
+def test_a_rule_never_reports_above_its_worst_severity() -> None:
+    from sphere_engine.findings import Detection, Finding, Hit
+
+    finding = Finding(
+        "probe", "Probe", Severity.WARNING, "why", "paper", (), "try", lambda run: None
+    )
+    detection = Detection.of(finding, Hit("seen", 1, 2, severity=Severity.CRITICAL), as_of=7)
+    assert detection.severity is Severity.WARNING and detection.as_of == 7
+
+
+def test_divergence_before_the_first_logged_step_says_so_with_absolute_values() -> None:
+    norms = line(9.34e16, 2.38e18, log=True)
+    hit = fires("diverged", {"norm/mean": norms, "loss/total": line(0.1, 0.1)})
+    assert hit is not None and hit.severity is Severity.CRITICAL
+    assert hit.message.startswith("mean norm 9.34e+16 by step 10, the first logged step")
+    assert "2.38e+18 at step 1000" in hit.message and "×" not in hit.message
+
+
+def test_divergence_later_in_the_run_gives_where_it_started_and_where_it_crossed() -> None:
+    hit = fires("diverged", {"norm/mean": line(0.3, 1e33, log=True)})
+    assert hit is not None
+    assert hit.message.startswith("mean norm grew from 0.3 at step 10, the first logged step, to")
+
+
+def test_a_flat_evaluation_gives_its_level_not_a_zero_spread() -> None:
+    recall = {int(s): 0.817 for s in np.arange(100, 1100, 100)}
+    hit = fires("flat_evaluation", evals={"recall@1": recall})
+    assert hit is not None and hit.message == "recall@1 stayed at 0.817 from step 600 to 1000"
+    assert "within" not in hit.message
+
+
+def test_detections_are_as_of_the_last_logged_step() -> None:
+    found = evaluate_findings(
+        RunSeries.from_points({**healthy_train(), "norm/mean": line(0.3, 1e33, log=True)})
+    )
+    assert found[0].name == "diverged" and found[0].as_of == 1000
