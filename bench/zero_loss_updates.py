@@ -20,11 +20,15 @@ import numpy as np
 import torch
 import torch.optim.optimizer as optimizer_hooks
 
+#: name → config sections changed from the default Launch config
 VARIANTS = {
-    "adam 1e-3 (default)": {"name": "adam", "lr": 1e-3},
-    "sgd 0.05": {"name": "sgd", "lr": 0.05},
-    "adam 1e-3, wd 1e-4": {"name": "adam", "lr": 1e-3, "weight_decay": 1e-4},
-    "adamw 1e-3, wd 1e-2": {"name": "adamw", "lr": 1e-3, "weight_decay": 1e-2},
+    "adam 1e-3 (default)": {},
+    "sgd 0.05": {"optimizer": {"name": "sgd", "lr": 0.05}},
+    "sgd 0.01": {"optimizer": {"name": "sgd", "lr": 0.01}},
+    "adam 1e-4": {"optimizer": {"lr": 1e-4}},
+    "adam 1e-3, wd 1e-4": {"optimizer": {"weight_decay": 1e-4}},
+    "adamw 1e-3, wd 1e-2": {"optimizer": {"name": "adamw", "weight_decay": 1e-2}},
+    "adam 1e-3, margin 0.3": {"objective": {"options": {"margin": 0.3}}},
 }
 
 
@@ -62,13 +66,14 @@ class UpdateNorms:
             handle.remove()
 
 
-def measure(optimizer: dict, steps: int, seed: int) -> dict[str, float]:
+def measure(changes: dict, steps: int, seed: int) -> dict[str, float]:
     from sphere_engine.config import RunConfig
     from sphere_engine.tracking import InMemoryTracker
     from sphere_engine.train import run_training
 
     config = RunConfig().to_dict()
-    config["optimizer"].update(copy.deepcopy(optimizer))
+    for section, values in copy.deepcopy(changes).items():
+        config[section].update(values)
     config["training"].update(steps=steps, seed=seed, device="cpu")
     config["diagnostics"].update(eval_every=steps // 10, snapshot_size=0, tracked_samples=0)
     config["evaluation"].update(background=False, verification=False)
@@ -118,10 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="only the variants containing this")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    for name, optimizer in VARIANTS.items():
+    for name, changes in VARIANTS.items():
         if args.only not in name:
             continue
-        figures = measure(optimizer, args.steps, args.seed)
+        figures = measure(changes, args.steps, args.seed)
         cells = ", ".join(f"{key} {value:.4g}" for key, value in figures.items())
         print(f"{name}: {cells}", flush=True)
     print(f"(digits, default Launch config, {args.steps} steps, seed {args.seed})", file=sys.stderr)

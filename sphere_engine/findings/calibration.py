@@ -34,8 +34,9 @@ RULE_LABELS = {
     "centroids_off_vertices": "off_vertices",
     "overfitting": "overfit",
 }
-#: The severity from which a firing counts as the rule's claim.
-CLAIM_AT = {"dead_loss": Severity.CRITICAL}
+#: The severity from which a firing counts as the rule's claim (overfitting: any, a
+#: three-point drop is one, only its severity grows with the drop).
+CLAIM_AT = {"dead_loss": Severity.CRITICAL, "overfitting": Severity.INFO}
 
 
 @dataclass(frozen=True)

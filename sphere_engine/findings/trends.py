@@ -18,6 +18,8 @@ TREND_READS = tuple((Source.EVALUATION, key) for key in TREND_METRICS)
 # Three points of Recall@1 lost from the best is beyond evaluation noise on a few
 # thousand test queries.
 DROP = 0.03
+# Five points lost is a warning; between three and five, worth knowing.
+SERIOUS_DROP = 0.05
 
 
 def first_nonfinite(series: pd.Series) -> int | None:

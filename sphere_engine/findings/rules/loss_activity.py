@@ -8,7 +8,14 @@ from sphere_engine.catalogue.metric import Source
 from sphere_engine.findings.finding import Hit, Severity
 from sphere_engine.findings.registry import register_finding
 from sphere_engine.findings.run_series import RunSeries
-from sphere_engine.findings.trends import DROP, TREND_READS, at_step, fmt, longest_run, trend_metric
+from sphere_engine.findings.trends import (
+    SERIOUS_DROP,
+    TREND_READS,
+    at_step,
+    fmt,
+    longest_run,
+    trend_metric,
+)
 
 TRAIN = Source.TRAINING_BATCH
 
@@ -16,8 +23,10 @@ TRAIN = Source.TRAINING_BATCH
 # steps in a row (and at least a few) is a run that stopped learning.
 MIN_DEAD_POINTS = 3
 MIN_DEAD_FRACTION = 0.25
-# Dead from the start: the stretch begins within the first 5 % of the logged steps.
+# Dead from the start: the stretch begins within the first 5 % of the logged steps and
+# the evaluation never moved by more than rounding (a run whose weights never moved).
 START_SHARE = 0.05
+STILL_RANGE = 0.002
 # Or dead most of the time over the second half, with a rare non-zero batch between.
 MOSTLY_DEAD = 0.8
 
@@ -64,24 +73,33 @@ def dead_loss(run: RunSeries) -> Hit | None:
     first, last = span
     share = float(dead.loc[first:last].mean())
     amount = (
-        f"for {int(dead.loc[first:last].sum())} logged steps in a row (steps {first}–{last})"
+        f"at every logged step from {first} to {last}"
         if share == 1.0
         else f"in {share:.0%} of the logged steps {first}–{last}"
     )
-    if int(dead.index.searchsorted(first)) <= max(2, START_SHARE * len(dead)):
-        # dead from the start: nothing was ever learnt, whatever the evaluation reads
+    key, evaluation = trend_metric(run)
+    moved = len(evaluation) >= 2 and float(evaluation.max() - evaluation.min()) >= STILL_RANGE
+    if int(dead.index.searchsorted(first)) <= max(2, START_SHARE * len(dead)) and not moved:
+        # dead from the start and the evaluation never moved: the weights did not either
+        still = f"; {key} stayed at {evaluation.iloc[-1]:.3f}" if len(evaluation) else ""
         return Hit(
-            f"{what} {amount}, from {at_step(dead, first)}: the run never learned",
+            f"{what} {amount}, from {at_step(dead, first)}: the run never learned{still}",
             first,
             last,
             severity=Severity.CRITICAL,
         )
-    key, evaluation = trend_metric(run)
-    if len(evaluation) >= 2 and float(evaluation.max()) - float(evaluation.iloc[-1]) >= DROP:
+    if len(evaluation) >= 2 and float(evaluation.max() - evaluation.iloc[-1]) >= SERIOUS_DROP:
+        adam = str(run.config_value("optimizer.name", "")).startswith("adam")
+        why = (
+            ": Adam still takes full-size steps on the few batches with an active triplet "
+            "(it divides by a running gradient size that shrinks while the loss is 0)"
+            if adam
+            else ""
+        )
         return Hit(
             f"{what} {amount}, after the loss had been active; {key} fell from "
             f"{fmt(float(evaluation.max()))} (step {int(evaluation.idxmax())}) to "
-            f"{fmt(float(evaluation.iloc[-1]))} (step {int(evaluation.index[-1])})",
+            f"{fmt(float(evaluation.iloc[-1]))} (step {int(evaluation.index[-1])}){why}",
             first,
             last,
             severity=Severity.WARNING,

@@ -250,9 +250,19 @@ def dead_from(step: int, loss: dict | None = None) -> dict:
 
 
 def test_a_loss_dead_from_the_first_logged_step_is_critical_never_learned() -> None:
-    hit = fires("dead_loss", {"loss/metric": dead_from(10)})
+    # no pair inside the margins from step 1: the weights never move, nor does R@1
+    still = {int(s): 0.973 for s in np.arange(100, 1100, 100)}
+    hit = fires("dead_loss", {"loss/metric": dead_from(10)}, {"recall@1": still})
     assert hit is not None and hit.severity is Severity.CRITICAL
     assert "from step 10, the first logged step" in hit.message and "never learned" in hit.message
+    assert "recall@1 stayed at 0.973" in hit.message
+
+
+def test_an_early_dead_loss_on_a_run_whose_evaluation_moved_is_not_critical() -> None:
+    # the default config's case at coarse logging: the loss is 0 from the second logged
+    # step, but the model did learn (R@1 moved): its result means something
+    hit = fires("dead_loss", {"loss/metric": dead_from(20)})
+    assert hit is not None and hit.severity is Severity.INFO
 
 
 def test_a_miner_that_runs_dry_after_the_metric_rose_is_info_only() -> None:
