@@ -23,19 +23,20 @@ import torch.optim.optimizer as optimizer_hooks
 #: name → config sections changed from the default Launch config
 VARIANTS = {
     "adam 1e-3 (default)": {},
-    "sgd 0.05": {"optimizer": {"name": "sgd", "lr": 0.05}},
-    "sgd 0.01": {"optimizer": {"name": "sgd", "lr": 0.01}},
-    "adam 1e-4": {"optimizer": {"lr": 1e-4}},
-    "adam 1e-3, wd 1e-4": {"optimizer": {"weight_decay": 1e-4}},
+    "adam 1e-3, weights held on zero-loss steps": {"hold_on_zero": True},
     "adamw 1e-3, wd 1e-2": {"optimizer": {"name": "adamw", "weight_decay": 1e-2}},
-    "adam 1e-3, margin 0.3": {"objective": {"options": {"margin": 0.3}}},
+    "sgd 0.05": {"optimizer": {"name": "sgd", "lr": 0.05}},
+    "adam 1e-4": {"optimizer": {"lr": 1e-4}},
 }
 
 
 class UpdateNorms:
-    """‖Δw‖ of every optimiser step (global hooks around ``Optimizer.step``)."""
+    """‖Δw‖ and ‖g‖ of every optimiser step (global hooks around ``Optimizer.step``);
+    ``hold_on_zero``: a step whose gradient is exactly 0 (a zero loss) leaves the weights
+    where they were (the optimiser's state still advances)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold_on_zero: bool = False) -> None:
+        self.hold_on_zero = hold_on_zero
         self.norms: list[float] = []
         self.grads: list[float] = []
         self._before: list[torch.Tensor] = []
@@ -55,6 +56,10 @@ class UpdateNorms:
         )
 
     def _post(self, optimizer, args, kwargs) -> None:
+        if self.hold_on_zero and self.grads[-1] == 0.0:
+            with torch.no_grad():
+                for p, b in zip(self._params(optimizer), self._before, strict=True):
+                    p.copy_(b)
         squares = sum(
             float(((p.detach() - b) ** 2).sum())
             for p, b in zip(self._params(optimizer), self._before, strict=True)
@@ -72,12 +77,14 @@ def measure(changes: dict, steps: int, seed: int) -> dict[str, float]:
     from sphere_engine.train import run_training
 
     config = RunConfig().to_dict()
-    for section, values in copy.deepcopy(changes).items():
+    changes = copy.deepcopy(changes)
+    hold_on_zero = bool(changes.pop("hold_on_zero", False))
+    for section, values in changes.items():
         config[section].update(values)
     config["training"].update(steps=steps, seed=seed, device="cpu")
-    config["diagnostics"].update(eval_every=steps // 10, snapshot_size=0, tracked_samples=0)
+    config["diagnostics"].update(eval_every=steps // 20, snapshot_size=0, tracked_samples=0)
     config["evaluation"].update(background=False, verification=False)
-    tracker, updates = InMemoryTracker(), UpdateNorms()
+    tracker, updates = InMemoryTracker(), UpdateNorms(hold_on_zero)
     try:
         run_training(RunConfig.from_dict(config), tracker)
     finally:
@@ -86,15 +93,17 @@ def measure(changes: dict, steps: int, seed: int) -> dict[str, float]:
     delta = np.array(updates.norms[: len(loss)])
     grads = np.array(updates.grads[: len(loss)])
     zero = loss == 0.0
-    # the loss "reaches 0" where at least 90 % of the steps from there on are zero
-    share_from = np.cumsum(zero[::-1])[::-1] / np.arange(len(zero), 0, -1)
-    settled = share_from >= 0.9
+    # the loss "reaches 0" at the first zero-loss step from which at least 90 % of the
+    # next 200 steps have a zero loss too
+    window = np.convolve(zero.astype(float), np.ones(200), "full")[199:] / 200
+    settled = zero & (window >= 0.9)
     first_zero = int(settled.argmax()) if settled.any() else len(loss)
     after = slice(first_zero, None)
     active_before = ~zero[:first_zero]
     active_after = ~zero[after]
     recall = tracker.eval_series("recall@1")
     best_step, best = max(recall, key=lambda sv: sv[1])
+    at_zero = min(recall, key=lambda sv: abs(sv[0] - first_zero - 1))
     return {
         "loss at 0 from step": first_zero + 1 if settled.any() else float("nan"),
         "zero-loss share after": float(zero[after].mean()) if settled.any() else float("nan"),
@@ -110,6 +119,7 @@ def measure(changes: dict, steps: int, seed: int) -> dict[str, float]:
         if active_after.any()
         else float("nan"),
         "sum |dw| after": float(delta[after].sum()),
+        "R@1 near it": at_zero[1],
         "R@1 best": best,
         "R@1 best step": best_step,
         "R@1 final": recall[-1][1],
