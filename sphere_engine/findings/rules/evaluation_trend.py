@@ -7,6 +7,7 @@ import pandas as pd
 from sphere_engine.catalogue.metric import Source
 from sphere_engine.findings.finding import Hit, Severity
 from sphere_engine.findings.registry import register_finding
+from sphere_engine.findings.rules.loss_activity import dead_loss
 from sphere_engine.findings.run_series import RunSeries
 from sphere_engine.findings.trends import (
     DROP,
@@ -61,11 +62,13 @@ def overfitting(run: RunSeries) -> Hit | None:
     if best_step == last_step or best - last < DROP:
         return None
     loss_at_best, loss_at_last = _loss_near(loss, best_step), _loss_near(loss, last_step)
-    if not loss_at_last < LOSS_FALL * loss_at_best or loss_at_last == 0.0:
-        return None  # a loss at exactly 0 is the dead-loss finding's (it says why)
+    if not loss_at_last < LOSS_FALL * loss_at_best:
+        return None
+    if loss_at_last == 0.0 and dead_loss.check(run) is not None:
+        return None  # a fall once the loss is exactly 0: the dead-loss finding says why
     return Hit(
-        f"{key} fell from {fmt(best)} (step {best_step}) to {fmt(last)} while the training "
-        f"loss fell from {fmt(loss_at_best)} to {fmt(loss_at_last)}",
+        f"{key} fell from {fmt(best)} (step {best_step}) to {fmt(last)} (step {last_step}) "
+        f"while the training loss fell from {fmt(loss_at_best)} to {fmt(loss_at_last)}",
         best_step,
         last_step,
         severity=Severity.WARNING if best - last >= SERIOUS_DROP else Severity.INFO,
