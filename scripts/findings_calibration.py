@@ -17,6 +17,7 @@ import importlib
 import json
 import math
 from contextlib import contextmanager
+from pathlib import Path
 
 from sphere_engine.findings.calibration import CORPUS, false_alarms, load_corpus, score
 
@@ -25,14 +26,14 @@ SWEEPS = (
     ("diverged", "divergence", "GROWTH_LIMIT", (1e2, 1e3, 1e4, 1e5, 1e6, 1e8)),
     ("dead_loss", "loss_activity", "START_SHARE", (0.0, 0.02, 0.05, 0.1, 0.2, 0.4)),
     ("unbalanced_directions", "direction_balance", "CORRELATION_LIMIT", (0.1, 0.2, 0.3, 0.4, 0.5)),
-    ("unbalanced_directions", "direction_balance", "CV_LIMIT", (0.05, 0.1, 0.2, 0.3)),
+    ("unbalanced_directions", "direction_balance", "WARN_CV", (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)),
     ("norms_shrinking", "norm_shrinking", "SMALL_NORM", (1e-4, 1e-3, 1e-2, 1e-1)),
-    ("collapse", "collapse", "UNIFORMITY_COLLAPSED", (-1.0, -0.5, -0.3, -0.1)),
-    ("collapse", "collapse", "RANK_FALL", (0.1, 0.25, 0.5, 0.75)),
+    ("collapse", "collapse", "UNIFORMITY_COLLAPSED", (-0.5, -0.3, -0.1, -0.05, -0.01, -1e-3)),
     ("overfitting", "evaluation_trend", "DROP", (0.01, 0.02, 0.03, 0.05, 0.1)),
+    ("norms_shrinking", "norm_shrinking", "SHRINK_FACTOR", (1e-3, 1e-2, 1e-1, 0.5)),
     ("centroids_off_vertices", "vertices", "OFF_VERTEX_DEG", (5.0, 10.0, 20.0, 30.0)),
 )
-EXPECTED = CORPUS / "expected_scores.json"
+EXPECTED = "expected_scores.json"
 
 
 @contextmanager
@@ -68,8 +69,9 @@ def markdown(table) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"store the scores in {EXPECTED}")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args(argv)
-    runs = load_corpus()
+    runs = load_corpus(args.corpus)
     calibrate = [run for run in runs if run.half == "calibrate"]
     report = [run for run in runs if run.half == "report"]
     print(f"corpus: {len(runs)} runs ({len(calibrate)} calibrate, {len(report)} report)\n")
@@ -105,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             half: score(part).set_index("rule")[["precision", "recall"]].to_dict("index")
             for half, part in (("report", report), ("all", runs))
         }
-        EXPECTED.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
-        print(f"\nwritten: {EXPECTED}")
+        (args.corpus / EXPECTED).write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+        print(f"\nwritten: {args.corpus / EXPECTED}")
     return 0
 
 

@@ -62,6 +62,9 @@ class Finding:
     action: str
     check: Callable[[RunSeries], Hit | None]
     reads: tuple[tuple[Source, str], ...] = ()
+    #: When it fires, no other finding is reported: what the run logged after it no
+    #: longer measures learning (a diverged run's "collapse" or "overfitting" is noise).
+    overrides: bool = False
 
     def series_keys(self) -> tuple[tuple[Source, str], ...]:
         """Every series the rule reads."""

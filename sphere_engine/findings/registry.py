@@ -51,8 +51,9 @@ def get_finding(name: str) -> Finding:
 
 
 def evaluate_findings(series: RunSeries) -> list[Detection]:
-    """The findings that fire on ``series``, most severe first. A rule that raises on
-    odd data is logged and skipped: a diagnosis must never break what shows it."""
+    """The findings that fire on ``series``, most severe first (only the overriding one
+    when such a finding fires: ``Finding.overrides``). A rule that raises on odd data is
+    logged and skipped: a diagnosis must never break what shows it."""
     detections = []
     as_of = series.last_step()
     for finding in list_findings():
@@ -62,6 +63,8 @@ def evaluate_findings(series: RunSeries) -> list[Detection]:
             log.exception("finding %s failed on this run's series", finding.name)
             continue
         if hit is not None:
+            if finding.overrides:
+                return [Detection.of(finding, hit, as_of)]
             detections.append(Detection.of(finding, hit, as_of))
     return sorted(detections, key=lambda d: d.severity.rank)
 

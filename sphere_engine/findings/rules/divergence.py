@@ -32,6 +32,7 @@ ABSOLUTE_LIMIT = 1e8
     paper="Zhang et al., Deep Metric Learning with Spherical Embedding, NeurIPS 2020",
     evidence=((TRAIN, "loss/total"), (TRAIN, "norm/mean")),
     reads=((TRAIN, "norm/max"),),
+    overrides=True,
     action="Lower the learning rate (by 10× or more), add warm-up or gradient clipping, "
     "or add SEC to hold the norms.",
 )

@@ -222,15 +222,41 @@ def test_every_finding_is_declared_in_full() -> None:
 def test_detections_round_trip_through_json_and_sort_by_severity() -> None:
     from sphere_engine.findings import Detection
 
-    loss = line(0.1, 0.1)
     evals = {"recall@1": {int(s): 0.5 for s in np.arange(100, 1100, 100)}}
     series = RunSeries.from_points(
-        {**healthy_train(), "loss/total": loss, "norm/mean": line(0.3, 1e33, log=True)},
+        {**healthy_train(), "norm/mean": line(1.0, 1e-4, log=True), "norm/min": line(0.5, 1e-5)},
         {**healthy_evals(), **evals},
     )
     found = evaluate_findings(series)
-    assert [d.name for d in found] == ["diverged", "flat_evaluation"]
+    assert [(d.name, d.severity) for d in found] == [
+        ("norms_shrinking", Severity.WARNING),
+        ("flat_evaluation", Severity.INFO),
+    ]
     assert [Detection.from_dict(d.to_dict()) for d in found] == found
+
+
+def test_a_diverged_run_reports_only_its_divergence() -> None:
+    # what a diverged run logs afterwards (a flat R@1, a collapsed embedding) is noise
+    evals = {"recall@1": {int(s): 0.5 for s in np.arange(100, 1100, 100)}}
+    evals["uniformity"] = {int(s): -0.01 for s in np.arange(100, 1100, 100)}
+    series = RunSeries.from_points(
+        {**healthy_train(), "loss/total": line(0.1, 0.1), "norm/mean": line(0.3, 1e33, log=True)},
+        {**healthy_evals(), **evals},
+    )
+    assert get_finding("collapse").check(series) is not None
+    assert [d.name for d in evaluate_findings(series)] == ["diverged"]
+
+
+def test_unbalanced_directions_is_a_warning_only_for_a_wide_norm_spread() -> None:
+    # the SimCLR presets on digits: CV ≈ 0.27 with corr ≈ 0.8, and they train well
+    mild = fires(
+        "unbalanced_directions", {"norm/cv": line(0.27, 0.27), "grad/norm_inv_corr": line(0.8, 0.8)}
+    )
+    wide = fires(
+        "unbalanced_directions", {"norm/cv": line(0.4, 0.4), "grad/norm_inv_corr": line(0.8, 0.8)}
+    )
+    assert mild is not None and mild.severity is Severity.INFO
+    assert wide is not None and wide.severity is Severity.WARNING
 
 
 @pytest.mark.parametrize("bad", [math.inf, -math.inf])
