@@ -104,8 +104,8 @@ def failure_runs() -> list[tuple[str, dict[str, Any], str]]:
             ),
             "collapsed",
         ),
-        # triplet at a high SGD lr: the embeddings gather, with unbalanced updates
-        ("fail:triplet-sgd-lr-0.5", variant(optimizer={"name": "sgd", "lr": 0.5}), "collapsed"),
+        # triplet at a high SGD lr: unstable, Recall@1 half the untrained model's
+        ("fail:triplet-sgd-lr-0.5", variant(optimizer={"name": "sgd", "lr": 0.5}), "unstable"),
         # Adam at 1e-2: R@1 on the unseen classes peaks early and falls as the loss falls
         ("fail:adam-lr-1e-2", variant(optimizer={"name": "adam", "lr": 0.01}), "overfit"),
         # the μ = 0 regulariser, strong, on batch-normalised embeddings: norms shrink
@@ -245,11 +245,8 @@ def labels_of(figures: dict[str, Any], intended: str) -> dict[str, bool]:
         abs(figures["best_recall@1"] - base) < 0.005
     )
     never = not diverged and unmoved and figures["zero_loss_share"] >= 0.9
-    collapsed = (
-        intended == "collapsed"
-        and not diverged
-        and (figures["final_loss"] < 0.01 or figures["final_recall@1"] < base - 0.1)
-    )
+    # built to collapse (no term pushes negatives apart) and its loss did reach ~0
+    collapsed = intended == "collapsed" and not diverged and figures["final_loss"] < 0.01
     off_vertices = intended == "off_vertices" and unmoved
     # learnt something that hurts: finite, but well below the untrained model's R@1
     degraded = not diverged and figures["final_recall@1"] < base - 0.1
@@ -362,7 +359,7 @@ def write_synthetic(out: Path) -> None:
                             "step": "int32", "value": "float32"})  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     series.to_parquet(out / SYNTHETIC_SERIES, index=False, compression="zstd")
-    (out / SYNTHETIC_RUNS).write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
+    (out / SYNTHETIC_RUNS).write_text(dump_runs(runs))
 
 
 def load(out: Path) -> tuple[list[pd.DataFrame], dict[str, Any]]:
@@ -374,13 +371,22 @@ def load(out: Path) -> tuple[list[pd.DataFrame], dict[str, Any]]:
     return [series], json.loads((out / RUNS).read_text())
 
 
+def dump_runs(runs: dict[str, Any]) -> str:
+    """One run a line: compact, and a change to one run is a one-line diff."""
+    lines = [
+        f"{json.dumps(name)}: {json.dumps(run, sort_keys=True)}"
+        for name, run in sorted(runs.items())
+    ]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def save(out: Path, frames: list[pd.DataFrame], runs: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     series = pd.concat(frames, ignore_index=True)[["run", "source", "name", "step", "value"]]
     series = series.astype({"run": "category", "source": "category", "name": "category",
                             "step": "int32", "value": "float32"})  # fmt: skip
     series.to_parquet(out / SERIES, index=False, compression="zstd")
-    (out / RUNS).write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
+    (out / RUNS).write_text(dump_runs(runs))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             run["figures"] = outcome(train_rows.astype({"value": float}),
                                      eval_rows.astype({"value": float}), base)  # fmt: skip
             run["labels"] = labels_of(run["figures"], run["intended"])
-        (args.out / RUNS).write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
+        (args.out / RUNS).write_text(dump_runs(runs))
         return 0
     import torch
 

@@ -55,5 +55,8 @@ def test_no_rule_loses_precision_or_recall_on_the_corpus(corpus) -> None:
 def test_healthy_runs_raise_no_warning_and_trusted_runs_no_critical(corpus) -> None:
     alarms = false_alarms(corpus)
     assert alarms.empty, alarms.to_string()
+    # digits' untrained embeddings reach R@1 ≈ 0.97, so a third of the preset runs end
+    # 0.1 below it ("degraded") or lose 3 points from their best ("overfit"): those may
+    # get a warning; the others are the healthy ones
     healthy = [run for run in corpus if run.healthy_preset]
-    assert len(healthy) >= 90  # the presets' runs, nearly all of them healthy
+    assert len(healthy) >= 70
