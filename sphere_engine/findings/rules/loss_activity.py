@@ -42,7 +42,7 @@ MOSTLY_DEAD = 0.8
         "keep moving after the loss reaches 0: its first moment decays by 0.9 a step while "
         "its second decays by 0.999, so each rare batch with an active triplet is followed "
         "by about ten more steps in its direction. On the default Launch config (digits, "
-        "4,000 steps) 88 % of the weight movement after the loss reached 0 came from "
+        "4,000 steps) 78 % of the weight movement after the loss reached 0 came from "
         "zero-loss steps, and Recall@1 fell from 0.923 to 0.814; with the weights held on "
         "zero-loss steps it ended at 0.934 (bench/zero_loss_updates.py). "
         "The metric loss was exactly zero (or the miner returned no pair or triplet) for "
