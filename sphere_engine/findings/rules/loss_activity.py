@@ -59,7 +59,8 @@ MOSTLY_DEAD = 0.8
     action="Use harder mining (batch-hard), larger batches (more negatives per anchor) or a "
     "larger margin, or a loss that weighs every pair (multi-similarity, N-pair); check that "
     "batches hold several samples per class. If the evaluation falls once the loss is 0, "
-    "keep the best checkpoint (early stopping) or stop there.",
+    "keep the best checkpoint (training.keep_checkpoints) or stop early "
+    "(training.early_stop_patience).",
 )
 def dead_loss(run: RunSeries) -> Hit | None:
     loss = run.series("loss/metric")
