@@ -5,13 +5,13 @@ in the dashboard's launch form) and, where it has one, its allowed range or choi
 
 ``RunConfig.from_dict`` checks the schema and the cross-field rules that need nothing
 else: unknown keys, wrong types, out-of-range values and incompatible settings fail
-with a ``ValueError`` that names the field, the bad value and what is allowed. It is
+with a ``ConfigError`` that names the field, the bad value and what is allowed. It is
 cheap and pure: it never imports torch or the component registries, never reads
-``data.root`` and never changes its input. ``sphere_engine.config.validation.validate`` adds
+``data.root`` and never changes its input. ``sphere_engine.validation.validate`` adds
 the checks that ask the registries and the dataset; every launch runs both.
 
 Fields that hold a registry name carry ``registry=<kind>`` in their metadata instead
-of a hard-coded list of names; ``sphere_engine.config.validation.name_choices`` lists them.
+of a hard-coded list of names; ``sphere_engine.validation.name_choices`` lists them.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
     check_evaluation_combinations,
+    check_list,
 )
 from sphere_engine.config.fields import check_range, coerce_value, option
 from sphere_engine.config.model_section import ModelConfig
@@ -239,7 +240,7 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """Build and check schema and cross-field rules (no registries, no torch, no
-        files; ``data`` is left unchanged). ``validation.validate`` does the rest."""
+        files; ``data`` is left unchanged). ``sphere_engine.validation`` does the rest."""
         if not isinstance(data, dict):
             raise ValueError(f"run config: expected a table of sections, got {data!r}")
         for key in data:
@@ -317,8 +318,9 @@ class RunConfig:
                 f"({self.training.steps})",
                 related=["training.steps"],
             )
-        check_evaluation_combinations(self)
-        check_device_split(self)
+        check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
+        check_evaluation_combinations(self.evaluation, self.robustness, self.data)
+        check_device_split(self.training.devices, self.data)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

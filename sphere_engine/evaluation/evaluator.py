@@ -181,14 +181,13 @@ class Evaluator:
                 recall_ks=recall_ks,
                 backend=self.config.evaluation.knn_backend,
             )
-        track_query_results = getattr(tracker, "track_query_results", None)
         shown = self.snapshot_rows  # the projector's hover: the snapshot's points
-        if collector is not None and track_query_results is not None:
+        if collector is not None:
             points = check_embeddings(host)
             unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
             results = collector.results(unit, unit, labels, "cosine", norms, norms)
             results.classes["class_name"] = class_names(self.splits.test, results.classes["label"])
-            track_query_results(results, step)
+            tracker.track_query_results(results, step)
             shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
         self._thumbnails(shown, tracker)
         if logits is not None and self.config.evaluation.softmax_clustering:
@@ -213,9 +212,8 @@ class Evaluator:
             tracker.track_snapshot(
                 host[rows], original_classes(self.splits.test, labels[rows]), step
             )
-            track_samples = getattr(tracker, "track_snapshot_samples", None)
-            if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
-                track_samples(rows, step)
+            # point i of the snapshot is evaluated row rows[i]
+            tracker.track_snapshot_samples(rows, step)
         return metrics
 
     def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
@@ -223,15 +221,14 @@ class Evaluator:
         the evaluated set is fixed for the run, so each row is drawn once."""
         from sphere_engine.evaluation.thumbnails import image_shape, to_thumbnails
 
-        track = getattr(tracker, "track_thumbnails", None)
         shape = image_shape(self.splits.input_shape, getattr(self.splits, "image_shape", None))
-        if track is None or shape is None or self.splits.pixel_range is None:
+        if shape is None or self.splits.pixel_range is None:
             return
         rows = rows[~np.isin(rows, self._thumbnailed)]
         if not rows.size:
             return
         inputs = gather_inputs(self.splits.test, self.indices[rows])
-        track(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
+        tracker.track_thumbnails(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
         self._thumbnailed = np.union1d(self._thumbnailed, rows)
 
     def _verification(

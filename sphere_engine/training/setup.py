@@ -17,8 +17,8 @@ import torch
 
 from sphere_engine.config import RunConfig
 from sphere_engine.data.batches import gather_inputs
-from sphere_engine.diagnostics.batch_statistics import DirectionTracker
 from sphere_engine.diagnostics.cuda_graph import GraphedPass
+from sphere_engine.diagnostics.direction_tracker import DirectionTracker
 from sphere_engine.diagnostics.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.evaluation import Evaluator
 from sphere_engine.objective import Objective, build_objective
@@ -110,10 +110,10 @@ def prepare_training(
 
     ``checkpoint_dir``: where checkpoints go when ``training.checkpoint_dir`` is empty
     (a recorded run's own directory); the config itself is never changed."""
-    from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.data import create_dataset, iter_batches
     from sphere_engine.data.loader_workers import resolve_num_workers
     from sphere_engine.models.build import build_backbone
+    from sphere_engine.validation.image_size import resolved_data_options
 
     training, data = config.training, config.data
     device = resolve_device(training.device)

@@ -10,7 +10,7 @@ from typing import Any
 
 import submitit
 
-from db.executor import SLURM, write_executor
+from db.scheduler_record import SLURM, write_executor
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from worker.checkpoint_policy import check_checkpoint_dir
@@ -33,7 +33,7 @@ def submit_slurm(
     """Validate, record as queued and submit one run as a SLURM job; return its id.
     ``ValueError`` (config or request, naming the field) or ``SlurmError`` (SLURM missing
     or refusing) before anything stays recorded."""
-    from sphere_engine.config.validation import validated_config
+    from sphere_engine.validation import validated_config
 
     validated = validated_config(config)  # the one check of a submitted run
     store = store or RunStore()
