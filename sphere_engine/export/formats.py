@@ -97,7 +97,9 @@ def _is_zip(path: Path) -> bool:
 
 def _load_torchscript(path: Path) -> ExportedModel:
     files = {METADATA_KEY: ""}
-    module = torch.jit.load(str(path), map_location="cpu", _extra_files=files)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated in torch 2.13, still supported there
+        module = torch.jit.load(str(path), map_location="cpu", _extra_files=files)
     metadata = _metadata(path, files[METADATA_KEY])
 
     def embed(inputs: np.ndarray) -> np.ndarray:
