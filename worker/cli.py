@@ -14,13 +14,14 @@ from worker.commands import (
     export_model,
     reproduction,
     stack,
+    store,
     submit,
     train,
 )
 from worker.commands.help_text import DESCRIPTION, ENVIRONMENT
 
 # The order of the help's command list.
-COMMANDS = (train, submit, analyze, export, export_model, embed, stack, reproduction)
+COMMANDS = (train, submit, analyze, export, export_model, embed, stack, reproduction, store)
 
 
 def package_version() -> str:

@@ -43,12 +43,14 @@ def record_train_run(
     *,
     tags: Sequence[str] = (),
     sweep_id: str | None = None,
+    project: str | None = None,
 ) -> str:
     """Record a run this process is about to train; its id."""
     # Recorded as running at once: a queued run that no broker holds could be picked up.
     run_id = store.create_run(
-        config.to_dict(), name, kind="train", tags=tags, sweep_id=sweep_id, status="running"
-    )
+        config.to_dict(), name, kind="train", tags=tags, sweep_id=sweep_id, status="running",
+        project=project,
+    )  # fmt: skip
     print(f"run {run_id} ({name}) recorded in {store.home}", file=sys.stderr)
     return run_id
 
@@ -69,8 +71,10 @@ def train_command(
     name: str | None = None,
     tags: Iterable[str] = (),
     as_json: bool = False,
+    project: str | None = None,
 ) -> int:
-    """Train in this process, recording into the store; returns the exit code.
+    """Train in this process, recording into the store (in ``project``, default
+    ``default``); returns the exit code.
 
     ``as_json``: the result goes to stdout as one JSON object (run id, status, steps,
     device, final metrics, findings, error); everything else goes to stderr."""
@@ -82,7 +86,11 @@ def train_command(
         return _report(as_json, {**report, "error": str(error)}, 2)
     store = RunStore()
     run_name = name or Path(config_path).stem
-    run_id = record_train_run(store, config, run_name, tags=list(tags))
+    try:
+        run_id = record_train_run(store, config, run_name, tags=list(tags), project=project)
+    except ValueError as error:  # a malformed project name
+        print(f"error: {error}", file=sys.stderr)
+        return _report(as_json, {**report, "error": str(error)}, 2)
     report.update(run_id=run_id, name=run_name, home=str(store.home), status="failed")
     progress = ProgressBar()
     try:
@@ -111,9 +119,13 @@ def train_command(
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
         return _report(as_json, report, 130)
+    if result.message:  # how it finished: "stopped early at step N: ..."
+        report["message"] = result.message
     if not as_json:
         print(format_metrics(result.final_metrics))
         print(format_findings(found))
+        if result.message:
+            print(f"\n{result.message}", file=sys.stderr)
     return _report(as_json, report, 0)
 
 

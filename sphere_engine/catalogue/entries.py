@@ -10,7 +10,7 @@ statistic gets one ``Metric`` line here (and, for a new chart, one ``ChartGroup`
 
 from __future__ import annotations
 
-from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, FINAL_TEST_PREFIX
 from sphere_engine.catalogue.metric import ChartGroup, Metric, Source
 
 TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
@@ -286,9 +286,37 @@ METRICS: tuple[Metric, ...] = (
         for attack in ("fgsm", "pgd")
         for what, title in (("accuracy", "accuracy"), ("recall@1", "R@1"))
     ),
+    # ---- the final test after validation folds (evaluation.final_test): MLRC's three
+    # by name, every other key of that one evaluation as a family
+    *(
+        _eval(
+            FINAL_TEST_PREFIX + key,
+            f"{title} (final test)",
+            "fraction",
+            True,
+            short=f"test {short}",
+        )
+        for key, title, short in (
+            ("precision@1", "precision@1", "P@1"),
+            ("r_precision", "R-precision", "R-Prec"),
+            ("map@r", "MAP@R", "MAP@R"),
+        )
+    ),
+    _eval(FINAL_TEST_PREFIX, "a metric of the final test evaluation"),
 )
 
 #: Columns of the Runs table after the run facts: (source, key).
+#: The run's main metric: the first of these evaluation keys it logged (R@1 for a
+#: retrieval run, else accuracy for classification / verification). The Run page's
+#: quality tile, the Runs table, early stopping, the "best" checkpoint and the run
+#: catalogue's ``main_value`` all lead with it. All are higher-is-better fractions.
+MAIN_METRICS: tuple[str, ...] = (
+    "recall@1",
+    "classifier_accuracy",
+    "linear_probe/accuracy",
+    "verification/accuracy",
+)
+
 RUNS_TABLE: tuple[tuple[Source, str], ...] = (
     (TRAIN, "loss/total"),
     (TRAIN, "norm/var"),

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
+from sphere_engine.catalogue.retention import policy_problem as retention_policy_problem
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
@@ -35,6 +36,7 @@ from sphere_engine.config.evaluation import (
     check_list,
 )
 from sphere_engine.config.fields import check_range, coerce_value, option
+from sphere_engine.config.folds import check_folds_and_early_stop
 from sphere_engine.config.model_section import ModelConfig
 from sphere_engine.config.overrides import apply_overrides
 
@@ -104,7 +106,7 @@ class OptimizerConfig:
         min=0.0,
         label="Head learning rate",
     )
-    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0, label="Momentum")
+    momentum: float = option(0.9, "Momentum of SGD and RMSprop", min=0.0, max=1.0, label="Momentum")
     nesterov: bool = option(False, "SGD Nesterov momentum", label="Nesterov momentum")
     weight_decay: float = option(0.0, "Weight decay", min=0.0, label="Weight decay")
 
@@ -148,6 +150,12 @@ class TrainingConfig:
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
     )
+    keep_checkpoints: str = option(
+        "last+best",
+        "Checkpoints kept as the run goes: last, best (by the run's main metric), "
+        "last+best, all, or N (the last N)",
+        label="Keep checkpoints",
+    )
     amp: Literal["off", "bf16", "fp16"] = option(
         "off",
         "Mixed precision of the forward pass: bf16, or fp16 with a gradient scaler (CUDA "
@@ -158,6 +166,20 @@ class TrainingConfig:
         False, "channels_last memory format for image backbones", label="channels_last"
     )
     compile: bool = option(False, "torch.compile the backbone", label="torch.compile")
+    early_stop_patience: int = option(
+        0,
+        "Stop after this many evaluations in a row without improving on the best value of "
+        "early_stop_metric (0 = never stop early); with data.folds, on the validation classes",
+        min=0,
+        max=100_000,
+        label="Early-stop patience (evaluations)",
+    )
+    early_stop_metric: str = option(
+        "map@r",
+        "Evaluation metric early stopping watches (and, with data.folds, the one that picks "
+        "the weights evaluation.final_test evaluates)",
+        label="Early-stop metric",
+    )
 
 
 @dataclass
@@ -170,7 +192,8 @@ class DiagnosticsConfig:
     )
     eval_every: int = option(
         100,
-        "Evaluate on the test split every N steps (and at the end)",
+        "Evaluate every N steps (and at the end): on the validation classes with "
+        "data.folds, else on the test split",
         min=1,
         label="Evaluate every (steps)",
     )
@@ -319,8 +342,12 @@ class RunConfig:
                 related=["training.steps"],
             )
         check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
+        policy_problem = retention_policy_problem(self.training.keep_checkpoints)
+        if policy_problem is not None:
+            raise ConfigError("training.keep_checkpoints", policy_problem)
         check_evaluation_combinations(self.evaluation, self.robustness, self.data)
         check_device_split(self.training.devices, self.data)
+        check_folds_and_early_stop(self.data, self.training)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

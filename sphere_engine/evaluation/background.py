@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -39,14 +40,21 @@ class BackgroundEvaluations:
     """Submits captured evaluations to one thread and collects them in step order."""
 
     def __init__(
-        self, evaluator: Evaluator, *, background: bool = True, max_pending: int = MAX_PENDING
+        self,
+        evaluator: Evaluator,
+        *,
+        background: bool = True,
+        max_pending: int = MAX_PENDING,
+        on_result: Callable[[int, dict[str, float]], None] | None = None,
     ) -> None:
         self.evaluator = evaluator
+        self.on_result = on_result  # (step, metrics) of each result, in step order
         self.background = background
         self.max_pending = max(1, max_pending)
         self.pending: deque[_Pending] = deque()
         self.executor = ThreadPoolExecutor(1, "evaluation") if background else None
         self.last_metrics: dict[str, float] = {}
+        self.evaluated: dict[int, dict[str, float]] = {}  # step → metrics, for retention
 
     def _compute(self, captured: Captured, step: int):
         recorder = RecordingTracker()
@@ -74,6 +82,9 @@ class BackgroundEvaluations:
         timing = {"eval/seconds": seconds, "eval/lag_steps": float(now - done.step)}
         tracker.track_eval(timing, done.step)
         self.last_metrics = metrics
+        self.evaluated[done.step] = dict(metrics)
+        if self.on_result is not None:
+            self.on_result(done.step, metrics)
 
     def collect(self, tracker: Tracker, now: int) -> None:
         """Track every finished evaluation (oldest first) without waiting."""

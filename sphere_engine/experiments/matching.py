@@ -5,6 +5,7 @@ or a CLI run with the same settings carries no ``repro:`` tag, yet it is the sam
 experiment: it counts when its config equals a variant's, leaving out what says where
 and how often a run ran rather than what it learned (``PLACEMENT``), and the seed and
 steps (the report shows both per run and says when fewer steps ran than declared).
+A field added after a run was stored takes its default there, so the run still matches.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ PLACEMENT = (
     ("training", "devices"),
     ("training", "checkpoint_every"),
     ("training", "checkpoint_dir"),
+    ("training", "keep_checkpoints"),
     ("training", "compile"),
     ("training", "channels_last"),
     ("diagnostics", "log_every"),
@@ -35,6 +37,7 @@ PLACEMENT = (
     ("diagnostics", "snapshot_size"),
     ("diagnostics", "gradient_stats"),
     ("evaluation", "background"),
+    ("evaluation", "final_test"),
 )
 _PLACEHOLDER_ROOT = "<data root>"
 
@@ -56,7 +59,21 @@ def variant_matcher(experiment: Experiment) -> Callable[[dict[str, Any]], str | 
         declared = experiment.config(variant, experiment.seeds[0], experiment.steps, root)
         by_essence.setdefault(_essence(RunConfig.from_dict(declared).to_dict()), variant.name)
 
+    defaults = RunConfig().to_dict()
+
     def match(config: dict[str, Any]) -> str | None:
-        return by_essence.get(_essence(config)) if config else None
+        return by_essence.get(_essence(with_defaults(config, defaults))) if config else None
 
     return match
+
+
+def with_defaults(config: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """A stored config with the fields added since it was stored at their ``defaults``
+    (``RunConfig().to_dict()``), so an old run matches the experiment it ran. A merge,
+    not a parse: the Report matches every run of the store this way."""
+    filled = dict(config)
+    for section, fields in defaults.items():
+        stored = config.get(section)
+        if isinstance(stored, dict) and isinstance(fields, dict):
+            filled[section] = {**fields, **stored}
+    return filled

@@ -60,6 +60,7 @@ def validate(config: RunConfig) -> None:
             f"got {type(config).__name__}"
         )
     from sphere_engine.data import dataset_info
+    from sphere_engine.data.folds import fold_info
     from sphere_engine.heads import polytope_dim
     from sphere_engine.objective_parts import build_objective_parts, typed_options
 
@@ -95,6 +96,7 @@ def validate(config: RunConfig) -> None:
         raise
     except ValueError as error:  # not about one field the dataset knows
         raise ConfigError("data", str(error)) from None
+    info = fold_info(info, data.folds, data.fold)  # a fold trains on fewer classes
     num_classes = info.num_classes_train
     if config.robustness.enabled and not getattr(datasets.get(data.name), "has_pixel_range", True):
         raise ConfigError(

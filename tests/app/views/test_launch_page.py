@@ -15,19 +15,24 @@ def launched(monkeypatch, store):
     """worker.launch_many / launch_sweep replaced by fakes that only record the runs."""
     calls: dict[str, list] = {"launch": [], "sweep": []}
 
-    def fake_launch_many(configs, names=(), tags=(), sweep_id=None, *, run_tags=(), store=None):
+    def fake_launch_many(
+        configs, names=(), tags=(), sweep_id=None, *, run_tags=(), store=None, project=None
+    ):
         names = list(names) or [None] * len(configs)
         own = list(run_tags) or [()] * len(configs)
         ids = []
         for config, name, extra in zip(configs, names, own, strict=True):
             all_tags = (*tags, *extra)
             calls["launch"].append(
-                {"config": config, "name": name, "tags": all_tags, "sweep_id": sweep_id}
+                {"config": config, "name": name, "tags": all_tags, "sweep_id": sweep_id,
+                 "project": project}
+            )  # fmt: skip
+            ids.append(
+                store.create_run(config, name, tags=all_tags, sweep_id=sweep_id, project=project)
             )
-            ids.append(store.create_run(config, name, tags=all_tags, sweep_id=sweep_id))
         return ids
 
-    def fake_sweep(base, grid, seeds, *, name=None, tags=(), store=None):
+    def fake_sweep(base, grid, seeds, *, name=None, tags=(), store=None, project=None):
         calls["sweep"].append({"base": base, "grid": grid, "seeds": seeds})
         count = len(seeds)
         for values in grid.values():
@@ -87,11 +92,13 @@ def test_launch_sends_the_form_config_and_links_to_the_run(home, launched):
     app.number_input(key="lf0.training.steps").set_value(42)
     app.text_input(key="launch.name").set_value("my run")
     app.text_input(key="launch.tags").set_value("a, b")
+    assert app.text_input(key="launch.project").value == "default"
+    app.text_input(key="launch.project").set_value("lab-a")
     app.button(key="launch.go").click().run()
     assert not app.exception and not app.error
     (call,) = launched["launch"]
     assert call["config"]["training"]["steps"] == 42
-    assert (call["name"], call["tags"]) == ("my run", ("a", "b"))
+    assert (call["name"], call["tags"], call["project"]) == ("my run", ("a", "b"), "lab-a")
     assert any("Launched 1 run" in s for s in texts(app.success))
     run_links = [link.proto for link in app.get("page_link") if link.proto.page.endswith("run")]
     assert len(run_links) == 1
