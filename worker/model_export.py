@@ -1,7 +1,8 @@
 """``spherescope export-model``: a run's embedding model to ONNX / TorchScript, checked.
 
 The checkpoint is found through the run's recorded checkpoints (``last``, a step, or
-``best``: a ``best*.pt`` file in the run's checkpoint folder); the export and its
+``best``: the kept one at the evaluation with the best main metric, as
+``training.keep_checkpoints`` keeps it); the export and its
 check run in ``sphere_engine.export``; the result is recorded in the run's folder
 (``db.model_exports``) whether it passed or not. A failed check keeps the file under
 ``<out>.failed`` and exits 1 with the numbers.
@@ -39,15 +40,8 @@ def find_checkpoint(store: RunStore, run_id: str, which: str) -> tuple[Path, int
     rows = queries.checkpoints(store, run_id)
     files = [(int(step), Path(path)) for step, path in zip(rows["step"], rows["path"], strict=True)]
     files = [(step, path) for step, path in files if path.is_file()]
-    folder = store.run_dir(run_id) / "checkpoints"
     if which == "best":
-        best = sorted(folder.glob("best*.pt")) if folder.is_dir() else []
-        if not best:
-            raise MissingCheckpoint(
-                f"run {run_id} kept no best checkpoint (no best*.pt in {folder}); "
-                "use --checkpoint last or a step"
-            )
-        return best[-1], None
+        return _best_checkpoint(store, run_id, record.config, files)
     if not files:
         where = (
             "an SDK run logs no checkpoints"
@@ -64,6 +58,34 @@ def find_checkpoint(store: RunStore, run_id: str, which: str) -> tuple[Path, int
             return path, step
     steps = ", ".join(str(step) for step, _ in sorted(files))
     raise MissingCheckpoint(f"run {run_id} has no checkpoint at step {wanted} (steps: {steps})")
+
+
+def _best_checkpoint(
+    store: RunStore, run_id: str, config: dict[str, Any], files: list[tuple[int, Path]]
+) -> tuple[Path, int]:
+    """The kept checkpoint at the evaluation with the best main metric (the one
+    ``training.keep_checkpoints`` keeps as "best")."""
+    from db import queries
+    from sphere_engine.catalogue import main_metric
+
+    policy = str((config.get("training") or {}).get("keep_checkpoints", "all"))
+    if policy == "last":
+        raise MissingCheckpoint(
+            f'run {run_id} kept no best checkpoint (training.keep_checkpoints = "last"); '
+            "use --checkpoint last or a step"
+        )
+    evaluations = queries.eval_series(store, run_id)
+    metric = main_metric(set(evaluations["name"]))
+    scores = evaluations[evaluations["name"] == metric].set_index("step")["value"]
+    scored = [(float(scores[step]), step, path) for step, path in files if step in scores.index]
+    scored = [entry for entry in scored if entry[0] == entry[0]]  # NaN is never best
+    if not scored:
+        raise MissingCheckpoint(
+            f"run {run_id} kept no best checkpoint (no checkpoint at an evaluated step"
+            f"{f' of {metric}' if metric else ''}); use --checkpoint last or a step"
+        )
+    _, step, path = max(scored)
+    return path, step
 
 
 def final_evaluation(store: RunStore, run_id: str) -> dict[str, float]:

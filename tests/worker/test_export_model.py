@@ -88,7 +88,8 @@ def test_failed_check_keeps_the_file_as_failed_and_exits_1(trained, store, tmp_p
 
 def test_missing_checkpoints_get_one_line(trained, store, tmp_path, capsys):
     out = str(tmp_path / "m.pt")
-    assert cli.main(["export-model", trained[1], "--format", "onnx", "--out", out,
+    only_last = store.create_run({"training": {"keep_checkpoints": "last"}}, "last only")
+    assert cli.main(["export-model", only_last, "--format", "onnx", "--out", out,
                      "--checkpoint", "best"]) == 2  # fmt: skip
     assert "kept no best checkpoint" in capsys.readouterr().err
     assert cli.main(["export-model", trained[1], "--format", "onnx", "--out", out,
@@ -99,6 +100,13 @@ def test_missing_checkpoints_get_one_line(trained, store, tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and "has no checkpoint file here" in error
     assert not Path(out).exists()
+
+
+def test_best_is_the_kept_checkpoint_with_the_best_main_metric(trained, store):
+    from worker.model_export import find_checkpoint
+
+    path, step = find_checkpoint(store, trained[1], "best")
+    assert step == 20 and path.name == "step_00000020.pt"  # the one evaluated checkpoint
 
 
 def test_embed_then_analyze_gives_the_runs_final_metrics(trained, store, tmp_path):
