@@ -134,7 +134,7 @@ def study_status(home: str | os.PathLike[str], study_id: str) -> dict[str, Any]:
     """Per arm: trials by state against the budget, runs in flight, reproductions."""
     from worker.study.results import study_results
 
-    results = study_results(home, study_id, concatenated=lambda store, ids: {})
+    results = study_results(home, study_id)
     store = RunStore(home)
     runs = study_runs(store, study_id)
     arms = {}

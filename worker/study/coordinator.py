@@ -43,7 +43,7 @@ from worker.study.spec import WILCOXON_MIN_FOLDS, StudySpec
 
 log = logging.getLogger(__name__)
 
-ENDED_WELL = "completed"
+ENDED_WELL = "finished"
 FINDINGS_EVERY_S = 5.0
 CURVES_EVERY_S = 1.0
 
@@ -176,6 +176,8 @@ class Coordinator:
         self.studies: dict[str, optuna.Study] = {}
         self.slots: dict[str, Slot] = {}  # run id → slot, for runs in flight
         self.known: dict[tuple[str, str, int, int], list[StudyRun]] = {}
+        self.repro_finished: dict[tuple[str, int], dict[int, str]] = {}  # → fold → run id
+        self.concatenated: set[tuple[str, int]] = set()
         self.progress = Progress()
 
     # -- state from the journal and the store ---------------------------------------------
@@ -183,8 +185,13 @@ class Coordinator:
         """Every trial and run as the journal and the store hold them."""
         self.studies = open_arm_studies(self.home, self.study_id, self.spec)
         self.known = {}
+        self.repro_finished = {}
         for run in study_runs(self.store, self.study_id):
             self.known.setdefault(run.key, []).append(run)
+            if run.repro is not None and run.record.status == ENDED_WELL:
+                self.repro_finished.setdefault((run.arm, run.repro), {})[run.fold] = (
+                    run.record.run_id
+                )
         self.slots = {}
         for arm, study in self.studies.items():
             for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
@@ -292,6 +299,7 @@ class Coordinator:
             self._follow(slot)
         self._launch_trials()
         self._launch_reproductions()
+        self._evaluate_concatenated()
         if not self.slots and self._all_done():
             return "finished"
         return "running"
@@ -341,6 +349,26 @@ class Coordinator:
                         return False
         return True
 
+    def _evaluate_concatenated(self) -> None:
+        """A reproduction whose k fold runs have finished: its joined embeddings
+        evaluated once (kept in the study's folder)."""
+        from worker.study.concatenated import compute_and_store, stored
+
+        if self.spec.folds == 1:
+            return
+        for (arm, repro), folds in self.repro_finished.items():
+            if (arm, repro) in self.concatenated or len(folds) < self.spec.folds:
+                continue
+            self.concatenated.add((arm, repro))
+            if stored(self.home, self.study_id, arm, repro) is not None:
+                continue
+            run_ids = [folds[f] for f in range(self.spec.folds)]
+            try:
+                compute_and_store(self.home, self.study_id, arm, repro, run_ids, self.store)
+            except (ValueError, OSError) as error:
+                log.warning("study %s: %s reproduction %d not concatenated: %s",
+                            self.study_id, arm, repro, error)  # fmt: skip
+
     # -- following one run --------------------------------------------------------------
     def _follow(self, slot: Slot) -> None:
         record = self.store.get_run(slot.run_id)
@@ -365,6 +393,8 @@ class Coordinator:
             return
         if slot.kind == "trial":
             self._trial_fold_ended(slot, record.status, record.status_message)
+        elif record.status == ENDED_WELL:
+            self.repro_finished.setdefault((slot.arm, slot.number), {})[slot.fold] = slot.run_id
 
     def _metric_points(self, run_id: str) -> list[tuple[int, float]]:
         frame = queries.eval_series(self.store, run_id, [self.spec.metric])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -179,30 +179,20 @@ def _last_values(
     return out
 
 
-ConcatenatedEvaluation = Callable[[RunStore, list[str]], dict[str, float]]
-
-
-def _concatenated(store: RunStore, run_ids: list[str]) -> dict[str, float]:
-    """The fold models' test embeddings concatenated (the ``folds`` session's function)."""
-    from worker.study.concatenated import concatenated_metrics
-
-    return concatenated_metrics(store, run_ids)
-
-
 def reproduction_values(
-    store: RunStore,
-    spec: StudySpec,
-    runs: list[StudyRun],
-    concatenated: ConcatenatedEvaluation = _concatenated,
+    store: RunStore, spec: StudySpec, runs: list[StudyRun], study_id: str
 ) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """arm → evaluation → metric → one value per finished reproduction."""
+    """arm → evaluation → metric → one value per finished reproduction (concatenated:
+    once the coordinator has evaluated the joined embeddings)."""
+    from worker.study.concatenated import stored
+
     folds = reproduction_folds(spec)
     by_repro: dict[tuple[str, int], dict[int, StudyRun]] = {}
     for run in runs:
         if run.repro is not None and run.record.status == "completed":
             by_repro.setdefault((run.arm, run.repro), {})[run.fold] = run
     out: dict[str, dict[str, dict[str, list[float]]]] = {}
-    for (arm, _repro), fold_runs in sorted(by_repro.items()):
+    for (arm, repro), fold_runs in sorted(by_repro.items()):
         if len(fold_runs) < folds:
             continue
         ids = [fold_runs[f].record.run_id for f in range(folds)]
@@ -223,10 +213,7 @@ def reproduction_values(
                 arm_values.setdefault("separated", {}).setdefault(metric, []).append(
                     float(np.mean(per_fold))
                 )
-        try:
-            joined = concatenated(store, ids)
-        except (ValueError, OSError, ImportError):
-            joined = {}
+        joined = stored(store.home, study_id, arm, repro) or {}
         for metric in TABLE_METRICS:
             if metric in joined:
                 arm_values.setdefault("concatenated", {}).setdefault(metric, []).append(
@@ -254,7 +241,6 @@ def study_results(
     study_id: str,
     *,
     store: RunStore | None = None,
-    concatenated: ConcatenatedEvaluation = _concatenated,
 ) -> StudyResults:
     """The study's table as its journal and its runs hold it now (live while it runs)."""
     import optuna
@@ -280,7 +266,7 @@ def study_results(
             results.best[arm.name] = dict(study.best_trial.params)
             results.best_value[arm.name] = float(study.best_value)
     runs = study_runs(store, study_id)
-    values = reproduction_values(store, spec, runs, concatenated)
+    values = reproduction_values(store, spec, runs, study_id)
     for arm in spec.arms:
         per = values.get(arm.name, {})
         first = next(iter(per.values()), {})

@@ -31,18 +31,24 @@ def trial_config(spec: StudySpec, config: Mapping[str, Any], fold: int) -> dict[
 def reproduction_config(
     spec: StudySpec, config: Mapping[str, Any], repro: int, fold: int
 ) -> dict[str, Any]:
-    """Reproduction ``repro`` of a setting: a new seed; with folds, fold ``fold``'s model
-    evaluated once on the test classes at its end; with one fold, all training classes."""
+    """Reproduction ``repro`` of a setting: a new seed, evaluated once on the test
+    classes at its end (``test/...`` keys); with folds, fold ``fold``'s model, with one
+    fold a model of all training classes."""
     out = copy.deepcopy(dict(config))
     seed = int(out.get("training", {}).get("seed", 0))
     set_path_value(out, "training.seed", seed + REPRO_SEED_OFFSET + repro)
+    set_path_value(out, "evaluation.final_test", True)
     if spec.folds == 1:
+        # all training classes and no validation: nothing to stop early on, and the
+        # test split is evaluated once, at the end
         set_path_value(out, "data.folds", 0)
         set_path_value(out, "data.fold", 0)
+        set_path_value(out, "training.early_stop_patience", 0)
+        steps = int(out.get("training", {}).get("steps", 300))
+        set_path_value(out, "diagnostics.eval_every", steps)
     else:
         set_path_value(out, "data.folds", spec.folds)
         set_path_value(out, "data.fold", fold)
-        set_path_value(out, "evaluation.final_test", True)
     return out
 
 

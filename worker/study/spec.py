@@ -279,10 +279,11 @@ def check_metric(spec: StudySpec, base: RunConfig) -> None:
 
 def check_spec(spec: StudySpec) -> None:
     """Every config the study can launch, checked before anything is queued: each arm's
-    config with every searched path at each end of its range (or each choice), for the
-    first and last fold; the folds against the training classes; the metric."""
+    config with every searched path at each end of its range (or each choice) as a
+    fold's run; a reproduction's run; the folds against the training classes; the
+    metric."""
     from sphere_engine.config.validation import validated_config
-    from worker.study.runs import trial_config
+    from worker.study.runs import reproduction_config, trial_config
 
     try:
         base = RunConfig.from_dict(dict(spec.base))
@@ -298,10 +299,11 @@ def check_spec(spec: StudySpec) -> None:
         try:
             arm_config = validated_config(arm.config(spec.base)).to_dict()
         except ConfigError as error:
-            raise ConfigError(
-                f"{where}.set" if error.path.split(".")[0] != "base" else error.path, error.args[0]
-            ) from None
+            set_here = error.path in arm.overrides
+            prefix = f"{where}.set." if set_here else "base."
+            raise ConfigError(prefix + error.path, error.detail) from None
         _check_folds(spec, arm_config)
+        validated_config(reproduction_config(spec, arm_config, repro=0, fold=0))
         for dimension in arm.space:
             for value in dimension.extremes():
                 config = arm.config(spec.base, {dimension.path: value})
@@ -315,23 +317,20 @@ def check_spec(spec: StudySpec) -> None:
 
 
 def _check_folds(spec: StudySpec, arm_config: dict[str, Any]) -> None:
-    from sphere_engine.config.image_size import resolved_data_options
-    from sphere_engine.data import dataset_info
+    """Folds need class-disjoint training and test classes, and no more folds than
+    training classes (``validated_config`` of a fold's run knows the class count)."""
+    from sphere_engine.config.validation import validated_config
+    from worker.study.runs import trial_config
 
-    config = RunConfig.from_dict(arm_config)
-    data = config.data
-    if data.split != "class_disjoint":
+    split = RunConfig.from_dict(arm_config).data.split
+    if split != "class_disjoint":
         raise ConfigError(
             "base.data.split",
-            f"{data.split!r}: a study's folds need 'class_disjoint' training and test classes",
+            f"{split!r}: a study's folds need 'class_disjoint' training and test classes",
         )
-    from sphere_engine.components import typed_options
-    from sphere_engine.config.registries import registry_for
-
-    options = typed_options(registry_for("data"), data.name, resolved_data_options(config))
-    classes = dataset_info(data.name, root=data.root, split=data.split, **options).num_classes_train
-    if spec.run_folds > classes:
-        raise ConfigError(
-            "folds",
-            f"{spec.folds} folds of {data.name!r}'s {classes} training classes: at most {classes}",
-        )
+    try:
+        validated_config(trial_config(spec, arm_config, fold=0))
+    except ConfigError as error:
+        if error.path == "data.folds":
+            raise ConfigError("folds", f"{spec.folds}: {error.detail}") from None
+        raise
