@@ -332,5 +332,5 @@ def _check_folds(spec: StudySpec, arm_config: dict[str, Any]) -> None:
         validated_config(trial_config(spec, arm_config, fold=0))
     except ConfigError as error:
         if error.path == "data.folds":
-            raise ConfigError("folds", f"{spec.folds}: {error.detail}") from None
+            raise ConfigError("folds", error.detail) from None
         raise
