@@ -69,8 +69,9 @@ def _no_duplicates(runs) -> None:
 
 
 @pytest.fixture(scope="module")
-def finished_study(worker: WorkerProcess, home: Path) -> str:
+def finished_study(cpu_worker: WorkerProcess, home: Path) -> str:
     """One small study run to its end by the coordinator in this process."""
+    cpu_worker.ensure_running()
     study_id = control.create_study(home, parse_spec(study_table("small")), parallel=2)
     progress = control.coordinate(home, study_id, poll_s=0.1, max_seconds=600)
     assert progress.state == "finished"

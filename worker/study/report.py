@@ -39,7 +39,8 @@ def markdown(results: StudyResults) -> str:
         "interval (Student t over the reproductions).",
         "",
     ]
-    evaluations = sorted({row.evaluation for row in results.rows})
+    present = {row.evaluation for row in results.rows}
+    evaluations = [e for e in EVALUATION_TITLES if e in present]
     metrics = ("precision@1", "r_precision", "map@r")
     titles = {"precision@1": "P@1", "r_precision": "R-Precision", "map@r": "MAP@R"}
     for evaluation in evaluations:

@@ -189,7 +189,7 @@ def reproduction_values(
     folds = reproduction_folds(spec)
     by_repro: dict[tuple[str, int], dict[int, StudyRun]] = {}
     for run in runs:
-        if run.repro is not None and run.record.status == "completed":
+        if run.repro is not None and run.record.status == "finished":
             by_repro.setdefault((run.arm, run.repro), {})[run.fold] = run
     out: dict[str, dict[str, dict[str, list[float]]]] = {}
     for (arm, repro), fold_runs in sorted(by_repro.items()):
