@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app import ui
 from app.charts import study as charts
 from app.data import studies
 
@@ -96,3 +97,6 @@ def main() -> None:
         _content(study_id)
 
     live_part()
+
+
+ui.run_page(main)

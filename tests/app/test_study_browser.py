@@ -75,11 +75,15 @@ def test_study_page_follows_a_running_study(tmp_path) -> None:
             page.get_by_role("heading", name="Study").first.wait_for(timeout=60_000)
             page.get_by_text("3 / 4").wait_for(timeout=60_000)  # triplet's budget used
             page.get_by_text("1 / 4").wait_for(timeout=30_000)
-            page.get_by_text("Optimisation history").first.wait_for(timeout=30_000)
-            page.get_by_text("Parameter importances").first.wait_for(timeout=30_000)
+            # history, fANOVA importances and parallel coordinates of triplet's trials
+            page.get_by_role("tab", name="triplet").click()
+            charts = page.locator('[data-testid="stVegaLiteChart"]')
+            charts.locator("visible=true").nth(2).wait_for(timeout=60_000)
+            assert "Parameter importances need" not in page.inner_text("body")
             page.get_by_text("No reproduction has finished yet").wait_for(timeout=30_000)
             page.get_by_role("tab", name="ms").click()
-            page.get_by_text(re.compile("Training diverged")).first.wait_for(timeout=30_000)
+            why = page.locator("td", has_text=re.compile("Training diverged"))
+            why.first.wait_for(state="attached", timeout=30_000)  # the grid draws on a canvas
             # the coordinator goes on: the page follows without a reload
             _complete(triplet, 0.30)
             page.get_by_text("4 / 4").wait_for(timeout=30_000)
