@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
+from sphere_engine.catalogue.facts import OPTIMIZERS
 from sphere_engine.config import OptimizerConfig, ScheduleConfig
 
 
@@ -56,7 +57,11 @@ def build_optimizer(
         return torch.optim.Adam(groups, lr=config.lr, weight_decay=config.weight_decay)
     if config.name == "adamw":
         return torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay)
-    raise ValueError(f"optimizer.name: {config.name!r} is not one of 'sgd', 'adam', 'adamw'")
+    if config.name == "rmsprop":  # MLRC's optimiser (SCIENCE.md §9); torch's alpha and eps
+        return torch.optim.RMSprop(
+            groups, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay
+        )
+    raise ValueError(f"optimizer.name: {config.name!r} is not one of {', '.join(OPTIMIZERS)}")
 
 
 def lr_multiplier(config: ScheduleConfig, total_steps: int) -> Callable[[int], float]:

@@ -19,7 +19,9 @@ import torch
 
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
+from sphere_engine.evaluation import Evaluator
 from sphere_engine.evaluation.background import BackgroundEvaluations
+from sphere_engine.evaluation.final_test import run_final_test
 from sphere_engine.optim import apply_lr
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel, StopAgreement
 from sphere_engine.tracking import Tracker
@@ -34,6 +36,7 @@ from sphere_engine.training import (
     save_checkpoint,
     train_step,
 )
+from sphere_engine.training.early_stopping import ValidationWatch
 from sphere_engine.training.resume import resume
 
 __all__ = [
@@ -53,6 +56,8 @@ class TrainingResult:
     final_metrics: dict[str, float] = field(default_factory=dict)
     checkpoint_path: str | None = None
     device: str = "cpu"
+    stopped_early: bool = False
+    message: str = ""  # the finished run's status message ("stopped early at step N: ...")
 
 
 def run_training(
@@ -89,17 +94,23 @@ def train_loop(
     reporter = StepReporter(tracker)
     stop_agreed = StopAgreement(parallel, setup.device)  # every rank stops at one step
     step, cancelled, checkpoint_path = start_step, False, None
+    stopped_early, message = False, ""
     waiting: QueuedStep | None = None  # the step queued on the device, not yet read
     final_metrics: dict[str, float] = {}
+    watch = setup.watch
     evaluations = BackgroundEvaluations(
-        setup.evaluator, background=setup.config.evaluation.background
+        setup.evaluator, background=setup.config.evaluation.background, on_result=watch.observe
     )
     setup.model.train()
     try:
         while step < training.steps:
-            # ---- cooperative cancel: checked every iteration (all ranks stop together)
-            if stop_agreed(should_stop is not None and should_stop()):
-                cancelled = True
+            # ---- cooperative cancel or early stop: checked every iteration (all ranks
+            # stop together; rank 0 alone evaluates, so only it knows of an early stop)
+            asked = should_stop is not None and should_stop()
+            if stop_agreed(asked or watch.should_stop):
+                stopped_early = watch.should_stop and not asked
+                cancelled = not stopped_early
+                message = watch.stop_message(step) if stopped_early else ""
                 break
             step += 1
             started = time.perf_counter()
@@ -136,13 +147,16 @@ def train_loop(
                 reporter.report()
             tracker.track_progress(step, training.steps)
 
-            # ---- periodic evaluation on the test split (and at the end), on rank 0:
-            # embeddings taken now, metrics computed beside the loop, tracked when done
+            # ---- periodic evaluation (the validation classes with folds, else the test
+            # split; and at the end), on rank 0: embeddings taken now, metrics computed
+            # beside the loop, tracked when done
             if is_main:
                 evaluations.collect(tracker, step)
             if is_main and eval_due:
                 reporter.report()
-                evaluate(setup, evaluations, tracker, step, final=step == training.steps)
+                evaluate(
+                    setup, evaluations, tracker, step, final=step == training.steps, watch=watch
+                )
 
             # ---- periodic checkpoint
             if is_main and checkpoint_due(setup, step):
@@ -154,12 +168,17 @@ def train_loop(
         if waiting is not None:
             read_step(waiting, reporter)
             waiting = None
-        if is_main and cancelled and step and step % diagnostics.eval_every:
-            evaluate(setup, evaluations, tracker, step, final=True)
+        if is_main and (cancelled or stopped_early) and step and step % diagnostics.eval_every:
+            evaluate(setup, evaluations, tracker, step, final=True, watch=watch)
         final_metrics = evaluations.drain(tracker, step)  # the run waits for the last one
         last_saved = checkpoint_path_is_current(checkpoint_path, step)
         if is_main and setup.checkpoint_dir and step and not last_saved:
             checkpoint_path = write_checkpoint(setup, tracker, step)
+        # ---- the final test: once, after everything else (the checkpoint keeps the
+        # last step's weights; the test may load the best validation evaluation's)
+        if is_main and setup.config.evaluation.final_test and step and not cancelled:
+            reporter.report()
+            final_metrics = final_metrics | final_test(setup, watch, tracker, step)
     except BaseException:
         if waiting is not None:  # the failed step's predecessor is kept, if it can be read
             with contextlib.suppress(Exception):
@@ -171,7 +190,15 @@ def train_loop(
             reporter.report()  # finished, cancelled or failed: nothing logged is lost
         finally:
             tracker.flush()
-    return TrainingResult(step, cancelled, final_metrics, checkpoint_path, str(setup.device))
+    return TrainingResult(
+        step,
+        cancelled,
+        final_metrics,
+        checkpoint_path,
+        str(setup.device),
+        stopped_early=stopped_early,
+        message=message,
+    )
 
 
 @dataclass
@@ -232,11 +259,29 @@ def evaluate(
     step: int,
     *,
     final: bool,
+    watch: ValidationWatch,
 ) -> None:
-    """Embed the test split now, hand the metrics to ``evaluations``, back to training."""
+    """Embed the evaluated split now, hand the metrics to ``evaluations``, back to
+    training (``watch`` copies the weights when it keeps the best)."""
+    watch.captured(step, setup.model)
     captured = setup.evaluator.capture(setup.model, setup.objective, final=final)
     setup.model.train()
     evaluations.submit(captured, step, tracker)
+
+
+def final_test(
+    setup: TrainingSetup, watch: ValidationWatch, tracker: Tracker, step: int
+) -> dict[str, float]:
+    """``evaluation.final_test``: the one evaluation on the test split (all of it, its
+    protocol), with the best validation evaluation's weights where they were kept."""
+    if watch.best_weights is not None:
+        setup.model.load_state_dict(watch.best_weights)
+    evaluator = Evaluator(setup.splits, setup.config, setup.device, final_test=True)
+    metrics = run_final_test(
+        evaluator, setup.model, setup.objective, tracker, step, setup.checkpoint_dir
+    )
+    setup.model.train()
+    return metrics
 
 
 def checkpoint_due(setup: TrainingSetup, step: int) -> bool:
@@ -254,6 +299,7 @@ def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:
         setup.model,
         setup.objective,
         setup.optimizer,
+        setup.watch.state_dict(),
     )
     tracker.track_checkpoint(path, step)
     return path

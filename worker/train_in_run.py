@@ -36,6 +36,6 @@ def train_in_run(
     if result.cancelled:
         reason = run.store.cancel_reason(run.run_id) or "cancelled"
         run.end("cancelled", f"{reason} at step {result.steps_completed}", device=result.device)
-    else:
-        run.end("finished", device=result.device)
+    else:  # an early stop says so (its message)
+        run.end("finished", result.message, device=result.device)
     return result

@@ -10,7 +10,7 @@ statistic gets one ``Metric`` line here (and, for a new chart, one ``ChartGroup`
 
 from __future__ import annotations
 
-from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
+from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, FINAL_TEST_PREFIX
 from sphere_engine.catalogue.metric import ChartGroup, Metric, Source
 
 TRAIN, EVAL = Source.TRAINING_BATCH, Source.EVALUATION
@@ -286,6 +286,23 @@ METRICS: tuple[Metric, ...] = (
         for attack in ("fgsm", "pgd")
         for what, title in (("accuracy", "accuracy"), ("recall@1", "R@1"))
     ),
+    # ---- the final test after validation folds (evaluation.final_test): MLRC's three
+    # by name, every other key of that one evaluation as a family
+    *(
+        _eval(
+            FINAL_TEST_PREFIX + key,
+            f"{title} (final test)",
+            "fraction",
+            True,
+            short=f"test {short}",
+        )
+        for key, title, short in (
+            ("precision@1", "precision@1", "P@1"),
+            ("r_precision", "R-precision", "R-Prec"),
+            ("map@r", "MAP@R", "MAP@R"),
+        )
+    ),
+    _eval(FINAL_TEST_PREFIX, "a metric of the final test evaluation"),
 )
 
 #: Columns of the Runs table after the run facts: (source, key).

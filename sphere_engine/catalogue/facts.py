@@ -26,8 +26,13 @@ Split = Literal["class_disjoint", "standard"]
 SPLITS: tuple[str, ...] = typing.get_args(Split)
 
 #: The optimisers ``optimizer.name`` accepts.
-OptimizerName = Literal["sgd", "adam", "adamw"]
+OptimizerName = Literal["sgd", "adam", "adamw", "rmsprop"]
 OPTIMIZERS: tuple[str, ...] = typing.get_args(OptimizerName)
+
+
+#: Keys of a run's one evaluation on the test split after validation folds
+#: (``evaluation.final_test``) start with this: ``test/map@r``.
+FINAL_TEST_PREFIX = "test/"
 
 
 def checkpoint_file_name(step: int) -> str:

@@ -28,6 +28,23 @@ class DataConfig:
         choices=SPLITS,
         label="Train/test split",
     )
+    folds: int = option(
+        0,
+        "Validation folds of the training classes (0 = none: evaluation during training "
+        "runs on the test split; k >= 2: k class-disjoint folds, evaluation on the "
+        "validation classes of data.fold, never on the test classes); needs class_disjoint",
+        min=0,
+        max=1000,
+        label="Validation folds",
+    )
+    fold: int = option(
+        0,
+        "Which fold validates (0..folds-1): its validation classes are a contiguous 1/k of "
+        "the sorted training classes, the run trains on the others",
+        min=0,
+        max=999,
+        label="Validation fold",
+    )
     options: dict[str, Any] = option(
         {}, "Options of the chosen dataset (see its option list)", label="Dataset options"
     )

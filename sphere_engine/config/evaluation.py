@@ -81,6 +81,14 @@ class EvaluationConfig:
         "Neighbour search and k-means: faiss-gpu, torch-cuda (exact, on the GPU), faiss "
         "(CPU), torch (CPU); auto: the first usable in that order",
     )
+    final_test: bool = option(
+        False,
+        "After the last step, evaluate ONCE on all of the test split (with "
+        "retrieval_protocol; keys test/...) and save its embeddings (test_embeddings.npz "
+        "in the run's checkpoint folder); with data.folds, the weights of the best "
+        "validation evaluation are evaluated, and this is the only time the run sees a "
+        "test class",
+    )
     background: bool = option(
         True,
         "Compute periodic evaluations in a background thread while training goes on "

@@ -34,6 +34,7 @@ from sphere_engine.config.evaluation import (
     check_evaluation_combinations,
 )
 from sphere_engine.config.fields import check_range, coerce_value, option
+from sphere_engine.config.folds import check_folds_and_early_stop
 from sphere_engine.config.model_section import ModelConfig
 from sphere_engine.config.overrides import apply_overrides
 
@@ -103,7 +104,7 @@ class OptimizerConfig:
         min=0.0,
         label="Head learning rate",
     )
-    momentum: float = option(0.9, "SGD momentum", min=0.0, max=1.0, label="Momentum")
+    momentum: float = option(0.9, "Momentum of SGD and RMSprop", min=0.0, max=1.0, label="Momentum")
     nesterov: bool = option(False, "SGD Nesterov momentum", label="Nesterov momentum")
     weight_decay: float = option(0.0, "Weight decay", min=0.0, label="Weight decay")
 
@@ -157,6 +158,20 @@ class TrainingConfig:
         False, "channels_last memory format for image backbones", label="channels_last"
     )
     compile: bool = option(False, "torch.compile the backbone", label="torch.compile")
+    early_stop_patience: int = option(
+        0,
+        "Stop after this many evaluations in a row without improving on the best value of "
+        "early_stop_metric (0 = never stop early); with data.folds, on the validation classes",
+        min=0,
+        max=100_000,
+        label="Early-stop patience (evaluations)",
+    )
+    early_stop_metric: str = option(
+        "map@r",
+        "Evaluation metric early stopping watches (and, with data.folds, the one that picks "
+        "the weights evaluation.final_test evaluates)",
+        label="Early-stop metric",
+    )
 
 
 @dataclass
@@ -169,7 +184,8 @@ class DiagnosticsConfig:
     )
     eval_every: int = option(
         100,
-        "Evaluate on the test split every N steps (and at the end)",
+        "Evaluate every N steps (and at the end): on the validation classes with "
+        "data.folds, else on the test split",
         min=1,
         label="Evaluate every (steps)",
     )
@@ -319,6 +335,7 @@ class RunConfig:
             )
         check_evaluation_combinations(self)
         check_device_split(self)
+        check_folds_and_early_stop(self)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

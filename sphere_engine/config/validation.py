@@ -62,6 +62,7 @@ def validate(config: RunConfig) -> None:
         )
     from sphere_engine.components import build_components, typed_options
     from sphere_engine.data import dataset_info
+    from sphere_engine.data.folds import fold_info
     from sphere_engine.heads import polytope_dim
 
     data, model, objective, regularizer = (
@@ -94,6 +95,7 @@ def validate(config: RunConfig) -> None:
         )
     except ValueError as error:
         raise config_error_of("data", error) from None
+    info = fold_info(info, data.folds, data.fold)  # a fold trains on fewer classes
     num_classes = info.num_classes_train
     if config.robustness.enabled and not getattr(datasets.get(data.name), "has_pixel_range", True):
         raise ConfigError(

@@ -29,6 +29,10 @@ class DatasetSplits:
     dataset has no such range (synthetic vectors), and then no robustness evaluation.
     ``image_shape``: the (C, H, W) a sample's pixels are drawn as when its input is not
     already an image (digits as 64-vectors: (1, 8, 8)); the explorer's thumbnails use it.
+
+    ``validation``: with ``data.folds`` (``sphere_engine.data.folds.fold_splits``), the
+    fold's validation classes, taken out of the training set; the periodic evaluation
+    embeds it instead of ``test`` (``evaluated``). None without folds.
     """
 
     train: Dataset[Any]
@@ -39,6 +43,12 @@ class DatasetSplits:
     augment: Callable[[Tensor], Tensor]
     pixel_range: PixelRange | None = None
     image_shape: tuple[int, ...] | None = None
+    validation: Dataset[Any] | None = None
+
+    @property
+    def evaluated(self) -> Dataset[Any]:
+        """What the periodic evaluation embeds: the validation classes, else the test split."""
+        return self.test if self.validation is None else self.validation
 
     def info(self) -> DatasetInfo:
         return DatasetInfo(self.num_classes_train, self.num_classes_test, self.input_shape)

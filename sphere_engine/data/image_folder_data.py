@@ -60,6 +60,20 @@ class ImageFolderData(Dataset[tuple[Tensor, Tensor]]):
         self._shift = -torch.tensor(mean, dtype=torch.float32).reshape(-1, 1, 1) / std_t
         self._on_device: dict[torch.device, tuple[Tensor, Tensor]] = {}
 
+    def subset(self, rows: np.ndarray) -> ImageFolderData:
+        """The images at ``rows`` (sorted int indices) as a dataset of their own, labels
+        remapped over its classes (``classes`` and the class names follow)."""
+        part = ImageFolderData.__new__(ImageFolderData)
+        part.__dict__.update(self.__getstate__())
+        part.__dict__.pop("is_query", None)  # a test split's own queries (In-Shop)
+        part.paths = [self.paths[i] for i in rows]
+        local = self.labels[rows]
+        part.labels, part.classes = remap_labels(self.classes[local])
+        if self.class_names is not None:
+            kept = np.unique(local)  # sorted local ids = sorted original ids
+            part.class_names = [self.class_names[i] for i in kept]
+        return part
+
     def __getstate__(self) -> dict:  # loader workers get no device copies
         return {**self.__dict__, "_on_device": {}}
 

@@ -66,6 +66,17 @@ class TensorData(Dataset[tuple[Tensor, Tensor]]):
             x = x / self.std
         return x, self.y[indices]
 
+    def subset(self, rows: np.ndarray) -> TensorData:
+        """The samples at ``rows`` (sorted int indices) as a dataset of their own, labels
+        remapped over its classes (``classes`` keeps the original ids)."""
+        index = torch.as_tensor(rows, dtype=torch.long, device=self.x.device)
+        part = TensorData.__new__(TensorData)
+        part.__dict__.update(self.__dict__)
+        part.x = self.x[index]
+        part.labels, part.classes = remap_labels(self.classes[self.labels[rows]])
+        part.y = torch.as_tensor(part.labels, device=self.x.device)
+        return part
+
     def to(self, device: torch.device | str) -> TensorData:
         """A copy with the data on ``device`` (batches are then indexed there)."""
         moved = TensorData.__new__(TensorData)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,9 +74,15 @@ class BackgroundEvaluations:
     """Submits captured evaluations to one thread and collects them in step order."""
 
     def __init__(
-        self, evaluator: Evaluator, *, background: bool = True, max_pending: int = MAX_PENDING
+        self,
+        evaluator: Evaluator,
+        *,
+        background: bool = True,
+        max_pending: int = MAX_PENDING,
+        on_result: Callable[[int, dict[str, float]], None] | None = None,
     ) -> None:
         self.evaluator = evaluator
+        self.on_result = on_result  # (step, metrics) of each result, in step order
         self.background = background
         self.max_pending = max(1, max_pending)
         self.pending: deque[_Pending] = deque()
@@ -109,6 +115,8 @@ class BackgroundEvaluations:
         timing = {"eval/seconds": seconds, "eval/lag_steps": float(now - done.step)}
         tracker.track_eval(timing, done.step)
         self.last_metrics = metrics
+        if self.on_result is not None:
+            self.on_result(done.step, metrics)
 
     def collect(self, tracker: Tracker, now: int) -> None:
         """Track every finished evaluation (oldest first) without waiting."""

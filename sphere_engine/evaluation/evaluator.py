@@ -54,25 +54,32 @@ class Evaluator:
     ``max_samples`` of the evaluated samples at the final evaluation (or every one).
     """
 
-    def __init__(self, splits: Any, config: RunConfig, device: torch.device) -> None:
+    def __init__(
+        self, splits: Any, config: RunConfig, device: torch.device, *, final_test: bool = False
+    ) -> None:
         self.splits = splits
         self.config = config
         self.device = device
+        # the validation classes of a fold (leave-one-out), else the test split; the
+        # final test embeds all of the test split with its protocol
+        self.dataset = splits.test if final_test else splits.evaluated
+        on_test = self.dataset is splits.test
         diagnostics = config.diagnostics
-        count = len(splits.test.labels)
+        count = len(self.dataset.labels)
         rng = np.random.default_rng(config.training.seed + 104729)
-        limit = diagnostics.eval_max_samples or count
+        limit = 0 if final_test else diagnostics.eval_max_samples
+        limit = limit or count
         self.indices = np.sort(rng.permutation(count)[: min(limit, count)])
         self.snapshot_rows = np.sort(
             rng.permutation(len(self.indices))[: min(diagnostics.snapshot_size, len(self.indices))]
         )
         self.same_classes = config.data.split == "standard"
         # image files are decoded by loader processes, as in training
-        self.num_workers = resolve_num_workers(config.data.num_workers, splits.test)
+        self.num_workers = resolve_num_workers(config.data.num_workers, self.dataset)
         evaluation = config.evaluation
         self.is_query = None
-        if evaluation.retrieval_protocol == "query_gallery":
-            official = getattr(splits.test, "is_query", None)  # In-Shop's own queries
+        if evaluation.retrieval_protocol == "query_gallery" and on_test:
+            official = getattr(self.dataset, "is_query", None)  # In-Shop's own queries
             self.is_query = (
                 np.asarray(official)[self.indices]
                 if official is not None
@@ -95,9 +102,9 @@ class Evaluator:
         dataset: Any = None,
         indices: np.ndarray | None = None,
     ) -> tuple[torch.Tensor, np.ndarray]:
-        """Embeddings and labels of ``dataset`` (the test split) at ``indices`` (the
+        """Embeddings and labels of ``dataset`` (the evaluated split) at ``indices`` (the
         evaluated subset)."""
-        dataset = self.splits.test if dataset is None else dataset
+        dataset = self.dataset if dataset is None else dataset
         indices = self.indices if indices is None else indices
         model.eval()
         if batch_size is None:  # each loader worker holds prefetched batches of images
@@ -123,9 +130,12 @@ class Evaluator:
         return self.compute(self.capture(model, objective, final=final), tracker, step)
 
     @torch.no_grad()
-    def capture(self, model: torch.nn.Module, objective: Any, *, final: bool) -> Captured:
-        """Everything an evaluation needs the model for, on the loop's thread: the test
-        embeddings, the head's logits, the probe's train embeddings, robustness."""
+    def capture(
+        self, model: torch.nn.Module, objective: Any, *, final: bool, attacks: bool = True
+    ) -> Captured:
+        """Everything an evaluation needs the model for, on the loop's thread: the
+        evaluated split's embeddings, the head's logits, the probe's train embeddings,
+        robustness (unless ``attacks`` is off)."""
         embeddings, labels = self.embed(model)
         head = getattr(objective, "head", None)
         logits = None if head is None else head(embeddings).float().cpu()
@@ -139,7 +149,7 @@ class Evaluator:
             )
             probe = (train_embeddings.float().cpu().numpy(), train_labels)
         robustness = None
-        if robustness_due(self.config.robustness, final):
+        if attacks and robustness_due(self.config.robustness, final):
             robustness = self._robustness(model, head, labels)
         host = embeddings.float().cpu().numpy()
         return Captured(host, labels, logits, vertices, probe, robustness)
@@ -187,7 +197,7 @@ class Evaluator:
             points = check_embeddings(host)
             unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
             results = collector.results(unit, unit, labels, "cosine", norms, norms)
-            results.classes["class_name"] = class_names(self.splits.test, results.classes["label"])
+            results.classes["class_name"] = class_names(self.dataset, results.classes["label"])
             track_query_results(results, step)
             shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
         self._thumbnails(shown, tracker)
@@ -210,9 +220,7 @@ class Evaluator:
         tracker.track_eval(metrics, step)
         if len(self.snapshot_rows):
             rows = self.snapshot_rows
-            tracker.track_snapshot(
-                host[rows], original_classes(self.splits.test, labels[rows]), step
-            )
+            tracker.track_snapshot(host[rows], original_classes(self.dataset, labels[rows]), step)
             track_samples = getattr(tracker, "track_snapshot_samples", None)
             if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
                 track_samples(rows, step)
@@ -230,7 +238,7 @@ class Evaluator:
         rows = rows[~np.isin(rows, self._thumbnailed)]
         if not rows.size:
             return
-        inputs = gather_inputs(self.splits.test, self.indices[rows])
+        inputs = gather_inputs(self.dataset, self.indices[rows])
         track(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
         self._thumbnailed = np.union1d(self._thumbnailed, rows)
 
@@ -257,7 +265,7 @@ class Evaluator:
         self, model: torch.nn.Module, head: Any, labels: np.ndarray
     ) -> dict[str, float]:
         rows = self.indices[: self.config.robustness.max_samples]
-        inputs = gather_inputs(self.splits.test, rows).to(self.device)
+        inputs = gather_inputs(self.dataset, rows).to(self.device)
         return robustness_metrics(
             model,
             head if self.same_classes else None,  # accuracy needs the head's own classes

@@ -5,6 +5,7 @@ or a CLI run with the same settings carries no ``repro:`` tag, yet it is the sam
 experiment: it counts when its config equals a variant's, leaving out what says where
 and how often a run ran rather than what it learned (``PLACEMENT``), and the seed and
 steps (the report shows both per run and says when fewer steps ran than declared).
+A field added after a run was stored takes its default there, so the run still matches.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ PLACEMENT = (
     ("diagnostics", "snapshot_size"),
     ("diagnostics", "gradient_stats"),
     ("evaluation", "background"),
+    ("evaluation", "final_test"),
 )
 _PLACEHOLDER_ROOT = "<data root>"
 
@@ -57,6 +59,15 @@ def variant_matcher(experiment: Experiment) -> Callable[[dict[str, Any]], str | 
         by_essence.setdefault(_essence(RunConfig.from_dict(declared).to_dict()), variant.name)
 
     def match(config: dict[str, Any]) -> str | None:
-        return by_essence.get(_essence(config)) if config else None
+        return by_essence.get(_essence(with_defaults(config))) if config else None
 
     return match
+
+
+def with_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored config with the fields added since it was stored at their defaults (an
+    old run matches the experiment it ran); as stored when it no longer parses."""
+    try:
+        return RunConfig.from_dict(config).to_dict()
+    except ValueError:
+        return config

@@ -18,8 +18,10 @@ def save_checkpoint(
     model: torch.nn.Module,
     objective: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
+    watch: dict[str, Any] | None = None,
 ) -> str:
-    """Write state dicts (and the config as plain JSON types) to ``step_<n>.pt``."""
+    """Write state dicts (and the config as plain JSON types) to ``step_<n>.pt``;
+    ``watch``: the early-stopping watch's state (``ValidationWatch.state_dict``)."""
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
     target = path / checkpoint_file_name(step)
@@ -31,6 +33,7 @@ def save_checkpoint(
             "model": model.state_dict(),
             "objective": objective.state_dict(),
             "optimizer": optimizer.state_dict(),
+            **({"watch": watch} if watch is not None else {}),
         },
         temporary,
     )

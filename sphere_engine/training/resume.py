@@ -27,13 +27,15 @@ def latest_checkpoint(directory: str | Path) -> Path | None:
 
 
 def resume(setup: TrainingSetup, path: str | Path) -> int:
-    """Load the states saved in ``path`` into the set-up's model, objective and
-    optimiser; the step it was saved at (the loop continues after it)."""
+    """Load the states saved in ``path`` into the set-up's model, objective, optimiser
+    and early-stopping watch; the step it was saved at (the loop continues after it)."""
     state = load_checkpoint(path)
     try:
         setup.model.load_state_dict(state["model"])
         setup.objective.load_state_dict(state["objective"])
         setup.optimizer.load_state_dict(state["optimizer"])
+        if "watch" in state:  # checkpoints written before early stopping have none
+            setup.watch.load_state_dict(state["watch"])
         return int(state["step"])
     except (KeyError, RuntimeError, ValueError) as error:
         raise ValueError(f"checkpoint {path}: cannot resume from it ({error})") from None

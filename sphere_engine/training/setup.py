@@ -9,13 +9,14 @@ model is on its device and before the optimiser takes its parameters.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
 from sphere_engine.config import RunConfig
+from sphere_engine.config.folds import class_ranges
 from sphere_engine.data.batches import gather_inputs
 from sphere_engine.diagnostics.batch_statistics import DirectionTracker
 from sphere_engine.diagnostics.cuda_graph import GraphedPass
@@ -25,6 +26,7 @@ from sphere_engine.objective import Objective, build_objective
 from sphere_engine.optim import build_optimizer, lr_multiplier
 from sphere_engine.parallel import SINGLE_PROCESS, DataParallel
 from sphere_engine.training.device import resolve_device, seed_everything
+from sphere_engine.training.early_stopping import ValidationWatch
 from sphere_engine.training.measurement import batch_groups
 from sphere_engine.training.precision import Precision, build_precision
 
@@ -69,6 +71,8 @@ class TrainingSetup:
     pretrained: dict[str, str] | None = None  # the weights file and its SHA-256
     parallel: DataParallel = SINGLE_PROCESS
     checkpoint_dir: str = ""  # "" when the run writes no checkpoints
+    # early stopping and the best validation weights (``early_stopping.py``)
+    watch: ValidationWatch = field(default_factory=lambda: ValidationWatch("map@r", 0))
 
     def run_info(self) -> dict[str, Any]:
         """What the run reports once, before its first step."""
@@ -78,12 +82,33 @@ class TrainingSetup:
             "parameters": sum(p.numel() for p in self.model.parameters()),
             "train_samples": len(self.splits.train.labels),
             "test_samples": len(self.splits.test.labels),
+            **(
+                {"validation_samples": len(self.splits.validation.labels)}
+                if self.splits.validation is not None
+                else {}
+            ),
             "num_classes_train": self.splits.num_classes_train,
             "num_classes_test": self.splits.num_classes_test,
             "tracked_samples": self.tracked.id_list,
+            **recorded_classes(self.splits),
             **({"pretrained": self.pretrained} if self.pretrained else {}),
-            **_class_names(self.splits.test),
+            # the names of the classes the snapshots show (validation classes with folds)
+            **_class_names(self.splits.evaluated),
         }
+
+
+def recorded_classes(splits: Any) -> dict[str, Any]:
+    """Which classes the run trains on, evaluates on during training and tests on
+    (original ids as ``class_ranges``): what a study asserts no trial saw."""
+    validation = splits.validation
+    return {
+        "data_classes": {
+            "train": class_ranges(splits.train.classes),
+            "validation": class_ranges([] if validation is None else validation.classes),
+            "test": class_ranges(splits.test.classes),
+        },
+        "evaluated_on": "test" if validation is None else "validation",
+    }
 
 
 #: Class names are recorded for test splits of at most this many classes.
@@ -112,13 +137,14 @@ def prepare_training(
     (a recorded run's own directory); the config itself is never changed."""
     from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.data import create_dataset, iter_batches
+    from sphere_engine.data.folds import fold_splits
     from sphere_engine.data.loader_workers import resolve_num_workers
     from sphere_engine.models.build import build_backbone
 
     training, data = config.training, config.data
     device = resolve_device(training.device)
     seed_everything(training.seed)
-    splits = create_dataset(
+    dataset = create_dataset(
         data.name,
         root=data.root,
         split=data.split,
@@ -126,6 +152,7 @@ def prepare_training(
         seed=training.seed,
         **resolved_data_options(config),
     )
+    splits = fold_splits(dataset, data.folds, data.fold)  # the test split is kept apart
     precision = build_precision(training.amp, device)
     model, weights = build_backbone(config.model, splits.input_shape)
     channels_last = training.channels_last and len(splits.input_shape) == 3
@@ -181,4 +208,18 @@ def prepare_training(
         trained=trained,
         parallel=parallel,
         checkpoint_dir=training.checkpoint_dir or checkpoint_dir or "",
+        watch=validation_watch(config, splits, parallel),
+    )
+
+
+def validation_watch(config: RunConfig, splits: Any, parallel: DataParallel) -> ValidationWatch:
+    """Early stopping on the periodic evaluation; with folds and a final test, the best
+    validation evaluation's weights are kept for it (without folds the periodic
+    evaluation is the test split: choosing weights by it would be choosing on test).
+    Rank 0 alone evaluates, so only it keeps weights."""
+    keep_best = config.evaluation.final_test and splits.validation is not None
+    return ValidationWatch(
+        config.training.early_stop_metric,
+        config.training.early_stop_patience,
+        keep_best=keep_best and parallel.is_main,
     )

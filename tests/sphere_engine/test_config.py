@@ -75,8 +75,9 @@ def test_parse_override_values() -> None:
         (small(training={"steps": "many"}), r"training.steps: 'many' is not a valid int"),
         (small(training={"steps": 0}), r"training.steps: 0 is below the minimum 1"),
         (
-            small(optimizer={"name": "rmsprop"}),
-            r"optimizer.name: 'rmsprop' is not allowed; choose one of 'sgd', 'adam', 'adamw'",
+            small(optimizer={"name": "lbfgs"}),
+            r"optimizer.name: 'lbfgs' is not allowed; choose one of 'sgd', 'adam', 'adamw', "
+            r"'rmsprop'",
         ),
         (
             small(regularizer={"name": "sec", "weight": -0.1}),

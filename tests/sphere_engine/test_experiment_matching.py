@@ -38,3 +38,27 @@ def test_an_experiment_over_a_data_root_matches_wherever_the_files_are() -> None
     match = variant_matcher(experiment)
     (run, *_) = plan(experiment, seeds=(0,), data_root="/data/mnist")
     assert match(_stored(run.config)) == run.variant
+
+
+def test_a_run_stored_before_the_fold_and_early_stop_fields_still_matches() -> None:
+    experiment = get_experiment("sec-ablation")
+    match = variant_matcher(experiment)
+    (run, *_) = plan(experiment, seeds=(0,))
+    old = _stored(run.config)
+    for section, field in (
+        ("data", "folds"),
+        ("data", "fold"),
+        ("training", "early_stop_patience"),
+        ("training", "early_stop_metric"),
+        ("evaluation", "final_test"),
+    ):
+        del old[section][field]  # as a run recorded before these fields existed
+    assert match(old) == run.variant
+    # a fold of the variant trains on other classes: not the variant
+    folded = _stored(run.config)
+    folded["data"]["folds"], folded["data"]["fold"] = 2, 1
+    assert match(folded) is None
+    # a final test only adds an evaluation: still the variant
+    tested = _stored(run.config)
+    tested["evaluation"]["final_test"] = True
+    assert match(tested) == run.variant

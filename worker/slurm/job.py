@@ -264,7 +264,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
                 self.run_id, "running", f"stopped by SLURM at step {step}; waiting to resume"
             )
             return REQUEUED
-        run.end("finished", device=device)
+        run.end("finished", result.message, device=device)
         return "finished"
 
     def _hand_over(self, requeue_now: bool) -> None:
