@@ -20,6 +20,7 @@ import numpy as np
 from scipy import stats
 
 from db.store import RunStore
+from sphere_engine.catalogue.facts import FINAL_TEST_PREFIX
 from worker.study import storage
 from worker.study.runs import StudyRun, reproduction_folds, study_runs
 from worker.study.spec import RETRIEVAL_METRICS, StudySpec
@@ -161,10 +162,9 @@ def compare_arms(rows: Sequence[ResultRow]) -> list[Comparison]:
 
 
 # -- reading the reproductions ---------------------------------------------------------
-#: Names under which a fold run's final test evaluation is stored (``folds``' contract);
-#: ``test_metric_name(metric)`` is the one place that knows them.
 def test_metric_name(metric: str) -> str:
-    return f"test/{metric}"
+    """The key of ``metric`` in a run's final test evaluation (``test/map@r``)."""
+    return FINAL_TEST_PREFIX + metric
 
 
 def _last_values(
