@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from worker.commands.parsing import subcommand
+from worker.commands.parsing import add_overrides, subcommand
 
 
 def _home() -> str:
@@ -29,7 +29,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     slurm = slurm_request_dict(slurm_request(args))
     try:
-        spec = load_spec(args.study_file)
+        spec = load_spec(args.study_file, args.overrides)
         study_id = control.create_study(_home(), spec, parallel=args.parallel, slurm=slurm)
     except ValueError as error:  # bad input (a missing broker too): one line, nothing queued
         return _fail(error)
@@ -104,6 +104,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    from sphere_engine.experiments.studies import STUDY_PRESETS
     from worker.slurm_options import add_slurm_options
 
     study = subcommand(commands, "study", "fair comparisons: studies searched with Optuna", None)
@@ -112,7 +113,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     run = subcommand(
         actions, "run", "check a study file, create the study and coordinate it", run_run
     )
-    run.add_argument("study_file", metavar="STUDY.toml", help="the study file")
+    run.add_argument(
+        "study_file", metavar="STUDY.toml",
+        help="the study file, or a preset: " + ", ".join(STUDY_PRESETS),
+    )  # fmt: skip
+    add_overrides(run, "data.root=/data/CUB_200_2011")
     run.add_argument(
         "--parallel", type=int, default=1, metavar="N", help="runs in flight (default 1)"
     )

@@ -125,3 +125,46 @@ def render(results: StudyResults, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(results.to_dict(), indent=1, sort_keys=True) + "\n"
     raise ValueError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+
+
+def study_duration_s(results: StudyResults, home: str) -> float | None:
+    """Seconds from the study's first run's creation to its last run's end."""
+    from db.store import RunStore
+    from worker.study.runs import study_runs
+
+    runs = study_runs(RunStore(home), results.study_id)
+    starts = [r.record.created_at for r in runs if r.record.created_at]
+    ends = [r.record.finished_at for r in runs if r.record.finished_at]
+    if not starts or not ends:
+        return None
+    return (max(ends) - min(starts)).total_seconds()
+
+
+def study_sections(home: str) -> list[str]:
+    """One report section per experiment key, from its newest study (``spherescope
+    report``'s studies)."""
+    from worker.study.results import study_results
+    from worker.study.storage import list_study_ids, load_study_spec
+
+    newest: dict[str, str] = {}
+    for study_id in list_study_ids(home):
+        spec = load_study_spec(home, study_id)
+        newest[spec.experiment or spec.name] = study_id
+    sections = []
+    for key, study_id in newest.items():
+        results = study_results(home, study_id)
+        seconds = study_duration_s(results, home)
+        took = (
+            ""
+            if seconds is None
+            else f" It took {seconds / 60:.1f} minutes (first run queued to last run ended)."
+        )
+        spec = results.spec
+        header = (
+            f"## Study `{key}`\n\nA fair comparison (`spherescope study run`, README "
+            f'"Comparing methods fairly"): {spec.sampler} search, {spec.trials} trials per arm, '
+            f"{spec.folds} class-disjoint validation fold(s), best setting retrained "
+            f"{spec.reproductions} times and tested once.{took}\n\n"
+        )
+        sections.append(header + markdown(results).split("\n", 1)[1].lstrip())
+    return sections

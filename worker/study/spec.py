@@ -33,7 +33,7 @@ import copy
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,15 +248,30 @@ def _budget(table: Mapping[str, Any], per_arm: dict[str, int]) -> int:
     return trials
 
 
-def load_spec(path: str | Path) -> StudySpec:
-    """Parse and check a study file (``check_spec``)."""
+def load_spec(path: str | Path, overrides: Sequence[str] = ()) -> StudySpec:
+    """Parse and check a study file, or a study preset by name (``check_spec``);
+    ``overrides`` (``section.key=value``) change its base run config."""
+    from sphere_engine.config import apply_overrides
+    from sphere_engine.experiments.studies import STUDY_PRESETS, study_preset
+
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"study file {str(path)!r} does not exist")
-    try:
-        table = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as error:
-        raise ValueError(f"{path}: not valid TOML ({error})") from None
+    if path.is_file():
+        try:
+            table = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: not valid TOML ({error})") from None
+    elif str(path) in STUDY_PRESETS:
+        table = study_preset(str(path))
+    else:
+        raise ValueError(
+            f"study file {str(path)!r} does not exist (nor is it a preset: "
+            f"{', '.join(STUDY_PRESETS)})"
+        )
+    if overrides:
+        base = table.get("base", {})
+        if not isinstance(base, Mapping):
+            raise ConfigError("base", "expected a table (a run config)")
+        table = {**table, "base": apply_overrides(dict(base), list(overrides))}
     spec = parse_spec(table)
     check_spec(spec)
     return spec
