@@ -238,6 +238,9 @@ class Coordinator:
         )
         return Trial(study, trial_id)
 
+    def _cancelled(self) -> bool:
+        return storage.cancel_flag(self.home, self.study_id).exists()
+
     def _launch_trial_fold(self, arm: str, number: int, fold: int, retry: bool = False) -> None:
         key = (arm, "trial", number, fold)
         existing = self.known.get(key, [])
@@ -246,6 +249,8 @@ class Coordinator:
             self.slots[last.record.run_id] = Slot(
                 arm, "trial", number, fold, last.record.run_id, len(existing) > 1
             )
+            return
+        if self._cancelled():  # a cancelled study launches nothing, even while resuming
             return
         trial = self._trial(arm, number)
         params = trial.params
@@ -272,6 +277,8 @@ class Coordinator:
         self, arm: str, repro: int, fold: int, params: dict[str, Any], retry: bool = False
     ) -> None:
         key = (arm, "repro", repro, fold)
+        if self._cancelled():
+            return
         config = reproduction_config(
             self.spec, self.spec.arm(arm).config(self.spec.base, params), repro, fold
         )
@@ -291,7 +298,7 @@ class Coordinator:
 
     def step(self) -> str:
         """Follow every run once, launch what there is room for; the study's state."""
-        if storage.cancel_flag(self.home, self.study_id).exists():
+        if self._cancelled():
             self._cancel_all()
             return "cancelled"
         self.launcher.refresh()
