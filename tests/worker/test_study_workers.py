@@ -137,6 +137,7 @@ def test_the_cli_reports_the_table_and_status(finished_study: str, capsys) -> No
 def test_a_coordinator_killed_mid_study_resumes_without_losing_or_repeating(
     worker: WorkerProcess, home: Path, tmp_path: Path
 ) -> None:
+    """The coordinator SIGKILLed mid-study, then resumed as `spherescope up` resumes it."""
     table = study_table(
         "killed", trials=3, reproductions=1,
         only={"set": {"objective.name": "triplet"},
@@ -155,8 +156,11 @@ def test_a_coordinator_killed_mid_study_resumes_without_losing_or_repeating(
     process.wait()
     assert not control.coordinator_running(home, study_id)
     before = {run.record.run_id for run in study_runs(store, study_id)}
-    progress = control.coordinate(home, study_id, poll_s=0.1, max_seconds=600)
-    assert progress.state == "finished"
+    # what `spherescope up` does: a coordinator for every unfinished study
+    assert study_id in control.resume_unfinished_studies(home)
+    wait_for(lambda: control.coordinator_running(home, study_id), 60, "the resumed coordinator")
+    assert study_id not in control.resume_unfinished_studies(home)  # one coordinator a study
+    wait_for(lambda: storage.is_finished(home, study_id), 600, "the study to finish", 0.5)
     runs = study_runs(store, study_id)
     _no_duplicates(runs)
     assert before <= {run.record.run_id for run in runs}  # nothing lost

@@ -80,10 +80,15 @@ def coordinator_log(home: str | os.PathLike[str], study_id: str) -> Path:
     return storage.study_dir(home, study_id) / "coordinator.log"
 
 
-def start_detached(home: str | os.PathLike[str], study_id: str) -> int:
+def start_detached(
+    home: str | os.PathLike[str], study_id: str, redis_url: str | None = None
+) -> int:
     """Start ``spherescope study resume ID`` as a process of its own (it outlives the
-    caller, logging to the study's folder); its pid."""
+    caller, logging to the study's folder); its pid. ``redis_url``: the broker its runs
+    go to (default: this process's ``REDIS_URL``)."""
     env = dict(os.environ, SPHERESCOPE_HOME=str(home))
+    if redis_url:
+        env["REDIS_URL"] = redis_url
     with coordinator_log(home, study_id).open("ab") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "worker.cli", "study", "resume", study_id],
@@ -93,15 +98,20 @@ def start_detached(home: str | os.PathLike[str], study_id: str) -> int:
     return process.pid
 
 
-def resume_unfinished_studies(home: str | os.PathLike[str]) -> list[str]:
-    """Start a detached coordinator for every study neither finished nor cancelled whose
-    coordinator is not running (``spherescope up`` calls this once the workers are up);
-    the ids of the studies resumed."""
+def resume_unfinished_studies(
+    home: str | os.PathLike[str], redis_url: str | None = None
+) -> list[str]:
+    """Start a detached coordinator for every study on the workers (not SLURM: those
+    come back with ``study resume`` where they were started) neither finished nor
+    cancelled whose coordinator is not running; ``spherescope up`` calls this once its
+    workers are started. The ids of the studies resumed."""
     resumed = []
     for study_id in storage.list_study_ids(home):
         if storage.is_finished(home, study_id) or coordinator_running(Path(home), study_id):
             continue
-        start_detached(home, study_id)
+        if launch_settings(home, study_id).get("slurm") is not None:
+            continue
+        start_detached(home, study_id, redis_url)
         resumed.append(study_id)
     return resumed
 
