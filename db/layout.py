@@ -47,8 +47,8 @@ CANCEL = "CANCEL"
 COMPACTION_LOCK = "compaction.lock"
 WATCHED = "watched"  # empty; its modification time says when a live page last looked
 CLAIM = "claim"  # created with O_EXCL by the one process that takes a queued run
-EXECUTOR = "executor.json"  # written once by the submitter (db.executor)
-SCHEDULER = "scheduler.json"  # written by whoever polls the scheduler (db.executor)
+EXECUTOR = "executor.json"  # written once by the submitter (db.scheduler_record)
+SCHEDULER = "scheduler.json"  # written by whoever polls the scheduler (db.scheduler_record)
 ENDED = "ended.json"  # a copy of the terminal status, to rebuild a damaged status.json
 
 

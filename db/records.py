@@ -91,7 +91,7 @@ class RunRecord:
     config: dict[str, Any] = field(default_factory=dict)
     run_info: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # other fields given to set_status
-    executor: dict[str, Any] = field(default_factory=dict)  # db.executor; {} when none
+    executor: dict[str, Any] = field(default_factory=dict)  # db.scheduler_record; {} when none
 
     @property
     def is_terminal(self) -> bool:

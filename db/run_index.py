@@ -17,7 +17,6 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json, write_json_atomic
-from db.executor import read_executor
 from db.file_catalogue import FileCatalogue
 from db.records import (
     TERMINAL,
@@ -28,6 +27,7 @@ from db.records import (
     check_status_filter,
     check_tags,
 )
+from db.scheduler_record import read_executor
 from db.status_file import read_status_doc
 
 

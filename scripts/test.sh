@@ -22,4 +22,6 @@ fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 # pytest exits 5 when it collected no tests: that is a failure here too.
-exec .venv/bin/python -m pytest "$@"
+# Every core: the SLURM cluster and the shared dashboard stack stay on one worker each
+# (tests/conftest.py groups their tests).
+exec .venv/bin/python -m pytest -n auto --dist loadgroup "$@"

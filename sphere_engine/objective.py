@@ -54,7 +54,7 @@ class Objective(nn.Module):
 
 def build_objective(config: RunConfig, num_classes: int) -> Objective:
     """Loss (or head + cross-entropy) and regulariser from the config."""
-    from sphere_engine.components import build_components
+    from sphere_engine.objective_parts import build_objective_parts
 
-    parts = build_components(config, num_classes)
+    parts = build_objective_parts(config, num_classes)
     return Objective(parts.loss, parts.head, parts.regularizer)

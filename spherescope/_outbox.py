@@ -19,8 +19,8 @@ from spherescope._delivery import Delivery
 from spherescope._writer import SafeWriter
 
 if TYPE_CHECKING:
+    from sphere_engine.diagnostics.batched_finish import WaitingStep
     from sphere_engine.diagnostics.external_step import ExternalStep
-    from sphere_engine.diagnostics.pending_statistics import WaitingStep
 
 # What the user's thread collects before handing it to the writer thread in one batch
 # (the finished diagnostics come every ~32 logged steps anyway): this many scalar calls,
@@ -110,7 +110,7 @@ class Outbox:
 
     def _write_steps(self, waiting: list[WaitingStep]) -> None:
         """Finish logged steps (K at once, NumPy) and write their values."""
-        from sphere_engine.diagnostics.pending_statistics import finish_waiting
+        from sphere_engine.diagnostics.batched_finish import finish_waiting
 
         tracker = self.writer.tracker
         for record in finish_waiting(waiting):

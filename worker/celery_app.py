@@ -4,7 +4,7 @@ Execution model (see ``docs/architecture.md``, section worker):
 - prefork pool with ``worker_max_tasks_per_child = 1``: every run gets a fresh child
   process, forked from a parent that never imports torch, so CUDA is never initialised
   before a fork. The child imports torch and the engine while idle
-  (``worker.signals``), so a warm worker starts a run without paying for imports.
+  (``worker.celery_hooks``), so a warm worker starts a run without paying for imports.
 - tasks are acknowledged early (``acks_late = False``) and the worker takes a message
   only when a pool process is free (``worker_disable_prefetch``): Redis never
   redelivers a long run; the truth about a run lives in the store (status + heartbeat).
@@ -33,7 +33,7 @@ warnings.filterwarnings(
 # faiss logs "Loading faiss with AVX2 support" at INFO in every fresh child (one per run).
 logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 
-app = Celery("spherescope", include=["worker.tasks", "worker.signals"])
+app = Celery("spherescope", include=["worker.tasks", "worker.celery_hooks"])
 app.conf.update(
     # empty when nothing is configured: ``broker_url()`` then explains, never a default
     broker_url=settings.configured_redis_url() or None,

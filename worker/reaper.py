@@ -2,7 +2,7 @@
 
 Tasks are acknowledged when they start, so Redis never re-runs a run whose worker
 died; this check is what turns such a run into a visible outcome. It runs in every
-worker's main process (``ReaperThread``) and once per ``spherescope status``. The rule,
+worker's main process (``reaper_thread``) and once per ``spherescope status``. The rule,
 with its race guard, is ``db.lost_runs.mark_lost_runs`` (also ``RunStore.mark_lost_runs``).
 SLURM runs are first checked with SLURM (``worker.slurm.states``): a pending or requeued
 job is spared, an ended job's run gets SLURM's reason.
@@ -10,17 +10,14 @@ job is spared, an ended job's run gets SLURM's reason.
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Callable
 from datetime import datetime
 
 from db.lost_runs import mark_lost_runs
 from db.store import RunStore
 from worker import settings
+from worker.periodic import PeriodicThread
 from worker.slurm.states import refresh_slurm_runs
-
-log = logging.getLogger(__name__)
 
 
 def reap_lost(
@@ -32,23 +29,12 @@ def reap_lost(
     return mark_lost_runs(store, max_age_s, now, spare=refresh_slurm_runs(store))
 
 
-class ReaperThread(threading.Thread):
+def reaper_thread(interval: float, also: Callable[[], None] | None = None) -> PeriodicThread:
     """Calls ``reap_lost`` and then ``also`` every ``interval`` seconds until stopped."""
 
-    def __init__(self, interval: float, also: Callable[[], None] | None = None) -> None:
-        super().__init__(name="spherescope-reaper", daemon=True)
-        self.interval, self.also = interval, also
-        self.stopped = threading.Event()
+    def reap() -> None:
+        reap_lost(RunStore())
+        if also is not None:
+            also()
 
-    def run(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                reap_lost(RunStore())
-                if self.also is not None:
-                    self.also()
-            except Exception:  # a broken pass must not end the periodic check
-                log.exception("reaper pass failed")
-            self.stopped.wait(self.interval)
-
-    def stop(self) -> None:
-        self.stopped.set()
+    return PeriodicThread("spherescope-reaper", interval, reap)

@@ -11,7 +11,7 @@ answers) is sent again with ``task_id = run_id`` on the queue its device asks fo
 Sending a run twice is harmless: the store's claim (``RunStore.start_run``, an
 ``O_EXCL`` file) lets exactly one task train it; the others find it running or ended
 and do nothing. So a worker that answers the inspection late costs a spare message,
-never a second training. The hooks that start and stop it are in ``worker.signals``.
+never a second training. The hooks that start and stop it are in ``worker.celery_hooks``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -32,6 +31,7 @@ from db import layout
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from worker import routing, settings
+from worker.periodic import PeriodicThread
 
 log = logging.getLogger(__name__)
 
@@ -143,21 +143,6 @@ def reconcile(app: Celery, store: RunStore, grace_s: float | None = None) -> lis
         return resent
 
 
-class ReconcileThread(threading.Thread):
+def reconcile_thread(app: Celery, interval: float) -> PeriodicThread:
     """Calls ``reconcile`` at once and then every ``interval`` seconds until stopped."""
-
-    def __init__(self, app: Celery, interval: float) -> None:
-        super().__init__(name="spherescope-reconcile", daemon=True)
-        self.app, self.interval = app, interval
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                reconcile(self.app, RunStore())
-            except Exception:  # a broker away for a moment must not end the periodic check
-                log.exception("reconcile pass failed")
-            self.stopped.wait(self.interval)
-
-    def stop(self) -> None:
-        self.stopped.set()
+    return PeriodicThread("spherescope-reconcile", interval, lambda: reconcile(app, RunStore()))

@@ -11,11 +11,12 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from db.executor import SLURM
+from db.scheduler_record import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validated_config
@@ -51,6 +52,35 @@ def _enqueue(store: RunStore, run_id: str, config: RunConfig) -> None:
     log.info("run %s queued on %s", run_id, queue)
 
 
+@dataclass(frozen=True)
+class _PlannedRun:
+    """A validated run about to be recorded and enqueued."""
+
+    config: RunConfig
+    name: str | None
+    tags: tuple[str, ...]
+
+
+def _record_and_enqueue(
+    planned: Sequence[_PlannedRun], sweep_id: str | None, store: RunStore | None
+) -> list[str]:
+    """The preflight of every planned run (its checkpoint folder, a configured broker,
+    the devices it asks for), then each recorded as queued and enqueued; their ids.
+    Nothing is recorded unless every run passes the preflight."""
+    store = store or RunStore()
+    for run in planned:
+        check_checkpoint_dir(run.config, store.home)
+    broker_url()  # no broker configured: fail before anything is recorded
+    for run in planned:
+        check_devices(run.config)
+    run_ids = []
+    for run in planned:
+        run_id = store.create_run(run.config.to_dict(), run.name, tags=run.tags, sweep_id=sweep_id)
+        _enqueue(store, run_id, run.config)
+        run_ids.append(run_id)
+    return run_ids
+
+
 def launch(
     config: RunConfig | Mapping[str, Any],
     name: str | None = None,
@@ -84,19 +114,11 @@ def launch_many(
             f"{len(validated)} configs"
         )
     common = tuple(tags)
-    store = store or RunStore()
-    for config in validated:
-        check_checkpoint_dir(config, store.home)
-    broker_url()  # no broker configured: fail before anything is recorded
-    for config in validated:
-        check_devices(config)
-    run_ids = []
-    for config, name, own in zip(validated, chosen, own_tags, strict=True):
-        run_tags_all = (*common, *own)
-        run_id = store.create_run(config.to_dict(), name, tags=run_tags_all, sweep_id=sweep_id)
-        _enqueue(store, run_id, config)
-        run_ids.append(run_id)
-    return run_ids
+    planned = [
+        _PlannedRun(config, name, (*common, *own))
+        for config, name, own in zip(validated, chosen, own_tags, strict=True)
+    ]
+    return _record_and_enqueue(planned, sweep_id, store)
 
 
 def check_sweep(
@@ -143,22 +165,12 @@ def launch_sweep(
     one raises ``ValueError`` naming the combination.
     """
     validated = check_sweep(base_config, grid, seeds)
-    store = store or RunStore()
-    for config, _ in validated:
-        check_checkpoint_dir(config, store.home)
-    broker_url()  # no broker configured: fail before anything is recorded
-    for config, _ in validated:
-        check_devices(config)
     sweep_id = f"sweep-{uuid.uuid4().hex[:10]}"
     prefix = name or sweep_id
-    run_ids = []
-    for config, label in validated:
-        run_id = store.create_run(
-            config.to_dict(), f"{prefix} {label}".strip(), tags=tuple(tags), sweep_id=sweep_id
-        )
-        _enqueue(store, run_id, config)
-        run_ids.append(run_id)
-    return sweep_id, run_ids
+    planned = [
+        _PlannedRun(config, f"{prefix} {label}".strip(), tuple(tags)) for config, label in validated
+    ]
+    return sweep_id, _record_and_enqueue(planned, sweep_id, store)
 
 
 def cancel(run_id: str, *, store: RunStore | None = None) -> str:

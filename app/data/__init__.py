@@ -3,13 +3,16 @@ the store's files or torch.
 
 - ``cache``: the configured store and ``store_read``, the one caching helper;
 - ``reads``: cached reads over ``db.queries`` (runs, names, series, final values,
-  snapshots);
+  snapshots, checkpoints, the log tail);
+- ``evals``: evaluation metrics shaped like per-step series; ``live``: incremental reads
+  for live pages;
 - ``tables``: table shaping (labels, default picks, the Runs table, grouping);
 - ``paper``: the SEC paper's final table, from the metric catalogue;
 - ``geometry``: projections, centroid angles and head vertices of snapshots;
+- ``findings``: a run's findings and the Runs-table badges;
 - ``actions``: launch, cancel, delete, tags, notes;
 - ``components``: the registries and config checks the launch form uses;
-- ``lifecycle``: what pages say about a run's status (declared once).
+- ``status_texts``: what pages say about a run's status (declared once).
 """
 
 from app.data.actions import (
@@ -32,12 +35,22 @@ from app.data.components import (
     registries,
     sweep_error,
 )
+from app.data.evals import eval_metric_series, grouped_eval_series
 from app.data.findings import badges as finding_badges
 from app.data.findings import findings
-from app.data.geometry import centroid_angles, fixed_head, head_vertices, pca, polytope_vertices
-from app.data.paper import paper_best, paper_table
+from app.data.geometry import (
+    centroid_angles,
+    fixed_head,
+    head_vertices,
+    pca,
+    polytope_vertices,
+    principal_components,
+)
+from app.data.live import LiveSeries, mark_watched
+from app.data.paper import final_by_config, grouped_paper_table, paper_best, paper_table
 from app.data.reads import (
     Totals,
+    checkpoints,
     config_diff,
     coordinate_columns,
     eval_names,
@@ -50,6 +63,8 @@ from app.data.reads import (
     robustness_values,
     roc_curves,
     run,
+    run_log_tail,
+    running_evaluation,
     runs,
     sample_norms,
     snapshot,
@@ -82,10 +97,12 @@ from app.data.tables import (
 __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
+    "LiveSeries",
     "Totals",
     "backbone_sizes",
     "cancel_run",
     "centroid_angles",
+    "checkpoints",
     "column_label",
     "component_names",
     "component_params",
@@ -96,14 +113,18 @@ __all__ = [
     "default_config",
     "delete_run",
     "elapsed_seconds",
+    "eval_metric_series",
     "eval_names",
     "eval_series",
+    "final_by_config",
     "final_metrics",
     "finding_badges",
     "findings",
     "fixed_head",
     "flatten_config",
     "gpu_worker_alive",
+    "grouped_eval_series",
+    "grouped_paper_table",
     "grouped_series",
     "head_vertices",
     "home",
@@ -112,6 +133,7 @@ __all__ = [
     "latest_metrics",
     "launch_runs",
     "launch_sweep",
+    "mark_watched",
     "metric_choice_label",
     "metric_key",
     "metric_names",
@@ -124,13 +146,16 @@ __all__ = [
     "points_total",
     "polytope_vertices",
     "preferred_runs",
+    "principal_components",
     "progress_fraction",
     "registries",
     "robustness_values",
     "roc_curves",
     "run",
     "run_labels",
+    "run_log_tail",
     "run_progress",
+    "running_evaluation",
     "runs",
     "runs_table",
     "sample_norms",
@@ -146,25 +171,4 @@ __all__ = [
     "tags",
     "to_wide",
     "waiting_note",
-]
-
-# Appended (dashboard views): evaluation series with the per-step series' controls, the
-# grouped paper table and the hyperparameter view's final values.
-from app.data.evals import eval_metric_series, grouped_eval_series
-from app.data.geometry import principal_components
-from app.data.live import LiveSeries, mark_watched
-from app.data.paper import final_by_config, grouped_paper_table
-from app.data.reads import checkpoints, run_log_tail, running_evaluation
-
-__all__ += [
-    "LiveSeries",
-    "checkpoints",
-    "eval_metric_series",
-    "final_by_config",
-    "grouped_eval_series",
-    "grouped_paper_table",
-    "mark_watched",
-    "principal_components",
-    "run_log_tail",
-    "running_evaluation",
 ]

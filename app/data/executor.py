@@ -1,6 +1,6 @@
 """Where a run executes, as the pages say it: a SLURM run's job, partition, limits,
 what SLURM says of a pending job, and its requeues (from ``RunRecord.executor`` and the
-status's ``requeues``, see ``db.executor`` and ``worker.slurm``). Plain text, no widgets."""
+status's ``requeues``, see ``db.scheduler_record`` and ``worker.slurm``). Plain text, no widgets."""
 
 from __future__ import annotations
 

@@ -16,19 +16,7 @@ WORST_COUNT = WORST_QUERIES  # the evaluation drew these queries' thumbnails
 def main() -> None:
     st.title("Retrieval explorer")
     # -- widgets ---------------------------------------------------------------------
-    frame = data.runs()
-    labels = data.run_labels(frame) if not frame.empty else {}
-    wanted = ui.query_param("run_id")
-    ui.warn_unknown_runs([wanted] if wanted else [], labels)
-    options = list(labels)
-    default = options.index(wanted) if wanted in labels else 0
-    run_id = st.selectbox(
-        "Run",
-        options,
-        index=default if options else None,
-        key="explorer.run",
-        format_func=lambda r: labels.get(r, r),
-    )
+    (run_id,) = ui.pick_runs(data.runs(), ["explorer.run"], run_params=["step"])
     # -- empty state -----------------------------------------------------------------
     if not run_id:
         ui.empty_state("No runs yet: train one; its evaluations store each query's neighbours.")

@@ -30,30 +30,12 @@ def main() -> None:
     st.title("Embedding geometry")
     # -- widgets ---------------------------------------------------------------------
     frame = data.runs()
-    labels = data.run_labels(frame) if not frame.empty else {}
-    wanted = ui.query_param("run_id")
-    ui.warn_unknown_runs([wanted] if wanted else [], labels)  # issue 14, bug 13
-    options = list(labels)
-    preferred = data.preferred_runs(frame, 2)
-    if wanted in labels:
-        preferred = [wanted, *[r for r in preferred if r != wanted]]
     side_by_side = st.toggle("Two runs side by side", key="geometry.pair")
     columns = st.columns(2) if side_by_side else [st.container()]
-    run_ids = []
-    for slot, column in enumerate(columns):
-        with column:
-            default = options.index(preferred[min(slot, len(preferred) - 1)]) if preferred else 0
-            run_ids.append(
-                st.selectbox(
-                    f"Run {slot + 1}" if side_by_side else "Run",
-                    options,
-                    index=default if options else None,
-                    key=f"geometry.run{slot}",
-                    format_func=lambda r: labels.get(r, r),
-                )
-            )
+    keys = [f"geometry.run{slot}" for slot in range(len(columns))]
+    run_ids = ui.pick_runs(frame, keys, places=columns)
     # -- empty state -----------------------------------------------------------------
-    if not options:
+    if not run_ids[0]:
         ui.empty_state(
             "No runs yet. Train a run (its evaluations record snapshots of the "
             "test embeddings) or record one with `spherescope analyze FILE`."

@@ -54,25 +54,8 @@ class _Options:
 def main() -> None:
     st.title("Run")
     # -- widgets ---------------------------------------------------------------------
-    frame = data.runs()
-    labels = data.run_labels(frame) if not frame.empty else {}
-    options = list(labels)
-    wanted = ui.query_param("run_id")
-    if wanted and wanted not in labels:
-        st.warning(f"No run with id `{wanted}`; pick one below.", icon=":material/warning:")
-    default = wanted if wanted in labels else next(iter(data.preferred_runs(frame)), None)
-    index = options.index(default) if default in labels else 0
-    run_id = st.selectbox(
-        "Run",
-        options,
-        index=index if options else None,
-        key="run.select",
-        format_func=lambda r: labels.get(r, r),
-        on_change=_sync_query_param,
-    )
+    (run_id,) = ui.pick_runs(data.runs(), ["run.select"])
     if run_id:
-        if not wanted:  # the URL names what is shown (a wrong id stays, with its warning)
-            st.query_params["run_id"] = run_id
         record = data.run(run_id)  # the page's one read of the run (its tiles reread)
         names = data.metric_names([run_id])
         _tiles(record, has_metrics=bool(names))
@@ -94,12 +77,6 @@ def main() -> None:
     # -- charts (live while the run is active) ---------------------------------------
     first = ui.first_paint("run")
     _live(record, names, options, evals=tuple(evals), first=first)
-
-
-def _sync_query_param() -> None:
-    run_id = st.session_state.get("run.select")
-    if run_id:
-        st.query_params["run_id"] = run_id
 
 
 def _tiles(record: Any, *, has_metrics: bool) -> None:

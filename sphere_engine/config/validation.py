@@ -5,7 +5,7 @@ else; ``validate(config)`` adds what needs the components: registry names, optio
 and types, what a component's ``traits`` ask of the batch (P×K batches with K ≥ 2 for
 pair losses), the dataset's class count (classes per batch, polytope dimensions; this
 may read ``data.root``). Losses, heads and regularisers are cheap to build, so they are
-built here by ``build_components`` (the function training builds them with), so their
+built here by ``build_objective_parts`` (the function training builds them with), so their
 own option checks fire up front too. Every error is a ``ConfigError`` carrying the
 fields it concerns; ``validate`` changes nothing. ``validated_config`` is the one entry
 the launch paths, the CLI and the Launch form call.
@@ -60,10 +60,10 @@ def validate(config: RunConfig) -> None:
             "run config: validate() takes a RunConfig (build it with RunConfig.from_dict), "
             f"got {type(config).__name__}"
         )
-    from sphere_engine.components import build_components, typed_options
     from sphere_engine.data import dataset_info
     from sphere_engine.data.folds import fold_info
     from sphere_engine.heads import polytope_dim
+    from sphere_engine.objective_parts import build_objective_parts, typed_options
 
     data, model, objective, regularizer = (
         config.data,
@@ -131,4 +131,4 @@ def validate(config: RunConfig) -> None:
                 f"{model.embedding_dim} is too small for a {objective.name} head with "
                 f"{num_classes} classes; it needs at least {needed} dimensions",
             )
-    build_components(config, num_classes)  # their own option checks fire here
+    build_objective_parts(config, num_classes)  # their own option checks fire here

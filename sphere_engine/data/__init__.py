@@ -25,7 +25,6 @@ from sphere_engine.data.registry import (
     DATASETS,
     create_dataset,
     dataset_info,
-    list_datasets,
 )
 from sphere_engine.data.shuffled_batch_sampler import ShuffledBatchSampler
 from sphere_engine.data.tensor_data import TensorData
@@ -46,5 +45,4 @@ __all__ = [
     "create_dataset",
     "dataset_info",
     "iter_batches",
-    "list_datasets",
 ]

@@ -52,8 +52,3 @@ def dataset_info(
     if download is not None:
         spec.check_files(root, download)
     return spec.info(root, split)
-
-
-def list_datasets() -> list[str]:
-    """Registered dataset names, sorted."""
-    return DATASETS.names()

@@ -1,16 +1,16 @@
 """Per-iteration geometry diagnostics of a batch of embeddings (SCIENCE.md §6).
 
 The groups of statistics of a batch: norms (with the norm histogram), pair cosines and
-the gradient's, each a ``PackedStatistics`` (``sphere_engine.diagnostics.packed_statistics``: raw
+the gradient's, each a ``PackedStatistics`` (``sphere_engine.diagnostics.step_transfer``: raw
 values plus a host ``finish``, moved to the host once per logged step by
 ``StepStatistics``). Where ``reduces_on_host`` says the device reduces (every GPU batch,
 large CPU batches), the device (under ``torch.no_grad``) does only what needs the N × d
 tensors: the per-sample norms, the gradient's norm and its dot product with the
 embedding, the sums of directions per class, O(N) numbers the host finishes with NumPy
-in float64 (``sphere_engine.diagnostics.host``: moments, percentiles, ratios,
+in float64 (``sphere_engine.diagnostics.numpy_finish``: moments, percentiles, ratios,
 correlations, NaN for an empty half). A small CPU batch sends its raw values and the
 finish does the per-sample work too. The tracked samples' turns are
-``sphere_engine.diagnostics.direction_tracker``; both are re-exported here.
+``sphere_engine.diagnostics.direction_tracker``.
 
 This runs every training step, so it is written for few tensor operations: on a CPU
 each op costs microseconds of dispatch whatever its size (on 40 numbers NumPy is
@@ -26,9 +26,7 @@ import functools
 import numpy as np
 import torch
 
-from sphere_engine.diagnostics.direction_tracker import DirectionTracker
-from sphere_engine.diagnostics.host import (
-    DIRECTION_NAMES,
+from sphere_engine.diagnostics.numpy_finish import (
     EPS,
     GRADIENT_NAMES,
     HISTOGRAM_NAMES,
@@ -41,33 +39,11 @@ from sphere_engine.diagnostics.host import (
     gradient_per_sample,
     histogram_fractions,
     named_rows,
-    norm_histogram,
 )
-from sphere_engine.diagnostics.packed_statistics import (
-    HOST_REDUCE_MAX_VALUES,
+from sphere_engine.diagnostics.step_transfer import (
     PackedStatistics,
-    StepStatistics,
     reduces_on_host,
 )
-
-__all__ = [
-    "DIRECTION_NAMES",
-    "GRADIENT_NAMES",
-    "HISTOGRAM_NAMES",
-    "HOST_REDUCE_MAX_VALUES",
-    "NORM_NAMES",
-    "PAIR_NAMES",
-    "DirectionTracker",
-    "PackedStatistics",
-    "StepStatistics",
-    "batch_statistics",
-    "embedding_statistics",
-    "gradient_statistics",
-    "norm_histogram",
-    "packed_norm_statistics",
-    "pair_cosines",
-    "reduces_on_host",
-]
 
 
 @torch.no_grad()
@@ -150,7 +126,6 @@ def gradient_statistics(
     embeddings: torch.Tensor,
     norms: torch.Tensor | None,
     grad: torch.Tensor,
-    norm_order: torch.Tensor | None = None,
     host: bool | None = None,
 ) -> PackedStatistics:
     """Gradient diagnostics on the embedding (SCIENCE.md §1 and §6).
@@ -165,8 +140,7 @@ def gradient_statistics(
     - ``grad/norm_mean``: mean ||∂L/∂f_i||.
     Samples with a zero gradient (inactive in the loss) are left out of the cosine.
     ``norms``: the embeddings' norms when already known (``None``: computed here).
-    ``host``: see ``reduces_on_host``. (``norm_order`` is accepted for compatibility; the
-    host sorts.)
+    ``host``: see ``reduces_on_host``.
     """
     embeddings, grad = embeddings.detach().float(), grad.detach().float()
     count, width = embeddings.shape

@@ -1,6 +1,6 @@
 """Tracked samples' turns: how far a fixed set of training samples turns per step.
 
-``DirectionTracker.update`` returns a packed group (``packed_statistics``): the half
+``DirectionTracker.update`` returns a packed group (``step_transfer``): the half
 turn angles and previous norms reduced on the device, or, for a small CPU set,
 the previous and current raw embeddings, reduced in the host finish
 (``host.half_turns``).
@@ -13,14 +13,14 @@ import functools
 import numpy as np
 import torch
 
-from sphere_engine.diagnostics.host import (
+from sphere_engine.diagnostics.numpy_finish import (
     DIRECTION_NAMES,
     EPS,
     finish_directions,
     half_turns,
     named_rows,
 )
-from sphere_engine.diagnostics.packed_statistics import PackedStatistics, reduces_on_host
+from sphere_engine.diagnostics.step_transfer import PackedStatistics, reduces_on_host
 
 
 class DirectionTracker:

@@ -29,14 +29,13 @@ import numpy as np
 import torch
 
 from sphere_engine.diagnostics.batch_statistics import (
-    DirectionTracker,
-    StepStatistics,
     batch_statistics,
     embedding_statistics,
     gradient_statistics,
-    reduces_on_host,
 )
-from sphere_engine.diagnostics.pending_statistics import PendingStatistics, WaitingStep
+from sphere_engine.diagnostics.batched_finish import PendingStatistics, WaitingStep
+from sphere_engine.diagnostics.direction_tracker import DirectionTracker
+from sphere_engine.diagnostics.step_transfer import StepStatistics, reduces_on_host
 from sphere_engine.distributed import (
     DistributedContext,
     gather_batch,
@@ -157,7 +156,7 @@ class ExternalStep:
         """Moves completed steps to the host (one transfer each) and returns them,
         unfinished, when due (K waiting, or the oldest ~0.5 s old), ``finish`` or
         ``force``, else none yet; the caller finishes them
-        (``pending_statistics.finish_waiting``) where it likes, e.g. off the training
+        (``batched_finish.finish_waiting``) where it likes, e.g. off the training
         thread (the SDK's writer thread). ``force``: also steps still waiting for a
         backward pass (logged without gradient statistics)."""
         if not self._pending and not len(self._unfinished):  # nothing logged since

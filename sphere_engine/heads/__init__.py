@@ -13,7 +13,7 @@ from sphere_engine.heads.polytopes import (
     polytope_dim,
     polytope_vertices,
 )
-from sphere_engine.heads.registry import HEADS, create_head, list_heads
+from sphere_engine.heads.registry import HEADS
 from sphere_engine.heads.regular_polytope_head import RegularPolytopeHead
 from sphere_engine.heads.sphere_face_head import SphereFaceHead
 
@@ -32,8 +32,6 @@ __all__ = [
     "RegularPolytopeHead",
     "SimplexHead",
     "SphereFaceHead",
-    "create_head",
-    "list_heads",
     "polytope_angle",
     "polytope_dim",
     "polytope_vertices",

@@ -7,7 +7,7 @@ from sphere_engine.losses.contrastive_loss import ContrastiveLoss
 from sphere_engine.losses.multi_similarity_loss import MultiSimilarityLoss
 from sphere_engine.losses.npair_loss import NPairLoss
 from sphere_engine.losses.ntxent_loss import NTXentLoss
-from sphere_engine.losses.registry import LOSSES, create_loss, list_losses
+from sphere_engine.losses.registry import LOSSES
 from sphere_engine.losses.semihard_triplet_loss import SemiHardTripletLoss
 from sphere_engine.losses.supcon_loss import SupConLoss
 from sphere_engine.losses.triplet_margin_loss import TripletMarginLoss
@@ -26,6 +26,4 @@ __all__ = [
     "SupConLoss",
     "TripletMarginLoss",
     "TupletMarginLoss",
-    "create_loss",
-    "list_losses",
 ]

@@ -7,7 +7,7 @@ unweighted terms in ``last_terms`` for logging.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -15,9 +15,6 @@ from torch import nn
 from sphere_engine.config.option_checks import check_option
 from sphere_engine.losses.mining_record import MiningRecord
 from sphere_engine.registry import ComponentTraits
-
-if TYPE_CHECKING:
-    from sphere_engine.diagnostics.packed_statistics import PackedStatistics
 
 
 class BaseLoss(nn.Module):
@@ -81,14 +78,6 @@ class BaseLoss(nn.Module):
     ) -> None:
         """Keep what the miner did on this batch (references only; reduced when logged)."""
         self.last_mining = MiningRecord(active, candidates, similarity.detach(), negative)
-
-    def mining_diagnostics(self) -> dict[str, torch.Tensor]:
-        """``mining/*`` 0-dim tensors of the last batch; empty for a loss without mining."""
-        return {} if self.last_mining is None else self.last_mining.statistics()
-
-    def mining_histograms(self) -> PackedStatistics | None:
-        """The last batch's positive / negative cosine histograms; None without mining."""
-        return None if self.last_mining is None else self.last_mining.histograms()
 
 
 def regularizer_name(regularizer: nn.Module) -> str:

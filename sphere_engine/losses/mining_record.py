@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import torch
 
 from sphere_engine.catalogue import similarity_histogram as hist
-from sphere_engine.diagnostics.packed_statistics import PackedStatistics
 from sphere_engine.diagnostics.similarity_histogram import (
     NEGATIVE_NAMES,
     POSITIVE_NAMES,
     finish_histograms,
 )
+from sphere_engine.diagnostics.step_transfer import PackedStatistics
 
 
 @dataclass(frozen=True)

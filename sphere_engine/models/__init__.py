@@ -9,7 +9,7 @@ from sphere_engine.models.bn_inception import BNInception
 from sphere_engine.models.embedding_layer import EmbeddingLayer
 from sphere_engine.models.lenet_pp import LeNetPP
 from sphere_engine.models.mlp import MLP
-from sphere_engine.models.registry import MODELS, create_model, list_models
+from sphere_engine.models.registry import MODELS, create_model
 from sphere_engine.models.timm_backbone import TimmBackbone
 from sphere_engine.models.torchvision_resnet import ResNet18, ResNet50
 
@@ -24,5 +24,4 @@ __all__ = [
     "ResNet50",
     "TimmBackbone",
     "create_model",
-    "list_models",
 ]

@@ -37,11 +37,7 @@ class LeNetPP(Backbone):
         embedding_bn: bool = False,
         weight_norm: bool = False,
     ) -> None:
-        if len(input_shape) != 3 or min(input_shape[1:]) < 8:
-            raise ValueError(
-                f"input_shape: {tuple(input_shape)!r} is not allowed for lenetpp; it needs "
-                "images (C, H, W) with H, W >= 8"
-            )
+        self.check_image_shape(input_shape, "lenetpp")
         channels, height, width = input_shape
         features = nn.Sequential(
             _stage(channels, 32), _stage(32, 64), _stage(64, 128), nn.Flatten()

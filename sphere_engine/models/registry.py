@@ -37,8 +37,3 @@ def create_model(
     if not shape or any(s < 1 for s in shape):
         raise ValueError(f"input_shape: {tuple(input_shape)!r} must be non-empty and positive")
     return MODELS.create(name, shape, embedding_dim, embedding_bn, weight_norm, **options)
-
-
-def list_models() -> list[str]:
-    """Registered backbone names, sorted."""
-    return MODELS.names()

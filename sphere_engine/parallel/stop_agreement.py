@@ -6,14 +6,14 @@ On a CPU the vote is read at once. On an accelerator a read of this step's vote 
 wait for everything queued before it, the previous step's forward and backward
 included, and leave the device idle while the host prepares the next step; so each
 call reads the vote of the call before (copied to the host without blocking,
-``HostCopy``) and every rank stops one step after the request, all at the same step.
+``AsyncHostCopy``) and every rank stops one step after the request, all at the same step.
 """
 
 from __future__ import annotations
 
 import torch
 
-from sphere_engine.diagnostics.host_copy import HostCopy
+from sphere_engine.diagnostics.async_host_copy import AsyncHostCopy
 from sphere_engine.parallel.data_parallel import DataParallel
 
 
@@ -26,7 +26,7 @@ class StopAgreement:
     ) -> None:
         self.parallel, self.device = parallel, device
         self.read_later = device.type != "cpu" if read_later is None else read_later
-        self._earlier: HostCopy | None = None  # the previous call's vote, on its way
+        self._earlier: AsyncHostCopy | None = None  # the previous call's vote, on its way
 
     def __call__(self, stop: bool) -> bool:
         if not self.parallel.enabled:
@@ -37,5 +37,5 @@ class StopAgreement:
         dist.all_reduce(vote, op=dist.ReduceOp.MAX)
         if not self.read_later:
             return bool(vote.item())
-        earlier, self._earlier = self._earlier, HostCopy(vote)
+        earlier, self._earlier = self._earlier, AsyncHostCopy(vote)
         return earlier is not None and bool(earlier.numpy()[0])

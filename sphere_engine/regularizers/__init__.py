@@ -6,8 +6,6 @@ from sphere_engine.regularizers.isotropic_regularizer import IsotropicRegularize
 from sphere_engine.regularizers.l2_norm_regularizer import L2NormRegularizer
 from sphere_engine.regularizers.registry import (
     REGULARIZERS,
-    create_regularizer,
-    list_regularizers,
 )
 from sphere_engine.regularizers.spherical_embedding_constraint import (
     SphericalEmbeddingConstraint,
@@ -20,6 +18,4 @@ __all__ = [
     "IsotropicRegularizer",
     "L2NormRegularizer",
     "SphericalEmbeddingConstraint",
-    "create_regularizer",
-    "list_regularizers",
 ]

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import torch
 
 from sphere_engine.diagnostics.batch_statistics import batch_statistics
-from sphere_engine.diagnostics.packed_statistics import (
+from sphere_engine.diagnostics.batched_finish import HostStep
+from sphere_engine.diagnostics.step_transfer import (
     PackedStatistics,
     PendingTransfer,
     StepStatistics,
     flat_values,
     stacked,
 )
-from sphere_engine.diagnostics.pending_statistics import HostStep
 from sphere_engine.losses.mining_record import MiningRecord
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sphere_engine.diagnostics.pending_statistics import HostStep, PendingStatistics
+from sphere_engine.diagnostics.batched_finish import HostStep, PendingStatistics
 from sphere_engine.tracking import Tracker
 
 

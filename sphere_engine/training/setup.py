@@ -18,8 +18,8 @@ import torch
 from sphere_engine.config import RunConfig
 from sphere_engine.config.folds import class_ranges
 from sphere_engine.data.batches import gather_inputs
-from sphere_engine.diagnostics.batch_statistics import DirectionTracker
 from sphere_engine.diagnostics.cuda_graph import GraphedPass
+from sphere_engine.diagnostics.direction_tracker import DirectionTracker
 from sphere_engine.diagnostics.tracked_samples import choose_tracked_samples, tracked_embedder
 from sphere_engine.evaluation import Evaluator
 from sphere_engine.objective import Objective, build_objective

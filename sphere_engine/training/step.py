@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import torch
 
-from sphere_engine.diagnostics.host_copy import HostCopy
-from sphere_engine.diagnostics.packed_statistics import PendingTransfer
-from sphere_engine.diagnostics.pending_statistics import HostStep
+from sphere_engine.diagnostics.async_host_copy import AsyncHostCopy
+from sphere_engine.diagnostics.batched_finish import HostStep
+from sphere_engine.diagnostics.step_transfer import PendingTransfer
 from sphere_engine.training.measurement import measure_step
 from sphere_engine.training.setup import TrainingSetup
 
@@ -38,7 +38,7 @@ class StepOutcome:
     host; ``read`` waits for them. The loop reads a step after queuing the next one, so
     the device never waits for the host."""
 
-    loss: HostCopy | None  # an unlogged step's loss (a logged step's is in ``host``)
+    loss: AsyncHostCopy | None  # an unlogged step's loss (a logged step's is in ``host``)
     host: PendingTransfer | HostStep | None  # HostStep: already on the host (CPU)
 
     def read(self) -> StepResult:
@@ -86,7 +86,7 @@ def train_step(
         host = measure_step(setup, loss, embeddings, labels, keep_embedding_grad, track)
         outcome = StepOutcome(None, host)
     else:  # the loss alone: divergence must be caught
-        outcome = StepOutcome(HostCopy(loss.detach().float().reshape(1)), None)
+        outcome = StepOutcome(AsyncHostCopy(loss.detach().float().reshape(1)), None)
 
     # ---- optimiser step
     precision.step(setup.optimizer)

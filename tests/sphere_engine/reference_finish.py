@@ -1,5 +1,5 @@
 """The previous per-step (one row) host finish, kept verbatim as the reference that the
-batched finish (``diagnostics_host``, K rows at once) must reproduce to float64 rounding."""
+batched finish (``numpy_finish``, K rows at once) must reproduce to float64 rounding."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from sphere_engine.catalogue import norm_histogram as hist
-from sphere_engine.diagnostics.host import (
+from sphere_engine.diagnostics.numpy_finish import (
     _QUANTILES,
     _STILL_DEGREES,
     DIRECTION_NAMES,

@@ -18,7 +18,7 @@ from sphere_engine.diagnostics import (
     batch_statistics,
     reduces_on_host,
 )
-from sphere_engine.diagnostics.pending_statistics import PendingStatistics, finish_steps
+from sphere_engine.diagnostics.batched_finish import PendingStatistics, finish_steps
 
 
 def _reference(raw: np.ndarray, count: int, gradient: bool) -> dict[str, float]:
@@ -208,9 +208,9 @@ def test_a_step_on_its_way_to_the_host_finishes_as_one_already_there() -> None:
     """Steps handed over with their device copy still pending (``PendingTransfer``, what
     an accelerator's step is until the writer thread waits for it) finish, mixed with
     steps already on the host, to the same values."""
+    from sphere_engine.diagnostics.batched_finish import finish_waiting
     from sphere_engine.diagnostics.external_step import ExternalStep
-    from sphere_engine.diagnostics.packed_statistics import PendingTransfer
-    from sphere_engine.diagnostics.pending_statistics import finish_waiting
+    from sphere_engine.diagnostics.step_transfer import PendingTransfer
 
     steps = ExternalStep(log_every=1)
     generator = torch.Generator().manual_seed(3)

@@ -23,7 +23,7 @@ from sphere_engine.catalogue import (
     split_column_key,
 )
 from sphere_engine.config import RunConfig
-from sphere_engine.regularizers import list_regularizers
+from sphere_engine.regularizers import REGULARIZERS
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
 
@@ -52,7 +52,7 @@ def _uncatalogued(tracker: InMemoryTracker) -> list[str]:
     return sorted({f"{s.value}:{k}" for s, k in logged if find(k, s) is None})
 
 
-@pytest.mark.parametrize("regularizer", ["none", *list_regularizers()])
+@pytest.mark.parametrize("regularizer", ["none", *REGULARIZERS.names()])
 def test_every_key_a_pair_loss_run_logs_is_in_the_catalogue(regularizer: str) -> None:
     tracker = _train({"kind": "loss", "name": "triplet"}, regularizer)
     assert tracker.evals and tracker.names()  # it really logged both kinds

@@ -10,9 +10,9 @@ import torch
 
 from sphere_engine.config import RunConfig
 from sphere_engine.config.validation import validate
+from sphere_engine.diagnostics.batched_finish import finish_steps
 from sphere_engine.diagnostics.cuda_graph import GraphedPass
-from sphere_engine.diagnostics.packed_statistics import StepStatistics
-from sphere_engine.diagnostics.pending_statistics import finish_steps
+from sphere_engine.diagnostics.step_transfer import StepStatistics
 from sphere_engine.diagnostics.tracked_samples import tracked_embedder
 from sphere_engine.losses.mining_record import MiningRecord
 from sphere_engine.tracking import InMemoryTracker

@@ -62,7 +62,7 @@ def test_non_finite_norms_are_not_counted():
 def test_one_searchsorted_gives_the_log10_rule_at_every_bin_edge():
     """The bins come from precomputed exact starts; on both sides of each start they
     agree with floor((log10(norm) − LOW) · BINS_PER_DECADE), clipped to the bins."""
-    from sphere_engine.diagnostics.host import _BIN_STARTS
+    from sphere_engine.diagnostics.numpy_finish import _BIN_STARTS
 
     starts = _BIN_STARTS[:-1]
     for norm in np.concatenate([starts, np.nextafter(starts, 0.0), [0.0, 5e-3, 2e3]]):

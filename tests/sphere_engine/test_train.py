@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from sphere_engine.config import RunConfig
-from sphere_engine.heads import list_heads
-from sphere_engine.losses import list_losses
-from sphere_engine.regularizers import list_regularizers
+from sphere_engine.heads import HEADS
+from sphere_engine.losses import LOSSES
+from sphere_engine.regularizers import REGULARIZERS
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import TrainingDivergedError, load_checkpoint, run_training
 
@@ -87,7 +87,7 @@ def test_log_every_thins_the_series() -> None:
     assert [step for step, _ in tracker.series("loss/total")] == [3, 6, 7]
 
 
-@pytest.mark.parametrize("loss", list_losses())
+@pytest.mark.parametrize("loss", LOSSES.names())
 def test_short_run_for_every_loss(loss: str) -> None:
     tracker = InMemoryTracker()
     result = run_training(digits_config(objective={"name": loss}, training={"steps": 3}), tracker)
@@ -95,7 +95,7 @@ def test_short_run_for_every_loss(loss: str) -> None:
     assert all(math.isfinite(v) for _, v in tracker.series("loss/total"))
 
 
-@pytest.mark.parametrize("head", list_heads())
+@pytest.mark.parametrize("head", HEADS.names())
 def test_short_run_for_every_head(head: str) -> None:
     tracker = InMemoryTracker()
     config = digits_config(
@@ -111,7 +111,7 @@ def test_short_run_for_every_head(head: str) -> None:
         assert "vertex/angle_mean" in result.final_metrics
 
 
-@pytest.mark.parametrize("regularizer", list_regularizers())
+@pytest.mark.parametrize("regularizer", REGULARIZERS.names())
 def test_short_run_for_every_regularizer(regularizer: str) -> None:
     tracker = InMemoryTracker()
     run_training(

@@ -208,11 +208,11 @@ def test_store_writes_and_the_batched_finish_run_off_the_training_thread(
     land inside the user's step: they run on the SDK's writer thread."""
     import threading
 
-    import sphere_engine.diagnostics.pending_statistics as pending_statistics
+    import sphere_engine.diagnostics.batched_finish as batched_finish
     from db.tracker import StoreTracker
 
     threads: dict[str, list[str]] = {"flush": [], "finish": []}
-    flush, finish_steps = StoreTracker.flush, pending_statistics.finish_steps
+    flush, finish_steps = StoreTracker.flush, batched_finish.finish_steps
 
     def flush_noting_thread(self: StoreTracker) -> None:
         threads["flush"].append(threading.current_thread().name)
@@ -223,7 +223,7 @@ def test_store_writes_and_the_batched_finish_run_off_the_training_thread(
         return finish_steps(steps)
 
     monkeypatch.setattr(StoreTracker, "flush", flush_noting_thread)
-    monkeypatch.setattr(pending_statistics, "finish_steps", finish_noting_thread)
+    monkeypatch.setattr(batched_finish, "finish_steps", finish_noting_thread)
     model, inputs, labels = toy_problem()
     run = spherescope.init(name="writer thread")
     run._writer.tracker.flush_interval = 0.0  # a flush with every write
@@ -247,12 +247,12 @@ def test_a_failing_writer_task_is_recorded_and_training_goes_on(
 ) -> None:
     """Not a store error (those are retried) but a bug on the writer thread: the user's
     training must not die of it, and the run must say what happened."""
-    import sphere_engine.diagnostics.pending_statistics as pending_statistics
+    import sphere_engine.diagnostics.batched_finish as batched_finish
 
     def broken_finish(steps):  # type: ignore[no-untyped-def]
         raise ArithmeticError("finish exploded")
 
-    monkeypatch.setattr(pending_statistics, "finish_steps", broken_finish)
+    monkeypatch.setattr(batched_finish, "finish_steps", broken_finish)
     model, inputs, labels = toy_problem()
     with (
         pytest.warns(RuntimeWarning, match="finish exploded"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from db.executor import SLURM, write_scheduler_state
 from db.records import RunRecord
+from db.scheduler_record import SLURM, write_scheduler_state
 from db.store import RunStore
 from worker.slurm.commands import SlurmError, run_slurm
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import submitit
 
-from db.executor import SLURM, write_executor
+from db.scheduler_record import SLURM, write_executor
 from db.store import RunStore
 from sphere_engine.config import RunConfig
 from worker.checkpoint_policy import check_checkpoint_dir

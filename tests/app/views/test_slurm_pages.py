@@ -10,8 +10,8 @@ from app_fixtures import open_page, texts
 
 import worker.slurm.submit
 from app.data.tables import runs_table
-from db.executor import write_executor, write_scheduler_state
 from db.queries import list_runs
+from db.scheduler_record import write_executor, write_scheduler_state
 
 SLURM_RECORD = {
     "executor": "slurm",

@@ -1,6 +1,6 @@
 import pytest
 
-from sphere_engine.data import DATASETS, DatasetInfo, create_dataset, dataset_info, list_datasets
+from sphere_engine.data import DATASETS, DatasetInfo, create_dataset, dataset_info
 
 TORCHVISION = {
     "mnist": (10, (1, 28, 28)),
@@ -13,7 +13,7 @@ TORCHVISION = {
 
 def test_list_datasets_names_every_dataset():
     benchmarks = ["cub200", "cars196", "sop", "inshop"]
-    assert list_datasets() == sorted(
+    assert DATASETS.names() == sorted(
         ["digits", "synthetic", "image_folder", *TORCHVISION, *benchmarks]
     )
 

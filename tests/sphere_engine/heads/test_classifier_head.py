@@ -1,11 +1,11 @@
 import pytest
 import torch
 
-from sphere_engine.heads import create_head
+from sphere_engine.heads import HEADS
 
 
 def test_wrong_embedding_shape():
-    head = create_head("normface", 4, 3)
+    head = HEADS.create("normface", 4, 3)
     with pytest.raises(ValueError, match=r"embeddings: expected shape \(N, 4\)"):
         head(torch.randn(2, 5))
     with pytest.raises(ValueError, match="embeddings"):
@@ -13,7 +13,7 @@ def test_wrong_embedding_shape():
 
 
 def test_wrong_labels():
-    head = create_head("arcface", 4, 3)
+    head = HEADS.create("arcface", 4, 3)
     with pytest.raises(ValueError, match=r"labels: expected shape \(2,\)"):
         head(torch.randn(2, 4), torch.tensor([0, 1, 2]))
     with pytest.raises(ValueError, match="integer"):
@@ -21,7 +21,7 @@ def test_wrong_labels():
 
 
 def test_int32_labels_are_accepted():
-    head = create_head("cosface", 4, 3)
+    head = HEADS.create("cosface", 4, 3)
     x = torch.randn(2, 4)
     a = head(x, torch.tensor([0, 2], dtype=torch.int32))
     b = head(x, torch.tensor([0, 2]))

@@ -1,19 +1,19 @@
 import pytest
 import torch
 
-from sphere_engine.heads import HEADS, create_head, list_heads
+from sphere_engine.heads import HEADS
 
 LEARNABLE = ["linear", "normface", "sphereface", "cosface", "arcface"]
 FIXED = ["simplex", "orthoplex", "cube", "hadamard"]
 
 
 def test_all_heads_are_registered():
-    assert list_heads() == sorted(LEARNABLE + FIXED)
+    assert HEADS.names() == sorted(LEARNABLE + FIXED)
 
 
 @pytest.mark.parametrize("name", LEARNABLE + FIXED)
 def test_every_head_builds_gives_logits_and_has_help(name):
-    head = create_head(name, 8, 5)
+    head = HEADS.create(name, 8, 5)
     assert head.is_fixed == (name in FIXED)
     x, y = torch.randn(6, 8, requires_grad=True), torch.tensor([0, 1, 2, 3, 4, 0])
     assert head(x).shape == (6, 5)
@@ -25,12 +25,12 @@ def test_every_head_builds_gives_logits_and_has_help(name):
 
 def test_unknown_head_lists_known_ones():
     with pytest.raises(ValueError, match=r"unknown head 'softmax'.*arcface.*simplex"):
-        create_head("softmax", 8, 5)
+        HEADS.create("softmax", 8, 5)
 
 
 def test_unknown_option_lists_allowed():
     with pytest.raises(ValueError, match=r"unknown option 'margin'.*allowed: scale"):
-        create_head("normface", 8, 5, margin=0.1)
+        HEADS.create("normface", 8, 5, margin=0.1)
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_unknown_option_lists_allowed():
 def test_bad_options_name_the_field(name, options, field):
     message = rf"^objective\.options\.{field}: .* is out of range; must be "
     with pytest.raises(ValueError, match=message):
-        create_head(name, 8, 5, **options)
+        HEADS.create(name, 8, 5, **options)
 
 
 @pytest.mark.parametrize(
@@ -56,4 +56,4 @@ def test_bad_options_name_the_field(name, options, field):
 )
 def test_bad_sizes(dim, classes, field):
     with pytest.raises(ValueError, match=field):
-        create_head("linear", dim, classes)
+        HEADS.create("linear", dim, classes)

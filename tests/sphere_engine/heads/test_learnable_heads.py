@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from sphere_engine.heads import create_head
+from sphere_engine.heads import HEADS
 
 COS30, COS60 = math.cos(math.radians(30)), math.cos(math.radians(60))
 
@@ -23,7 +23,7 @@ def feature(degrees: float = 30.0, norm: float = 2.0) -> torch.Tensor:
 
 
 def build(name: str, **options) -> torch.nn.Module:
-    head = create_head(name, 2, 2, **options).double()
+    head = HEADS.create(name, 2, 2, **options).double()
     if name != "linear":
         with torch.no_grad():
             head.weight.copy_(torch.tensor([at(0, 3.0), at(90, 0.5)]))
@@ -36,7 +36,7 @@ def logits(head, x, label=None):
 
 
 def test_linear_uses_raw_features_and_bias():
-    head = create_head("linear", 2, 2).double()
+    head = HEADS.create("linear", 2, 2).double()
     with torch.no_grad():
         head.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 2.0]]))
         head.bias.copy_(torch.tensor([0.5, -1.0]))
@@ -101,7 +101,7 @@ def test_sphereface_margin_one_is_plain_cosine():
 
 @pytest.mark.parametrize("name", ["normface", "cosface", "arcface", "sphereface"])
 def test_normalised_heads_learn_their_weights(name):
-    head = create_head(name, 4, 3)
+    head = HEADS.create(name, 4, 3)
     assert not head.is_fixed
     assert [n for n, p in head.named_parameters() if p.requires_grad] == ["weight"]
     x = torch.randn(5, 4)

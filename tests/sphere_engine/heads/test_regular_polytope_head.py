@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from sphere_engine.heads import POLYTOPE_KINDS, create_head, polytope_angle, polytope_dim
+from sphere_engine.heads import HEADS, POLYTOPE_KINDS, polytope_angle, polytope_dim
 
 
 def at(degrees: float, norm: float = 1.0) -> list[float]:
@@ -13,21 +13,21 @@ def at(degrees: float, norm: float = 1.0) -> list[float]:
 
 @pytest.mark.parametrize("kind", POLYTOPE_KINDS)
 def test_auto_margin_is_the_polytope_angle(kind):
-    head = create_head(kind, 16, 10, margin="auto")
+    head = HEADS.create(kind, 16, 10, margin="auto")
     assert head.margin_radians == pytest.approx(polytope_angle(kind, polytope_dim(kind, 10)))
     assert head.margin_radians == pytest.approx(head.vertex_angle)
-    assert create_head(kind, 16, 10).margin_radians == 0.0
+    assert HEADS.create(kind, 16, 10).margin_radians == 0.0
 
 
 def test_simplex_auto_margin_for_ten_classes_is_96_38_degrees():
-    head = create_head("simplex", 9, 10, margin="auto")
+    head = HEADS.create("simplex", 9, 10, margin="auto")
     assert math.degrees(head.margin_radians) == pytest.approx(96.38, abs=0.005)
 
 
 @pytest.mark.parametrize("kind", POLYTOPE_KINDS)
 def test_fixed_head_has_no_parameters_and_does_not_move(kind):
     torch.manual_seed(0)
-    head = create_head(kind, 8, 6, margin="auto")
+    head = HEADS.create(kind, 8, 6, margin="auto")
     assert head.is_fixed
     assert list(head.parameters()) == []
     assert "vertices" in head.state_dict()
@@ -46,7 +46,7 @@ def test_fixed_head_has_no_parameters_and_does_not_move(kind):
 
 
 def test_vertices_are_padded_to_the_embedding_dim():
-    head = create_head("cube", 5, 4)
+    head = HEADS.create("cube", 5, 4)
     assert head.vertices.shape == (4, 5)
     assert head.polytope_dim == 2
     assert torch.count_nonzero(head.vertices[:, 2:]) == 0
@@ -55,7 +55,7 @@ def test_vertices_are_padded_to_the_embedding_dim():
 
 def test_logits_by_hand_on_an_orthoplex():
     # Vertices +e1, −e1, +e2, −e2; feature at 30° with norm 5 (normalised away).
-    head = create_head("orthoplex", 2, 4, scale=30.0, margin=0.2).double()
+    head = HEADS.create("orthoplex", 2, 4, scale=30.0, margin=0.2).double()
     x = torch.tensor([at(30, 5.0)], dtype=torch.float64)
     c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
     plain = [30 * c, -30 * c, 30 * s, -30 * s]
@@ -66,7 +66,7 @@ def test_logits_by_hand_on_an_orthoplex():
 
 def test_auto_margin_fallback_by_hand():
     # Target −e1 is at θ = 150°; m = φ = π/2 gives θ + m > π: 30·(cos θ − m·sin m).
-    head = create_head("orthoplex", 2, 4, margin="auto").double()
+    head = HEADS.create("orthoplex", 2, 4, margin="auto").double()
     x = torch.tensor([at(30)], dtype=torch.float64)
     out = head(x, torch.tensor([1]))[0, 1].item()
     assert out == pytest.approx(30 * (math.cos(math.radians(150)) - math.pi / 2))
@@ -74,17 +74,17 @@ def test_auto_margin_fallback_by_hand():
 
 def test_embedding_dim_too_small_names_the_minimum():
     with pytest.raises(ValueError, match="embedding_dim >= 9"):
-        create_head("simplex", 3, 10)
+        HEADS.create("simplex", 3, 10)
     with pytest.raises(ValueError, match="embedding_dim >= 4"):
-        create_head("cube", 3, 10)
+        HEADS.create("cube", 3, 10)
 
 
 @pytest.mark.parametrize("margin", [-0.1, "big", 4.0])
 def test_bad_margin(margin):
     with pytest.raises(ValueError, match="margin"):
-        create_head("simplex", 4, 5, margin=margin)
+        HEADS.create("simplex", 4, 5, margin=margin)
 
 
 def test_bad_scale():
     with pytest.raises(ValueError, match="scale"):
-        create_head("hadamard", 4, 4, scale=0.0)
+        HEADS.create("hadamard", 4, 4, scale=0.0)

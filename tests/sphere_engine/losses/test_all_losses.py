@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sphere_engine.losses import create_loss, list_losses
+from sphere_engine.losses import LOSSES
 
 
 def pk_batch(loss, classes=4, per_class=4, dim=8, seed=0):
@@ -17,9 +17,9 @@ def pk_batch(loss, classes=4, per_class=4, dim=8, seed=0):
     return embeddings, labels
 
 
-@pytest.mark.parametrize("name", list_losses())
+@pytest.mark.parametrize("name", LOSSES.names())
 def test_finite_scalar_and_finite_gradients(name):
-    loss = create_loss(name)
+    loss = LOSSES.create(name)
     embeddings, labels = pk_batch(loss)
     embeddings.requires_grad_()
     value = loss(embeddings, labels)
@@ -31,9 +31,9 @@ def test_finite_scalar_and_finite_gradients(name):
     assert embeddings.grad.abs().sum() > 0
 
 
-@pytest.mark.parametrize("name", list_losses())
+@pytest.mark.parametrize("name", LOSSES.names())
 def test_invariant_to_embedding_norms(name):
-    loss = create_loss(name)
+    loss = LOSSES.create(name)
     embeddings, labels = pk_batch(loss)
     scales = torch.linspace(0.1, 10.0, len(labels), dtype=torch.float64)[:, None]
     original = loss(embeddings, labels)
@@ -41,10 +41,10 @@ def test_invariant_to_embedding_norms(name):
     assert rescaled.item() == pytest.approx(original.item(), rel=1e-9)
 
 
-@pytest.mark.parametrize("name", list_losses())
+@pytest.mark.parametrize("name", LOSSES.names())
 def test_gradient_is_orthogonal_to_the_embedding(name):
     # SCIENCE.md §1: losses on normalised embeddings only rotate f_i.
-    loss = create_loss(name)
+    loss = LOSSES.create(name)
     embeddings, labels = pk_batch(loss)
     embeddings.requires_grad_()
     loss(embeddings, labels).backward()

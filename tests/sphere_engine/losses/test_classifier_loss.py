@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from sphere_engine.losses import ClassifierLoss
-from sphere_engine.regularizers import create_regularizer
+from sphere_engine.regularizers import REGULARIZERS
 
 
 class AdditiveMarginStub(nn.Module):
@@ -47,7 +47,7 @@ def test_head_parameters_are_trained_through_the_loss():
 def test_composes_with_a_regulariser():
     loss = ClassifierLoss(
         AdditiveMarginStub(),
-        embedding_regularizer=create_regularizer("l2", 2, 3),
+        embedding_regularizer=REGULARIZERS.create("l2", 2, 3),
         embedding_reg_weight=0.5,
     )
     embeddings = torch.tensor([[2.0, 1.0], [0.0, 3.0]])

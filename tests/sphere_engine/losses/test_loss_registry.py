@@ -1,7 +1,7 @@
 import pytest
 
 from sphere_engine import losses
-from sphere_engine.losses import LOSSES, create_loss, list_losses
+from sphere_engine.losses import LOSSES
 from sphere_engine.losses.base_loss import BaseLoss
 
 EXPECTED = {
@@ -19,24 +19,24 @@ EXPECTED = {
 
 def test_lists_every_pair_loss():
     # A superset: a new loss needs no edit here (see docs/architecture.md, "Add a loss").
-    assert set(list_losses()) >= EXPECTED
+    assert set(LOSSES.names()) >= EXPECTED
 
 
 def test_every_registered_loss_is_exported_from_the_package():
     exported = {getattr(losses, name) for name in losses.__all__}
-    assert {LOSSES.get(name) for name in list_losses()} <= exported
+    assert {LOSSES.get(name) for name in LOSSES.names()} <= exported
 
 
 def test_unknown_name_lists_known_ones():
     with pytest.raises(ValueError, match=r"unknown loss 'arcface'.*contrastive.*triplet"):
-        create_loss("arcface")
+        LOSSES.create("arcface")
 
 
 def test_unknown_option_lists_allowed_ones():
     with pytest.raises(
         ValueError, match=r"objective\.options\.temp: unknown option.*allowed: temperature"
     ):
-        create_loss("supcon", temp=0.2)
+        LOSSES.create("supcon", temp=0.2)
 
 
 @pytest.mark.parametrize(
@@ -52,11 +52,11 @@ def test_unknown_option_lists_allowed_ones():
 def test_bad_values_raise_naming_the_option(name, options, field):
     message = rf"^objective\.options\.{field}: .* is out of range; must be "
     with pytest.raises(ValueError, match=message):
-        create_loss(name, **options)
+        LOSSES.create(name, **options)
 
 
 def test_create_passes_options_and_regulariser_weight():
-    loss = create_loss("triplet", margin=0.3, embedding_reg_weight=0.5)
+    loss = LOSSES.create("triplet", margin=0.3, embedding_reg_weight=0.5)
     assert loss.margin == 0.3
     assert loss.embedding_reg_weight == 0.5
 

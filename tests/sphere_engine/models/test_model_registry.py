@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from sphere_engine.models import MODELS, create_model, list_models
+from sphere_engine.models import MODELS, create_model
 
 INPUT_SHAPES = {
     "mlp": [(64,), (1, 8, 8), (3, 32, 32)],
@@ -11,7 +11,7 @@ INPUT_SHAPES = {
 
 
 def test_list_models():
-    assert list_models() == [
+    assert MODELS.names() == [
         "bninception",
         "lenetpp",
         "mlp",

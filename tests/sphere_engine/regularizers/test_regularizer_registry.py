@@ -1,28 +1,28 @@
 import pytest
 import torch
 
-from sphere_engine.regularizers import REGULARIZERS, create_regularizer, list_regularizers
+from sphere_engine.regularizers import REGULARIZERS
 
 
 def test_lists_the_norm_family():
-    assert list_regularizers() == ["center", "isotropic", "l2", "sec"]
+    assert REGULARIZERS.names() == ["center", "isotropic", "l2", "sec"]
 
 
 def test_unknown_name_lists_known_ones():
     with pytest.raises(ValueError, match="unknown regularizer 'none'; known: center, isotropic"):
-        create_regularizer("none", 4, 3)
+        REGULARIZERS.create("none", 4, 3)
 
 
 def test_unknown_option_raises():
     with pytest.raises(
         ValueError, match=r"regularizer\.options\.rho: unknown option.*allowed: momentum"
     ):
-        create_regularizer("sec", 4, 3, rho=0.5)
+        REGULARIZERS.create("sec", 4, 3, rho=0.5)
 
 
 @pytest.mark.parametrize("name", ["center", "isotropic", "l2", "sec"])
 def test_each_reports_its_registry_name_and_returns_a_scalar(name):
-    regularizer = create_regularizer(name, 4, 3)
+    regularizer = REGULARIZERS.create(name, 4, 3)
     assert regularizer.registered_name == name
     value = regularizer(torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))
     assert value.dim() == 0 and torch.isfinite(value)
@@ -37,4 +37,4 @@ def test_each_reports_its_registry_name_and_returns_a_scalar(name):
 @pytest.mark.parametrize(("field", "args"), [("embedding_dim", (0, 3)), ("num_classes", (4, -1))])
 def test_rejects_bad_fixed_args(field, args):
     with pytest.raises(ValueError, match=field):
-        create_regularizer("l2", *args)
+        REGULARIZERS.create("l2", *args)

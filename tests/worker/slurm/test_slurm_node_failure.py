@@ -13,7 +13,7 @@ from slurm_cluster import SlurmCluster
 from test_slurm_runs import at_step, config_file, submit
 from worker_fixtures import wait_status
 
-from db.executor import write_executor
+from db.scheduler_record import write_executor
 from db.store import RunStore
 from worker.reaper import reap_lost
 from worker.slurm.states import _parse, accounting_states

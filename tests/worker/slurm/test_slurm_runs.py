@@ -186,7 +186,7 @@ def test_a_requeued_job_resumes_the_same_run_then_is_cancelled_from_the_cli(
 def test_the_reaper_asks_slurm_and_never_closes_runs_when_slurm_is_unreachable(
     slurm: SlurmCluster, store: RunStore, tmp_path: Path, monkeypatch
 ) -> None:
-    from db.executor import write_executor
+    from db.scheduler_record import write_executor
 
     queued = store.create_run({}, "forgotten job")
     running = store.create_run({}, "silent job", status="running")

@@ -2,10 +2,10 @@
 
 Each group of statistics (``PackedStatistics``) is its raw values (1-D tensors) plus a
 ``finish`` function that computes the logged values from them on the host with NumPy in
-float64 (``sphere_engine.diagnostics.host``). ``StepStatistics.transfer`` concatenates
+float64 (``sphere_engine.diagnostics.numpy_finish``). ``StepStatistics.transfer`` concatenates
 every group and moves it to the CPU once per logged step (one device sync, not one per
 statistic; ``transfer_later`` starts the copy and waits for it when asked); the finish
-runs later, K steps of one layout at once (``sphere_engine.diagnostics.pending_statistics``).
+runs later, K steps of one layout at once (``sphere_engine.diagnostics.batched_finish``).
 ``reduces_on_host`` says whether a batch's per-sample reductions run on its device (O(N)
 numbers travel) or in the host finish (the raw N × d values travel: small CPU batches).
 The groups themselves are built in ``sphere_engine.diagnostics`` and
@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 import torch
 
-from sphere_engine.diagnostics.host import named_rows
-from sphere_engine.diagnostics.host_copy import HostCopy
-from sphere_engine.diagnostics.pending_statistics import HostStep, finish_steps
+from sphere_engine.diagnostics.async_host_copy import AsyncHostCopy
+from sphere_engine.diagnostics.batched_finish import HostStep, finish_steps
+from sphere_engine.diagnostics.numpy_finish import named_rows
 
 # A CPU batch of at most this many values (N × d) is not reduced by torch at all: its
 # raw embeddings (and gradients) go to the host whole, and the batched finish reduces K
-# steps of them with NumPy at once (``diagnostics_host.batch_per_sample``). On a CPU the
+# steps of them with NumPy at once (``numpy_finish.batch_per_sample``). On a CPU the
 # "transfer" is a copy, while the dozen torch ops of the reduction cost far more in
 # dispatch than the batched NumPy finish on a small batch. Larger CPU batches, and every
 # GPU batch, are reduced where they live and only O(N) numbers travel. The bound also
@@ -190,7 +190,7 @@ class PendingTransfer:
 
     def __init__(self, groups: list[PackedStatistics], flat: torch.Tensor, size: int) -> None:
         self.groups, self.size = groups, size
-        self.copy = HostCopy(flat)
+        self.copy = AsyncHostCopy(flat)
         self.wall_time = time.time()  # the step's time, not the read's
 
     def result(self) -> HostStep:

@@ -27,12 +27,13 @@ from db.store import RunStore
 from worker import devices, routing, settings
 from worker.celery_app import broker_url
 from worker.failures import record_failure
-from worker.reaper import ReaperThread
-from worker.reconcile import ReconcileThread, reconcile_interval
+from worker.periodic import PeriodicThread
+from worker.reaper import reaper_thread
+from worker.reconcile import reconcile_interval, reconcile_thread
 
 log = logging.getLogger(__name__)
-_reaper: ReaperThread | None = None
-_reconciler: ReconcileThread | None = None
+_reaper: PeriodicThread | None = None
+_reconciler: PeriodicThread | None = None
 
 
 @signals.celeryd_init.connect
@@ -90,7 +91,7 @@ def start_reaper(sender: Any = None, **_: Any) -> None:
         if serves_gpu:
             routing.advertise_gpu_worker(client, node_name, ttl)
 
-    _reaper = ReaperThread(settings.reaper_interval(), also)
+    _reaper = reaper_thread(settings.reaper_interval(), also)
     _reaper.start()
 
 
@@ -117,7 +118,7 @@ def record_lost_child(
 @signals.worker_ready.connect
 def start_reconciling(sender: Any = None, **_: Any) -> None:
     global _reconciler
-    _reconciler = ReconcileThread(sender.app, reconcile_interval())
+    _reconciler = reconcile_thread(sender.app, reconcile_interval())
     _reconciler.start()
 
 

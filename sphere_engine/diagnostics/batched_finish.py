@@ -1,7 +1,7 @@
 """Logged steps waiting for their host finish, finished K at a time.
 
 Each logged step's raw values reach the host in one transfer (``StepStatistics.transfer``,
-the step's sync point) as a ``HostStep``. Finishing them (``diagnostics_host``) costs
+the step's sync point) as a ``HostStep``. Finishing them (``numpy_finish``) costs
 mostly NumPy call overhead on a few dozen numbers, and the finished values only reach
 the store at the tracker's flush anyway, so ``PendingStatistics`` keeps the raw rows and
 finishes them together: rows of one layout stacked into a K × W matrix, one set of NumPy

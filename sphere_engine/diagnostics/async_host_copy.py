@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 
-class HostCopy:
+class AsyncHostCopy:
     """``values`` (any device) on their way to the host; ``numpy()`` waits for them.
     ``values`` must not be written to afterwards."""
 

@@ -60,7 +60,7 @@ def test_tracked_samples_of_a_mode_free_model_need_no_mode_switch() -> None:
 def test_norm_cv_is_one_routine_with_nan_for_a_zero_mean() -> None:
     """The per-step diagnostics and the evaluation metrics gave 0 and NaN for all-zero
     norms; both now say the ratio is undefined."""
-    from sphere_engine.diagnostics.host import finish_norms
+    from sphere_engine.diagnostics.numpy_finish import finish_norms
     from sphere_engine.metrics.norms import norm_statistics
 
     zeros = np.zeros((1, 5))

@@ -6,7 +6,7 @@ functions turn them into the logged statistics (SCIENCE.md §6). Each returns a 
 array, one column per name of its ``*_NAMES`` tuple, except the histogram, which
 returns per row only its non-empty bins (a batch fills a handful of the 120).
 
-They run on K × N matrices, K logged steps at once (``sphere_engine.diagnostics.pending_statistics``
+They run on K × N matrices, K logged steps at once (``sphere_engine.diagnostics.batched_finish``
 batches them; a single step is K = 1): each NumPy call costs about a
 microsecond whatever its size: they are written for few calls, and each statistic is
 computed once (one argsort of the norms serves the quantiles and both halves).

@@ -1,6 +1,6 @@
-"""``build_components``: the regulariser, head and loss a config names, built in one
-place for validation (which builds them to run their option checks) and training
-(``build_objective``)."""
+"""``build_objective_parts``: the regulariser, head and loss a config names (the
+objective's parts), built in one place for validation (which builds them to run their
+option checks) and training (``build_objective``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sphere_engine.registry import Registry
 
 
 @dataclass
-class Components:
+class ObjectiveParts:
     """The built objective parts. ``loss`` owns ``head`` and ``regularizer``."""
 
     loss: nn.Module
@@ -34,7 +34,7 @@ def typed_options(registry: Registry[Any], name: str, options: dict[str, Any]) -
     }
 
 
-def build_components(config: RunConfig, num_classes: int) -> Components:
+def build_objective_parts(config: RunConfig, num_classes: int) -> ObjectiveParts:
     """Loss (or head + cross-entropy) and regulariser of ``config`` for ``num_classes``
     training classes; a rejected option raises ``ConfigError`` naming its field."""
     from sphere_engine.heads import HEADS
@@ -60,8 +60,8 @@ def build_components(config: RunConfig, num_classes: int) -> Components:
     try:
         if objective.kind == "head":
             head = HEADS.create(objective.name, embedding_dim, num_classes, **options)
-            return Components(ClassifierLoss(head, **composition), head, regularizer)
+            return ObjectiveParts(ClassifierLoss(head, **composition), head, regularizer)
         loss = LOSSES.create(objective.name, **composition, **options)
     except ValueError as error:  # option errors already name objective.options.<option>
         raise config_error_of("objective.options", error) from None
-    return Components(loss, None, regularizer)
+    return ObjectiveParts(loss, None, regularizer)
