@@ -26,6 +26,7 @@ import optuna
 from optuna.trial import Trial, TrialState
 
 from db import queries
+from db.records import RunRecord
 from db.store import RunStore
 from worker.study import storage
 from worker.study.launcher import RunLauncher
@@ -44,8 +45,9 @@ from worker.study.spec import WILCOXON_MIN_FOLDS, StudySpec
 log = logging.getLogger(__name__)
 
 ENDED_WELL = "finished"
-FINDINGS_EVERY_S = 5.0
-CURVES_EVERY_S = 1.0
+#: A running trial's findings are read this often (a read of its whole series).
+FINDINGS_EVERY_S = 10.0
+LATE_EVALUATION_S = 2.0
 
 
 class StudyAlreadyRunning(RuntimeError):
@@ -144,7 +146,9 @@ class Slot:
     retried: bool = False
     reported_step: int = -1
     findings_at: float = 0.0
-    curves_at: float = 0.0
+    evaluations_seen: int = -1  # evaluations the run's progress had passed when last read
+    points_read: int = 0
+    read_at: float = 0.0
 
 
 @dataclass
@@ -385,7 +389,7 @@ class Coordinator:
             if frozen.state.is_finished():  # told before a crash; the run is left to end
                 self.slots.pop(slot.run_id, None)
                 return
-            if self._report_curve(slot, trial, record.is_terminal):
+            if self._report_curve(slot, trial, record):
                 return
         if not record.is_terminal:
             return
@@ -411,13 +415,21 @@ class Coordinator:
             if math.isfinite(value)
         ]
 
-    def _report_curve(self, slot: Slot, trial: Trial, ended: bool) -> bool:
+    def _report_curve(self, slot: Slot, trial: Trial, record: RunRecord) -> bool:
         """Report new validation points and check the pruners and the findings; True
-        when the trial was pruned."""
+        when the trial was pruned. Its evaluations are read only once its progress has
+        passed another evaluation step (the heartbeat is cheap to read, a query is not)."""
         now = time.monotonic()
-        if ended or now - slot.curves_at >= CURVES_EVERY_S:
-            slot.curves_at = now
-            for step, value in self._metric_points(slot.run_id):
+        ended = record.is_terminal
+        every = int((record.config.get("diagnostics") or {}).get("eval_every", 1)) or 1
+        passed = (record.progress_step or 0) // every
+        # an evaluation is computed beside training: its value lands a little later
+        late = slot.points_read < passed and now - slot.read_at >= LATE_EVALUATION_S
+        if ended or passed != slot.evaluations_seen or late:
+            slot.evaluations_seen, slot.read_at = passed, now
+            points = self._metric_points(slot.run_id)
+            slot.points_read = len(points)
+            for step, value in points:
                 if step > slot.reported_step:
                     trial.report(value, curve_step(slot.fold, step))
                     slot.reported_step = step
