@@ -102,6 +102,13 @@ def test_critical_finding_gives_its_reason() -> None:
     from sphere_engine.findings.finding import Detection, Severity
 
     warn = Detection("x", "Warn", Severity("warning"), "m", None, None, "", ())
-    crit = Detection("diverged", "Training diverged", Severity.CRITICAL, "loss nan", 3, 3, "", ())
-    assert critical_finding([warn]) is None
-    assert critical_finding([warn, crit]) == "Training diverged: loss nan"
+    crit = Detection(
+        "diverged", "Training diverged", Severity.CRITICAL, "loss nan", 300, 300, "", ()
+    )
+    assert critical_finding([warn], steps=400) is None
+    assert critical_finding([warn, crit], steps=400) == "Training diverged: loss nan"
+    # a loss quiet from step 751 of 1500 has learnt its batches; from step 5 it never trained
+    late = Detection("dead_loss", "Dead loss", Severity.CRITICAL, "none active", 751, 1500, "", ())
+    early = Detection("dead_loss", "Dead loss", Severity.CRITICAL, "none active", 5, 1500, "", ())
+    assert critical_finding([late], steps=1500) is None
+    assert critical_finding([late, early], steps=1500) == "Dead loss: none active"

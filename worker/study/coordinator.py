@@ -442,17 +442,18 @@ class Coordinator:
                 return True
         if ended or now - slot.findings_at >= FINDINGS_EVERY_S:
             slot.findings_at = now
-            reason = self._critical_finding(slot.run_id)
+            steps = int((record.config.get("training") or {}).get("steps", 0))
+            reason = self._critical_finding(slot.run_id, steps)
             if reason is not None:
                 self._prune(slot, trial, reason)
                 return True
         return False
 
-    def _critical_finding(self, run_id: str) -> str | None:
+    def _critical_finding(self, run_id: str, steps: int) -> str | None:
         from db.findings import run_findings
 
         try:
-            return critical_finding(run_findings(self.store, run_id))
+            return critical_finding(run_findings(self.store, run_id), steps)
         except Exception:  # a diagnosis never stops the study
             log.exception("study %s: findings of run %s could not be read", self.study_id, run_id)
             return None

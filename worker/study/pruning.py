@@ -126,9 +126,20 @@ def build_pruner(
     )
 
 
-def critical_finding(findings: Iterable[Any]) -> str | None:
-    """The first critical finding's reason (``"Training diverged: ..."``), or None."""
+#: A loss that goes quiet this late in a run has learnt its training batches (an easy
+#: dataset): only a loss dead from the start says the setting does not train.
+DEAD_FROM_THE_START = 0.1
+
+
+def critical_finding(findings: Iterable[Any], steps: int) -> str | None:
+    """The reason (``"Training diverged: ..."``) of the first critical finding that says
+    the run does not train: diverged or collapsed at any point, a dead loss from the
+    start (within the first tenth of ``steps``); None otherwise."""
     for finding in findings:
-        if getattr(getattr(finding, "severity", None), "value", "") == "critical":
-            return f"{finding.title}: {finding.message}"
+        if getattr(getattr(finding, "severity", None), "value", "") != "critical":
+            continue
+        late = finding.step_start is not None and finding.step_start > DEAD_FROM_THE_START * steps
+        if finding.name == "dead_loss" and late:
+            continue
+        return f"{finding.title}: {finding.message}"
     return None
