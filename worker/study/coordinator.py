@@ -167,7 +167,7 @@ class Coordinator:
         launcher: RunLauncher,
         *,
         parallel: int = 1,
-        poll_s: float = 0.25,
+        poll_s: float = 0.5,
         store: RunStore | None = None,
     ) -> None:
         self.home = Path(home)
@@ -182,6 +182,7 @@ class Coordinator:
         self.known: dict[tuple[str, str, int, int], list[StudyRun]] = {}
         self.repro_finished: dict[tuple[str, int], dict[int, str]] = {}  # → fold → run id
         self.concatenated: set[tuple[str, int]] = set()
+        self.settled = False  # True once a pass launched what there was room for
         self.progress = Progress()
 
     # -- state from the journal and the store ---------------------------------------------
@@ -197,6 +198,7 @@ class Coordinator:
                     run.record.run_id
                 )
         self.slots = {}
+        self.settled = False
         for arm, study in self.studies.items():
             for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
                 self._follow_trial(arm, trial.number)
@@ -306,8 +308,12 @@ class Coordinator:
             self._cancel_all()
             return "cancelled"
         self.launcher.refresh()
+        before = set(self.slots)
         for slot in list(self.slots.values()):
             self._follow(slot)
+        if self.settled and set(self.slots) == before:
+            return "running"  # nothing ended: nothing new to launch (and no journal reads)
+        self.settled = True
         self._launch_trials()
         self._launch_reproductions()
         self._evaluate_concatenated()

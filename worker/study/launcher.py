@@ -3,11 +3,14 @@ or as SLURM jobs (``worker.slurm``), the same paths a single run takes."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, Protocol
 
 from db.store import RunStore
+
+SLURM_REFRESH_S = 5.0
 
 
 class RunLauncher(Protocol):
@@ -45,6 +48,7 @@ class SlurmLauncher(WorkerLauncher):
     def __init__(self, store: RunStore, study_id: str, request: Mapping[str, Any]) -> None:
         super().__init__(store, study_id)
         self.request = dict(request)
+        self.refreshed_at = 0.0
 
     def launch(self, config: Mapping[str, Any], name: str, tags: Sequence[str]) -> str:
         from worker.submit import submit_to_slurm
@@ -54,7 +58,10 @@ class SlurmLauncher(WorkerLauncher):
     def refresh(self) -> None:
         from worker.submit import refresh_slurm_states
 
-        refresh_slurm_states(self.store)
+        now = time.monotonic()
+        if now - self.refreshed_at >= SLURM_REFRESH_S:  # squeue / sacct: not every poll
+            self.refreshed_at = now
+            refresh_slurm_states(self.store)
 
 
 def launcher_for(store: RunStore, study_id: str, slurm: Mapping[str, Any] | None) -> RunLauncher:
