@@ -49,7 +49,7 @@ ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("objective_parts", "objective"),  # the objective's parts built from a config
     ("validation",),  # a config checked against the components
-    ("evaluation", "training", "train"),  # a run
+    ("evaluation", "training", "train", "export"),  # a run, and its model taken out
 )
 #: Engine packages no chain of imports leads from to torch (checked below).
 TORCH_FREE = frozenset(
