@@ -141,7 +141,7 @@ def _apply(store: RunStore, run_id: str, seq: int, ops: list[Any]) -> None:
         if name in TRACKER_OPS:
             if tracker is None:
                 token = f"{_token_prefix(seq)}{parts:04x}"
-                tracker = StoreTracker(store, run_id, float("inf"), compact_every=0, token=token)
+                tracker = store.tracker(run_id, float("inf"), compact_every=0, token=token)
                 parts += 1
             TRACKER_OPS[name](tracker, *args)
         elif name in STORE_OPS:
