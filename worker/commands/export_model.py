@@ -12,9 +12,9 @@ The file holds the run's backbone and embedding layer with a dynamic batch axis,
 metadata (ONNX metadata_props / TorchScript _extra_files, key "spherescope"): the
 preprocessing it expects (input shape, image size, pixel range, mean/std), run id,
 checkpoint, step and config hash. It is then checked on the run's evaluated test
-samples (or --check-data), fed inputs computed from that metadata alone: max(1 - cos) <= 1e-5 against
-PyTorch and every metric of the final evaluation within 0.1 point (fp32). A failed
-check keeps the file as FILE.failed and exits 1."""
+samples (or --check-data), fed inputs computed from that metadata alone: max(1 - cos)
+<= 1e-5 against PyTorch and every metric of the final evaluation within 0.1 point
+(fp32). A failed check keeps the file as FILE.failed and exits 1."""
 
 
 def checkpoint_choice(text: str) -> str:
