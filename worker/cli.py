@@ -15,13 +15,14 @@ from worker.commands import (
     reproduction,
     stack,
     store,
+    study,
     submit,
     train,
 )
 from worker.commands.help_text import DESCRIPTION, ENVIRONMENT
 
 # The order of the help's command list.
-COMMANDS = (train, submit, analyze, export, export_model, embed, stack, reproduction, store)
+COMMANDS = (train, submit, study, analyze, export, export_model, embed, stack, reproduction, store)
 
 
 def package_version() -> str:
