@@ -49,6 +49,10 @@ def build_report(
     for name in names or list(EXPERIMENTS):
         data = load_experiment(store, EXPERIMENTS[name])
         parts.append(_section(store, data, figures, out.parent))
+    if not names:
+        from worker.study.report import study_sections
+
+        parts += study_sections(str(store.home))
     text = "\n\n".join(parts) + "\n"
     out.write_text(text)
     return text

@@ -92,7 +92,7 @@ def test_a_fresh_page_draws_its_charts_then_the_rest(filled):
     assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
     app.run()
     # the whole page: the open tab's seven charts (the overview) and the panels below
-    assert len(charts_of(app)) == 7 and app.code and len(app.expander) == 5  # and Notes
+    assert len(charts_of(app)) == 7 and app.code and len(app.expander) == 6  # + Notes, exports
     assert FOLLOW_UP_KEY not in app.session_state  # no further follow-up
     app.run()
     assert len(charts_of(app)) == 7  # later runs draw the whole page
