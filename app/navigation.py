@@ -33,6 +33,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/compare.py", "Analyse", "Compare", "⚖️", "compare"),
     PageSpec("views/geometry.py", "Analyse", "Geometry", "🔵", "geometry"),
     PageSpec("views/explorer.py", "Analyse", "Explorer", "🔎", "explorer"),
+    PageSpec("views/study.py", "Analyse", "Study", "🧪", "study"),
     PageSpec("views/report.py", "Analyse", "Report", "📄", "report"),
     # The default page is served at "/" only; this hidden twin answers /runs (the name
     # the sidebar shows), so a typed or bookmarked /runs finds the page.

@@ -30,7 +30,7 @@ TORCH = frozenset({"torch", "torchvision", "faiss", "timm", "transformers", "lig
 
 #: The engine's layers, lowest first: a package imports its own layer or lower ones.
 ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "catalogue", "geometry", "tracking"),  # facts, maths, the tracker protocol
+    ("errors", "catalogue", "geometry", "tracking", "job_rank"),  # facts, maths, protocols
     ("config",),  # the run config's plain declarations
     ("registry", "experiments", "findings"),  # declared over the config
     (  # the components (torch)
@@ -49,11 +49,21 @@ ENGINE_LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("objective_parts", "objective"),  # the objective's parts built from a config
     ("validation",),  # a config checked against the components
-    ("evaluation", "training", "train"),  # a run
+    ("evaluation", "training", "train", "export"),  # a run, and its model taken out
 )
 #: Engine packages no chain of imports leads from to torch (checked below).
 TORCH_FREE = frozenset(
-    {"errors", "catalogue", "geometry", "tracking", "config", "registry", "experiments", "findings"}
+    {
+        "errors",
+        "catalogue",
+        "geometry",
+        "tracking",
+        "job_rank",
+        "config",
+        "registry",
+        "experiments",
+        "findings",
+    }
 )
 #: Engine packages the dashboard may call into although they load torch when called:
 #: each is imported where it is used and is cheap to import (checked below).
