@@ -183,12 +183,17 @@ class Coordinator:
         self.repro_finished: dict[tuple[str, int], dict[int, str]] = {}  # → fold → run id
         self.concatenated: set[tuple[str, int]] = set()
         self.settled = False  # True once a pass launched what there was room for
+        self.completed: dict[str, int] = {}  # arm → completed trials
         self.progress = Progress()
 
     # -- state from the journal and the store ---------------------------------------------
     def rebuild(self) -> None:
         """Every trial and run as the journal and the store hold them."""
         self.studies = open_arm_studies(self.home, self.study_id, self.spec)
+        self.completed = {
+            arm: len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+            for arm, study in self.studies.items()
+        }
         self.known = {}
         self.repro_finished = {}
         for run in study_runs(self.store, self.study_id):
@@ -431,6 +436,8 @@ class Coordinator:
         passed = (record.progress_step or 0) // every
         # an evaluation is computed beside training: its value lands a little later
         late = slot.points_read < passed and now - slot.read_at >= LATE_EVALUATION_S
+        if not ended and not self._median_active(slot.arm):
+            late, passed = False, slot.evaluations_seen  # nothing to prune on yet: read at the end
         if ended or passed != slot.evaluations_seen or late:
             slot.evaluations_seen, slot.read_at = passed, now
             points = self._metric_points(slot.run_id)
@@ -454,6 +461,12 @@ class Coordinator:
                 self._prune(slot, trial, reason)
                 return True
         return False
+
+    def _median_active(self, arm: str) -> bool:
+        """Whether the fold median pruner can act on the arm's running trials (enough
+        completed trials): until then their curves are read once, at each fold's end."""
+        pruning = self.spec.pruning
+        return pruning.median and self.completed.get(arm, 0) >= max(pruning.warmup_trials, 1)
 
     def _critical_finding(self, run_id: str, steps: int) -> str | None:
         from db.findings import run_findings
@@ -508,6 +521,7 @@ class Coordinator:
             self._launch_trial_fold(slot.arm, slot.number, slot.fold + 1)
             return
         study.tell(trial, sum(values.values()) / len(values))
+        self.completed[slot.arm] = self.completed.get(slot.arm, 0) + 1
 
     def _cancel_all(self) -> None:
         for slot in list(self.slots.values()):
