@@ -23,6 +23,7 @@ import streamlit as st  # noqa: E402
 
 from app.auth import require_access  # noqa: E402
 from app.navigation import PAGES  # noqa: E402
+from app.panels.project_picker import project_picker  # noqa: E402
 
 #: Every icon is an emoji or a bundled Material symbol. The favicon must be an emoji:
 #: Streamlit draws an emoji favicon as an inline SVG, but fetches a ``:material/...:``
@@ -45,7 +46,9 @@ def main() -> None:
                 visibility="hidden" if spec.hidden else "visible",
             )
         )
-    st.navigation(sections).run()
+    page = st.navigation(sections)
+    project_picker()  # in the sidebar, for every page
+    page.run()
 
 
 main()

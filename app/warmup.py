@@ -45,11 +45,12 @@ def _import_modules() -> None:
 
 
 def _read_runs_table() -> None:
-    """The Runs table once: lists the runs and reads every ended run's last values."""
+    """The Runs table once: lists the newest runs (as the Runs page) from the run
+    catalogue, and reads the last values of ended runs that did not store theirs."""
     from app import data
-    from db import queries
+    from db.catalogue.query import runs_frame
 
-    data.runs_table(queries.list_runs(data.store()))
+    data.runs_table(runs_frame(data.store(), limit=data.RUNS_SHOWN)[0])
 
 
 def _load_registries() -> None:

@@ -55,8 +55,6 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's engine
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.image_size import resolved_data_options
-from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset, iter_batches
 from sphere_engine.data.loader_workers import resolve_num_workers
 from sphere_engine.models.build import build_backbone
@@ -66,6 +64,8 @@ from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
 from sphere_engine.training.device import resolve_device
 from sphere_engine.training.precision import build_precision
+from sphere_engine.validation import validate
+from sphere_engine.validation.image_size import resolved_data_options
 
 TARGET = 0.95
 StepHook = Callable[[], None] | None  # called at the end of every step (the profiler's)

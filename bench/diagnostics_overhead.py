@@ -27,13 +27,13 @@ from pathlib import Path
 import torch
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset, iter_batches
 from sphere_engine.models import create_model
 from sphere_engine.objective import build_objective
 from sphere_engine.optim import build_optimizer
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
+from sphere_engine.validation import validate
 
 
 def bare_step_times(config: RunConfig, steps: int) -> list[float]:

@@ -14,9 +14,9 @@ import argparse
 import statistics
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
+from sphere_engine.validation import validate
 
 VARIANTS = {
     "no regulariser": {"name": "none", "weight": 0.0},

@@ -17,7 +17,8 @@
                                            scalars file of the same name (see db.levels)
     <home>/runs/<run_id>/compaction.lock   held (flock) by the run's one compaction at a time
     <home>/runs/<run_id>/checkpoints/      checkpoint files of the run
-    <home>/trash/                          deleted runs on their way out
+    <home>/trash/                          deleted runs until `spherescope store gc`
+    <home>/catalogue/                      one row per run for listings (db.catalogue)
 
 Each JSON file is written by one party only (worker, tracker, dashboard), so a
 read-modify-write of one never loses another party's update.
@@ -49,6 +50,7 @@ WATCHED = "watched"  # empty; its modification time says when a live page last l
 CLAIM = "claim"  # created with O_EXCL by the one process that takes a queued run
 EXECUTOR = "executor.json"  # written once by the submitter (db.scheduler_record)
 SCHEDULER = "scheduler.json"  # written by whoever polls the scheduler (db.scheduler_record)
+TRASH = "trash"  # <home>/trash: deleted runs until `spherescope store gc`
 ENDED = "ended.json"  # a copy of the terminal status, to rebuild a damaged status.json
 
 

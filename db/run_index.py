@@ -7,6 +7,7 @@ problems met while reading); ``RunStore`` exposes them as methods.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -17,6 +18,9 @@ from typing import Any
 
 from db import layout
 from db.atomic import CorruptFileError, read_json, write_json_atomic
+from db.catalogue import journal
+from db.catalogue.listing import list_records
+from db.catalogue.rows import DEFAULT_PROJECT
 from db.file_catalogue import FileCatalogue
 from db.records import (
     TERMINAL,
@@ -29,6 +33,8 @@ from db.records import (
 )
 from db.scheduler_record import read_executor
 from db.status_file import read_status_doc
+
+PROJECT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def read_optional(catalogue: FileCatalogue, path: Path) -> dict[str, Any] | None:
@@ -49,8 +55,10 @@ def create_run(
     tags: Iterable[str] = (),
     sweep_id: str | None = None,
     status: str = "queued",
+    project: str | None = None,
 ) -> str:
-    """Record a new run and return its id (time-sortable, unique across machines)."""
+    """Record a new run and return its id (time-sortable, unique across machines).
+    ``project``: the project it belongs to (default ``default``)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a dict, got {type(config).__name__}")
     if name is not None and not isinstance(name, str):
@@ -60,6 +68,7 @@ def create_run(
     check_kind(kind)
     check_status(status)
     tags = check_tags(tags)
+    project = check_project(project)
     now = time.time()
     stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%d-%H%M%S")
     run_id = f"{stamp}-{uuid.uuid4().hex[:8]}"
@@ -69,6 +78,7 @@ def create_run(
         "kind": kind,
         "config": dict(config),
         "sweep_id": sweep_id,
+        "project": project,
         "created_at": now,
         "initial_status": status,
     }
@@ -80,15 +90,28 @@ def create_run(
     # Build the folder under a hidden name, then rename: readers never see half a run.
     staging = catalogue.runs_dir / f".new-{run_id}"
     staging.mkdir()
-    try:
-        write_json_atomic(staging / layout.META, meta)
-        write_json_atomic(staging / layout.STATUS, status_doc)
-        write_json_atomic(staging / layout.USER, {"tags": tags, "notes": ""})
-        os.rename(staging, catalogue.runs_dir / run_id)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with journal.pending(catalogue, run_id):
+        try:
+            write_json_atomic(staging / layout.META, meta)
+            write_json_atomic(staging / layout.STATUS, status_doc)
+            write_json_atomic(staging / layout.USER, {"tags": tags, "notes": ""})
+            os.rename(staging, catalogue.runs_dir / run_id)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return run_id
+
+
+def check_project(project: object) -> str:
+    """A project name (default ``default``): letters, digits, ``-``, ``_``, ``.``."""
+    if project is None or project == "":
+        return DEFAULT_PROJECT
+    if not isinstance(project, str) or not PROJECT_PATTERN.match(project):
+        raise ValueError(
+            f"project {project!r} is malformed: expected letters, digits, '-', '_' or '.' "
+            "(at most 64 characters)"
+        )
+    return project
 
 
 def run_ids(catalogue: FileCatalogue) -> list[str]:
@@ -130,48 +153,37 @@ def list_runs(
     tag: str | None = None,
     sweep_id: str | None = None,
     kind: str | None = None,
+    project: str | None = None,
+    archived: bool | None = None,
 ) -> list[RunRecord]:
-    """Records matching every given filter, newest first. ``search`` matches the
-    name, id, notes and tags (case-insensitive). Unreadable runs are skipped and
-    reported in ``problems()``."""
+    """Records matching every given filter, newest first, read from the run catalogue
+    (``db.catalogue``): only runs that can still change are read from their folders.
+    ``search`` matches the name, id, notes and tags (case-insensitive); ``archived``:
+    None lists both, False hides archived runs, True lists only them."""
     statuses = {status} if isinstance(status, str) else set(status or ())
     for one in statuses:
         check_status_filter(one)
     if kind is not None:
         check_kind(kind)
     needle = search.strip().lower() if search else ""
-    records = []
-    for run_id in run_ids(catalogue):
-        try:
-            record = get_run(catalogue, run_id)
-        except ValueError as error:
-            if catalogue.run_dir(run_id).exists():
-                catalogue.report_problem(f"run folder {run_id} skipped: {error}")
-            continue
-        if statuses and record.status not in statuses:
-            continue
-        if kind is not None and record.kind != kind:
-            continue
-        if sweep_id is not None and record.sweep_id != sweep_id:
-            continue
-        if tag is not None and tag not in record.tags:
-            continue
-        if needle:
-            haystack = " ".join([record.name, record.run_id, record.notes, *record.tags])
-            if needle not in haystack.lower():
-                continue
-        records.append(record)
-    epoch = datetime.min.replace(tzinfo=UTC)
-    records.sort(key=lambda r: (r.created_at or epoch, r.run_id), reverse=True)
-    return records
+    return list_records(
+        catalogue,
+        statuses=statuses,
+        kind=kind,
+        sweep_id=sweep_id,
+        project=project,
+        archived=archived,
+        tag=tag,
+        needle=needle,
+    )
 
 
 def delete_run(catalogue: FileCatalogue, run_id: str) -> None:
-    """Remove the run and everything it logged. The folder is first renamed away
-    (atomic), so readers see the run entirely or not at all."""
+    """Move the run and everything it logged to ``<home>/trash`` (``spherescope store gc``
+    empties it). The folder is renamed away (atomic), so readers see the run entirely
+    or not at all."""
     folder = catalogue.existing_run_dir(run_id)
-    trash = catalogue.home / "trash"
+    trash = catalogue.home / layout.TRASH
     trash.mkdir(exist_ok=True)
-    target = trash / f"{run_id}-{uuid.uuid4().hex[:8]}"
-    os.rename(folder, target)
-    shutil.rmtree(target, ignore_errors=True)
+    with journal.pending(catalogue, run_id):
+        os.rename(folder, trash / f"{run_id}-{uuid.uuid4().hex[:8]}")

@@ -10,6 +10,7 @@ from typing import Any
 
 from db import layout
 from db.atomic import write_json_atomic
+from db.catalogue import journal
 from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, check_status, check_transition
 from db.run_index import read_optional
@@ -55,6 +56,20 @@ def _change(
     check_status(status)
     if not isinstance(message, str):
         raise ValueError(f"status message must be a string, got {message!r}")
+    catalogue.existing_run_dir(run_id)
+    with journal.pending(catalogue, run_id):  # the catalogue row changes in the same step
+        _write_change(catalogue, run_id, status, message, fields, must_claim=must_claim)
+
+
+def _write_change(
+    catalogue: FileCatalogue,
+    run_id: str,
+    status: str,
+    message: str,
+    fields: dict[str, Any],
+    *,
+    must_claim: bool,
+) -> None:
     folder = catalogue.existing_run_dir(run_id)
     old, problem = read_status_doc(catalogue, folder)
     old = old or {}
@@ -107,7 +122,8 @@ def note_queued(catalogue: FileCatalogue, run_id: str, message: str) -> None:
     doc, _ = read_status_doc(catalogue, folder)
     if not doc or doc.get("status", "queued") != "queued":
         return
-    write_json_atomic(folder / layout.STATUS, {**doc, "message": message})
+    with journal.pending(catalogue, run_id):
+        write_json_atomic(folder / layout.STATUS, {**doc, "message": message})
 
 
 def heartbeat(
@@ -136,7 +152,8 @@ def note_write_error(catalogue: FileCatalogue, run_id: str, message: str) -> Non
         return
     doc = doc or {"status": "running"}
     doc["extra"] = {**doc.get("extra", {}), "write_error": message, "write_error_at": time.time()}
-    write_json_atomic(folder / layout.STATUS, doc)
+    with journal.pending(catalogue, run_id):
+        write_json_atomic(folder / layout.STATUS, doc)
 
 
 def request_cancel(catalogue: FileCatalogue, run_id: str, reason: str = "") -> None:

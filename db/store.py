@@ -67,10 +67,19 @@ class RunStore:
         tags: Iterable[str] = (),
         sweep_id: str | None = None,
         status: str = "queued",
+        project: str | None = None,
     ) -> str:
-        """Record a new run and return its id (time-sortable, unique across machines)."""
+        """Record a new run and return its id (time-sortable, unique across machines);
+        ``project`` default ``default``."""
         return run_index.create_run(
-            self.files, config, name, kind=kind, tags=tags, sweep_id=sweep_id, status=status
+            self.files,
+            config,
+            name,
+            kind=kind,
+            tags=tags,
+            sweep_id=sweep_id,
+            status=status,
+            project=project,
         )
 
     def run_ids(self) -> list[str]:
@@ -89,15 +98,30 @@ class RunStore:
         tag: str | None = None,
         sweep_id: str | None = None,
         kind: str | None = None,
+        project: str | None = None,
+        archived: bool | None = None,
     ) -> list[RunRecord]:
-        """Records matching every given filter, newest first (see ``run_index.list_runs``)."""
+        """Records matching every given filter, newest first, from the run catalogue
+        (see ``run_index.list_runs``)."""
         return run_index.list_runs(
-            self.files, status=status, search=search, tag=tag, sweep_id=sweep_id, kind=kind
+            self.files,
+            status=status,
+            search=search,
+            tag=tag,
+            sweep_id=sweep_id,
+            kind=kind,
+            project=project,
+            archived=archived,
         )
 
     def delete_run(self, run_id: str) -> None:
-        """Remove the run and everything it logged (readers see all of it or nothing)."""
+        """Move the run to the trash (readers see all of it or nothing; ``spherescope
+        store gc`` frees it)."""
         run_index.delete_run(self.files, run_id)
+
+    def set_archived(self, run_id: str, archived: bool = True) -> None:
+        """Archive a run (it leaves the default listings, stays searchable) or unarchive."""
+        user_fields.set_archived(self.files, run_id, archived)
 
     # -- status, heartbeat, cancel (db.run_status, db.lost_runs) -----------------------------
     def set_status(self, run_id: str, status: str, message: str = "", **fields: Any) -> None:
@@ -125,11 +149,25 @@ class RunStore:
         """
         if status not in TERMINAL:
             raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
+        from db.catalogue.final_values import record_final_values
+
+        record_final_values(self, run_id)  # the catalogue's key final metrics, then the end
         self.set_status(run_id, status, message, **fields)
         try:
             self.compact(run_id)
         except Exception as error:  # the status is written; a failed compaction loses nothing
             self.report_problem(f"run {run_id}: compaction after it ended failed ({error})")
+        # its disk usage after compaction, and fold the catalogue's deltas now and then
+        # (this process may start Arrow; a worker's parent never does)
+        from db.catalogue import journal, snapshot
+        from db.catalogue.rows import row_of
+
+        try:
+            journal.write_delta(self.files, row_of(self.files, run_id))
+            if len(journal.delta_files(self.files)) > journal.COMPACT_AFTER:
+                snapshot.compact(self.files)
+        except Exception as error:  # the status is written and its row with it
+            self.report_problem(f"run {run_id}: catalogue refresh after it ended failed ({error})")
 
     def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None:
         """Record that the run is alive, with its progress (``None`` keeps the last value)."""

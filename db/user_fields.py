@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from db import layout
 from db.atomic import write_json_atomic
+from db.catalogue import journal
 from db.file_catalogue import FileCatalogue
+from db.json_plain import json_plain
 from db.records import check_tags
 from db.run_index import read_optional
 
@@ -24,34 +25,26 @@ def set_notes(catalogue: FileCatalogue, run_id: str, notes: str) -> None:
     _update_user(catalogue, run_id, notes=notes)
 
 
+def set_archived(catalogue: FileCatalogue, run_id: str, archived: bool) -> None:
+    """Archive (hide from the default listings; still searchable) or unarchive a run."""
+    _update_user(catalogue, run_id, archived=bool(archived))
+
+
 def _update_user(catalogue: FileCatalogue, run_id: str, **changes: Any) -> None:
     folder = catalogue.existing_run_dir(run_id)
-    doc = read_optional(catalogue, folder / layout.USER) or {}
-    doc.update(changes)
-    write_json_atomic(folder / layout.USER, doc)
+    with journal.pending(catalogue, run_id):
+        doc = read_optional(catalogue, folder / layout.USER) or {}
+        doc.update(changes)
+        write_json_atomic(folder / layout.USER, doc)
 
 
 def update_run_info(catalogue: FileCatalogue, run_id: str, info: Mapping[str, Any]) -> None:
     """Merge ``info`` (from ``track_run_info``) into the run's info; values that are
-    not JSON (numpy scalars, paths, ...) are stored as plain numbers or strings."""
+    not JSON (numpy scalars, paths, NaN, ...) are stored by ``db.json_plain``."""
     if not isinstance(info, Mapping):
         raise ValueError(f"run info must be a dict, got {type(info).__name__}")
     folder = catalogue.existing_run_dir(run_id)
-    doc = read_optional(catalogue, folder / layout.RUN_INFO) or {}
-    doc.update({str(key): plain(value) for key, value in info.items()})
-    write_json_atomic(folder / layout.RUN_INFO, doc)
-
-
-def plain(value: Any) -> Any:
-    """A JSON-friendly version of ``value`` (numpy scalars/arrays, tuples, paths)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy scalar or array
-        return plain(value.tolist())
-    return str(value)
+    with journal.pending(catalogue, run_id):
+        doc = read_optional(catalogue, folder / layout.RUN_INFO) or {}
+        doc.update(json_plain(dict(info)))
+        write_json_atomic(folder / layout.RUN_INFO, doc)

@@ -9,8 +9,7 @@ from typing import Any
 
 from torch import nn
 
-from sphere_engine.config import RunConfig, coerce_value
-from sphere_engine.config.config_error import config_error_of
+from sphere_engine.config import ConfigError, RunConfig, coerce_value
 from sphere_engine.registry import Registry
 
 
@@ -34,6 +33,17 @@ def typed_options(registry: Registry[Any], name: str, options: dict[str, Any]) -
     }
 
 
+def _refused(field: str, error: ValueError) -> ConfigError:
+    """``error``, raised building the component ``field`` configures, as a ``ConfigError``
+    under ``field``: a ``ConfigError`` keeps its own path (prefixed when it names only an
+    option), any other refusal is about ``field`` itself."""
+    if not isinstance(error, ConfigError):
+        return ConfigError(field, str(error))
+    if error.path == field or error.path.startswith(f"{field}."):
+        return error
+    return error.under(field)
+
+
 def build_objective_parts(config: RunConfig, num_classes: int) -> ObjectiveParts:
     """Loss (or head + cross-entropy) and regulariser of ``config`` for ``num_classes``
     training classes; a rejected option raises ``ConfigError`` naming its field."""
@@ -49,7 +59,7 @@ def build_objective_parts(config: RunConfig, num_classes: int) -> ObjectiveParts
         try:
             regularizer = REGULARIZERS.create(settings.name, embedding_dim, num_classes, **options)
         except ValueError as error:
-            raise config_error_of("regularizer.options", error) from None
+            raise _refused("regularizer.options", error) from None
     composition = {
         "embedding_regularizer": regularizer,
         "embedding_reg_weight": config.regularizer.weight,
@@ -63,5 +73,5 @@ def build_objective_parts(config: RunConfig, num_classes: int) -> ObjectiveParts
             return ObjectiveParts(ClassifierLoss(head, **composition), head, regularizer)
         loss = LOSSES.create(objective.name, **composition, **options)
     except ValueError as error:  # option errors already name objective.options.<option>
-        raise config_error_of("objective.options", error) from None
+        raise _refused("objective.options", error) from None
     return ObjectiveParts(loss, None, regularizer)

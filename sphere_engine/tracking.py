@@ -1,8 +1,18 @@
 """The tracker interface: how ``run_training`` reports, without knowing who listens.
 
-The training loop calls these methods; the run store (``db``), the CLI's progress
-bar and the tests implement them. All methods receive plain Python / numpy values
-(never tensors), already on the host.
+``Tracker`` is the whole surface, declared once: the training loop, the evaluation and
+the SDK call these methods and nothing else (no optional method is probed for). Its
+method bodies are the defaults a class gets by subclassing it: no-ops (``track`` hands
+its scalar to ``track_many``). All methods receive plain Python / numpy values (never
+tensors), already on the host.
+
+Beside the protocol: ``BaseTracker`` (the no-op tracker of the ranks that write
+nothing, and the base of listeners that take part of the surface: the CLI's progress
+bar), ``InMemoryTracker`` (tests and notebooks read back what was tracked), and the
+two trackers that pass calls on, written once in ``ForwardingTracker``:
+``CompositeTracker`` (to several trackers now) and ``RecordingTracker`` (later, on
+another thread: the background evaluation). The run store's ``db.tracker.StoreTracker``
+is the one that writes.
 
 Metric keys are lower-case with slash namespaces: ``loss/total``, ``norm/var``,
 ``eval/recall@1``.
@@ -11,7 +21,7 @@ Metric keys are lower-case with slash namespaces: ``loss/total``, ``norm/var``,
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,6 +35,7 @@ class Tracker(Protocol):
 
     def track(self, value: float, name: str, step: int) -> None:
         """One scalar at one step."""
+        self.track_many({name: value}, step)
 
     def track_many(
         self, values: Mapping[str, float], step: int, wall_time: float | None = None
@@ -46,6 +57,17 @@ class Tracker(Protocol):
     def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
         """Raw (un-normalised) test embeddings (N × d float32) with labels (N int)."""
 
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        """The sample id of each point of the snapshot at ``step`` (its thumbnail's key)."""
+
+    def track_query_results(self, results: Any, step: int) -> None:
+        """Per-query and per-class retrieval results of the evaluation at ``step``
+        (``metrics.per_query.QueryResults``)."""
+
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        """Small uint8 images (n × h × w × C) of the evaluated samples ``samples`` (the
+        ids the per-query results use), for the dashboard's strips."""
+
     def track_checkpoint(self, path: str, step: int) -> None:
         """A checkpoint was written."""
 
@@ -56,52 +78,9 @@ class Tracker(Protocol):
         """Persist anything buffered (called at the end, on errors and on cancel)."""
 
 
-class BaseTracker:
-    """No-op implementations; subclasses override what they record."""
-
-    def track_run_info(self, info: Mapping[str, Any]) -> None:
-        pass
-
-    def track(self, value: float, name: str, step: int) -> None:
-        self.track_many({name: value}, step)
-
-    def track_many(
-        self, values: Mapping[str, float], step: int, wall_time: float | None = None
-    ) -> None:
-        pass
-
-    def track_sample_norms(
-        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
-    ) -> None:
-        pass
-
-    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
-        pass
-
-    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
-        pass
-
-    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
-        pass
-
-    def track_checkpoint(self, path: str, step: int) -> None:
-        pass
-
-    def track_query_results(self, results: Any, step: int) -> None:
-        """Per-query and per-class retrieval results (``metrics.per_query.QueryResults``)."""
-
-    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
-        """Small uint8 images (n × h × w × C) of the evaluated samples ``samples`` (the
-        ids the per-query results use), for the dashboard's strips."""
-
-    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
-        """The sample id of each point of the snapshot at ``step`` (its thumbnail's key)."""
-
-    def track_progress(self, step: int, total: int) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
+class BaseTracker(Tracker):
+    """The protocol's no-op defaults as a class: a tracker that records nothing, and the
+    base of one that listens to a few calls."""
 
 
 @dataclass
@@ -183,67 +162,85 @@ class InMemoryTracker(BaseTracker):
         return {key for _, key, _, _ in self.scalars}
 
 
-class CompositeTracker(BaseTracker):
+TrackerCall = Callable[[Tracker], None]
+
+
+class ForwardingTracker(BaseTracker):
+    """Every call handed to ``send`` as a function of the receiving tracker; the
+    subclasses say when and to whom. Mappings are copied: the caller may reuse them."""
+
+    def send(self, call: TrackerCall) -> None:
+        raise NotImplementedError
+
+    def track_run_info(self, info: Mapping[str, Any]) -> None:
+        info = dict(info)
+        self.send(lambda tracker: tracker.track_run_info(info))
+
+    def track(self, value: float, name: str, step: int) -> None:
+        self.send(lambda tracker: tracker.track(value, name, step))
+
+    def track_many(
+        self, values: Mapping[str, float], step: int, wall_time: float | None = None
+    ) -> None:
+        values = dict(values)
+        self.send(lambda tracker: tracker.track_many(values, step, wall_time))
+
+    def track_sample_norms(
+        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
+    ) -> None:
+        self.send(lambda tracker: tracker.track_sample_norms(sample_ids, norms, step))
+
+    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
+        metrics = dict(metrics)
+        self.send(lambda tracker: tracker.track_eval(metrics, step))
+
+    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
+        self.send(lambda tracker: tracker.track_curve(name, x, y, step))
+
+    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
+        self.send(lambda tracker: tracker.track_snapshot(embeddings, labels, step))
+
+    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
+        self.send(lambda tracker: tracker.track_snapshot_samples(samples, step))
+
+    def track_query_results(self, results: Any, step: int) -> None:
+        self.send(lambda tracker: tracker.track_query_results(results, step))
+
+    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
+        self.send(lambda tracker: tracker.track_thumbnails(samples, images))
+
+    def track_checkpoint(self, path: str, step: int) -> None:
+        self.send(lambda tracker: tracker.track_checkpoint(path, step))
+
+    def track_progress(self, step: int, total: int) -> None:
+        self.send(lambda tracker: tracker.track_progress(step, total))
+
+    def flush(self) -> None:
+        self.send(lambda tracker: tracker.flush())
+
+
+class CompositeTracker(ForwardingTracker):
     """Forwards every call to several trackers (e.g. the store and a progress bar)."""
 
     def __init__(self, *trackers: Tracker) -> None:
         self.trackers = trackers
 
-    def track_run_info(self, info: Mapping[str, Any]) -> None:
+    def send(self, call: TrackerCall) -> None:
         for tracker in self.trackers:
-            tracker.track_run_info(info)
+            call(tracker)
 
-    def track_many(
-        self, values: Mapping[str, float], step: int, wall_time: float | None = None
-    ) -> None:
-        for tracker in self.trackers:
-            tracker.track_many(values, step, wall_time)
 
-    def track_sample_norms(
-        self, sample_ids: Sequence[int], norms: Sequence[float], step: int
-    ) -> None:
-        for tracker in self.trackers:
-            tracker.track_sample_norms(sample_ids, norms, step)
+class RecordingTracker(ForwardingTracker):
+    """Keeps the calls to replay them into another tracker later (the background
+    evaluation's thread records; the loop's thread replays, so the run's tracker is
+    only ever called from one thread)."""
 
-    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
-        for tracker in self.trackers:
-            tracker.track_eval(metrics, step)
+    def __init__(self) -> None:
+        self.calls: list[TrackerCall] = []
 
-    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
-        for tracker in self.trackers:
-            tracker.track_curve(name, x, y, step)
+    def send(self, call: TrackerCall) -> None:
+        self.calls.append(call)
 
-    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
-        for tracker in self.trackers:
-            tracker.track_snapshot(embeddings, labels, step)
-
-    def track_checkpoint(self, path: str, step: int) -> None:
-        for tracker in self.trackers:
-            tracker.track_checkpoint(path, step)
-
-    # optional methods: forwarded to the trackers that have them
-    def track_query_results(self, results: Any, step: int) -> None:
-        for tracker in self.trackers:
-            track = getattr(tracker, "track_query_results", None)
-            if track is not None:
-                track(results, step)
-
-    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
-        for tracker in self.trackers:
-            track = getattr(tracker, "track_thumbnails", None)
-            if track is not None:
-                track(samples, images)
-
-    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
-        for tracker in self.trackers:
-            track = getattr(tracker, "track_snapshot_samples", None)
-            if track is not None:
-                track(samples, step)
-
-    def track_progress(self, step: int, total: int) -> None:
-        for tracker in self.trackers:
-            tracker.track_progress(step, total)
-
-    def flush(self) -> None:
-        for tracker in self.trackers:
-            tracker.flush()
+    def replay(self, tracker: Tracker) -> None:
+        for call in self.calls:
+            call(tracker)

@@ -29,6 +29,7 @@ from sphere_engine.training import (
     StepOutcome,
     StepReporter,
     TrainingSetup,
+    apply_retention,
     checkpoint_path_is_current,
     load_checkpoint,
     prepare_training,
@@ -162,6 +163,7 @@ def train_loop(
             if is_main and checkpoint_due(setup, step):
                 reporter.report()
                 checkpoint_path = write_checkpoint(setup, tracker, step)
+                keep_checkpoints(setup, evaluations)
 
         # ---- end (finished or cancelled): the last queued step read, final evaluation
         # if it was not just done
@@ -179,6 +181,8 @@ def train_loop(
         if is_main and setup.config.evaluation.final_test and step and not cancelled:
             reporter.report()
             final_metrics = final_metrics | final_test(setup, watch, tracker, step)
+        if is_main:
+            keep_checkpoints(setup, evaluations, finished=True)
     except BaseException:
         if waiting is not None:  # the failed step's predecessor is kept, if it can be read
             with contextlib.suppress(Exception):
@@ -288,6 +292,15 @@ def checkpoint_due(setup: TrainingSetup, step: int) -> bool:
     """Whether ``step`` is one of the periodic checkpoints."""
     every = setup.config.training.checkpoint_every
     return bool(setup.checkpoint_dir and every and step % every == 0)
+
+
+def keep_checkpoints(
+    setup: TrainingSetup, evaluations: BackgroundEvaluations, *, finished: bool = False
+) -> None:
+    """Remove the checkpoints ``training.keep_checkpoints`` does not keep."""
+    if setup.checkpoint_dir:
+        policy = setup.config.training.keep_checkpoints
+        apply_retention(setup.checkpoint_dir, policy, evaluations.evaluated, finished=finished)
 
 
 def write_checkpoint(setup: TrainingSetup, tracker: Tracker, step: int) -> str:

@@ -41,6 +41,7 @@ def init(
     strict: bool = False,
     scope: str = "global",
     launcher: str | None = None,
+    project: str | None = None,
 ) -> Run:
     """Start a run in the store and return it (use it as a context manager).
 
@@ -57,7 +58,9 @@ def init(
       records rank 0's own batch, without communication. Either way the job is one
       run, created by rank 0, the only rank that touches the store;
     - ``launcher``: how the job was launched, recorded with the run (the framework
-      callbacks name their strategy; default: as detected).
+      callbacks name their strategy; default: as detected);
+    - ``project``: the project the run belongs to (default ``default``), which the
+      dashboard filters by.
     """
     from db.store import RunStore
     from sphere_engine.distributed import detect
@@ -80,4 +83,5 @@ def init(
         context=context,
         scope=scope,
         launcher=launcher,
+        project=project,
     )

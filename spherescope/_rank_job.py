@@ -59,7 +59,12 @@ class RankJob:
         return {**config, RECORD_KEY: job_record(self.context, self.scope, self.launcher)}
 
     def create_run(
-        self, store: RunStore, config: Mapping[str, Any], name: str | None, tags: Any
+        self,
+        store: RunStore,
+        config: Mapping[str, Any],
+        name: str | None,
+        tags: Any,
+        project: str | None = None,
     ) -> str:
         """Rank 0: a new run's id, or the unfinished run an earlier attempt of this
         elastic job started (made startable again; ``resumed_step`` its last step)."""
@@ -68,7 +73,9 @@ class RankJob:
             resume(store, earlier)
             self.resumed_step = earlier.progress_step
             return earlier.run_id
-        return store.create_run(config, name, kind="external", tags=tags, status="running")
+        return store.create_run(
+            config, name, kind="external", tags=tags, status="running", project=project
+        )
 
     def start(self, start: Callable[[], RunLifecycle]) -> tuple[RunLifecycle | None, str]:
         """Rank 0 calls ``start``; every rank gets the run's id (rank 0's failure to

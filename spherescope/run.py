@@ -50,6 +50,7 @@ class Run:
         context: DistributedContext | None = None,
         scope: str = "global",
         launcher: str | None = None,
+        project: str | None = None,
     ) -> None:
         from sphere_engine.diagnostics.external_step import ExternalStep
 
@@ -66,7 +67,9 @@ class Run:
         self._ending = threading.Lock()  # rank 0: the main thread or the job's watcher
         self._device_noted = False  # the device is recorded once, from the first batch
         config = self._job.record_in(config)
-        self._lifecycle, self._run_id = self._job.start(lambda: self._start(config, name, tags))
+        self._lifecycle, self._run_id = self._job.start(
+            lambda: self._start(config, name, tags, project)
+        )
         if self._lifecycle is not None:
             self._writer = SafeWriter(self._lifecycle, strict=strict)
             # store writes run on a writer thread (strict: inline, so a failure raises
@@ -334,9 +337,11 @@ class Run:
 
     # The run's lifecycle (db.lifecycle, shared with the worker and the CLI): these two
     # methods are the only places that change its status or heartbeat.
-    def _start(self, config: Mapping[str, Any], name: str | None, tags: Any) -> RunLifecycle:
+    def _start(
+        self, config: Mapping[str, Any], name: str | None, tags: Any, project: str | None
+    ) -> RunLifecycle:
         assert self.store is not None  # rank 0
-        run_id = self._job.create_run(self.store, config, name, tags)
+        run_id = self._job.create_run(self.store, config, name, tags, project)
         lifecycle = RunLifecycle(
             self.store,
             run_id,

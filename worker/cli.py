@@ -7,11 +7,11 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from worker.commands import analyze, export, reproduction, stack, study, submit, train
+from worker.commands import analyze, export, reproduction, stack, store, study, submit, train
 from worker.commands.help_text import DESCRIPTION, ENVIRONMENT
 
 # The order of the help's command list.
-COMMANDS = (train, submit, analyze, export, stack, reproduction, study)
+COMMANDS = (train, submit, analyze, export, stack, reproduction, store, study)
 
 
 def package_version() -> str:

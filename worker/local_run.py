@@ -9,44 +9,31 @@ flag from the dashboard, end of run with compaction, failures recorded the same 
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from db import run_log
-from db.heartbeat import heartbeat_interval
+from db.json_plain import json_plain
 from db.lifecycle import RunLifecycle
 from db.query_results import store_query_results
 from db.store import RunStore
 from db.write_errors import StoreWriteError
-from sphere_engine.catalogue import key_metrics
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validated_config
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
+from sphere_engine.validation import validated_config
+from worker.analysis_epilogue import cli_lifecycle, format_metrics, publish_analysis
 from worker.findings_summary import findings_json, format_findings, stored_run_findings
 from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run
 
 if TYPE_CHECKING:
     from sphere_engine.train import TrainingResult
-
-
-def format_metrics(metrics: Mapping[str, float]) -> str:
-    """A two-column text table of metrics, key metrics first."""
-    ordered = [k for k in key_metrics() if k in metrics]
-    ordered += sorted(k for k in metrics if k not in ordered)
-    width = max((len(k) for k in ordered), default=6)
-    return "\n".join(f"{name:<{width}}  {metrics[name]:.6g}" for name in ordered)
-
-
-def _lifecycle(store: RunStore, run_id: str) -> RunLifecycle:
-    """The CLI's runs live like a worker's: heartbeat thread, end of run, failures."""
-    return RunLifecycle(store, run_id, heartbeat_s=heartbeat_interval(), accept_running=True)
 
 
 def record_train_run(
@@ -56,12 +43,14 @@ def record_train_run(
     *,
     tags: Sequence[str] = (),
     sweep_id: str | None = None,
+    project: str | None = None,
 ) -> str:
     """Record a run this process is about to train; its id."""
     # Recorded as running at once: a queued run that no broker holds could be picked up.
     run_id = store.create_run(
-        config.to_dict(), name, kind="train", tags=tags, sweep_id=sweep_id, status="running"
-    )
+        config.to_dict(), name, kind="train", tags=tags, sweep_id=sweep_id, status="running",
+        project=project,
+    )  # fmt: skip
     print(f"run {run_id} ({name}) recorded in {store.home}", file=sys.stderr)
     return run_id
 
@@ -72,7 +61,7 @@ def train_recorded(
     """Train a validated ``config`` in this process as run ``run_id`` (recorded by
     ``record_train_run``), with the lifecycle a worker uses: heartbeat, cancel flag, end
     of run, failures recorded on the run and re-raised."""
-    with _lifecycle(store, run_id) as run, run_log.capture(store.run_dir(run_id)):
+    with cli_lifecycle(store, run_id) as run, run_log.capture(store.run_dir(run_id)):
         return train_in_run(run, config, progress)
 
 
@@ -82,8 +71,10 @@ def train_command(
     name: str | None = None,
     tags: Iterable[str] = (),
     as_json: bool = False,
+    project: str | None = None,
 ) -> int:
-    """Train in this process, recording into the store; returns the exit code.
+    """Train in this process, recording into the store (in ``project``, default
+    ``default``); returns the exit code.
 
     ``as_json``: the result goes to stdout as one JSON object (run id, status, steps,
     device, final metrics, findings, error); everything else goes to stderr."""
@@ -95,7 +86,11 @@ def train_command(
         return _report(as_json, {**report, "error": str(error)}, 2)
     store = RunStore()
     run_name = name or Path(config_path).stem
-    run_id = record_train_run(store, config, run_name, tags=list(tags))
+    try:
+        run_id = record_train_run(store, config, run_name, tags=list(tags), project=project)
+    except ValueError as error:  # a malformed project name
+        print(f"error: {error}", file=sys.stderr)
+        return _report(as_json, {**report, "error": str(error)}, 2)
     report.update(run_id=run_id, name=run_name, home=str(store.home), status="failed")
     progress = ProgressBar()
     try:
@@ -124,28 +119,21 @@ def train_command(
     if result.cancelled:
         print(f"\ncancelled at step {result.steps_completed}", file=sys.stderr)
         return _report(as_json, report, 130)
+    if result.message:  # how it finished: "stopped early at step N: ..."
+        report["message"] = result.message
     if not as_json:
         print(format_metrics(result.final_metrics))
         print(format_findings(found))
+        if result.message:
+            print(f"\n{result.message}", file=sys.stderr)
     return _report(as_json, report, 0)
 
 
 def _report(as_json: bool, report: Mapping[str, Any], code: int) -> int:
     """Print ``report`` as one JSON line on stdout when asked; returns ``code``."""
     if as_json:
-        print(json.dumps(_plain_json(report), sort_keys=True), flush=True)
+        print(json.dumps(json_plain(report), sort_keys=True, allow_nan=False), flush=True)
     return code
-
-
-def _plain_json(value: Any) -> Any:
-    """``value`` with NaN/inf as null: standard JSON, readable by any parser."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(key): _plain_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain_json(item) for item in value]
-    return value
 
 
 def analyze_command(
@@ -161,58 +149,85 @@ def analyze_command(
     """Metrics for embeddings a user already has; printed, written as JSON, recorded.
     ``path`` alone: leave-one-out retrieval; ``query`` + ``gallery`` files instead:
     the query–gallery protocol (``sphere_engine.metrics.analysis``)."""
-    from sphere_engine.metrics import analysis_metrics, load_labelled_embeddings, load_query_gallery
+    from sphere_engine.metrics import analysis_metrics
     from sphere_engine.metrics.analysis import collected_results
     from sphere_engine.metrics.backend import resolve_backend
     from sphere_engine.metrics.per_query import QueryCollector
 
     try:
-        if (query is None) != (gallery is None) or (path is None) == (query is None):
-            raise ValueError("give either FILE, or both --query and --gallery")
         resolve_backend(knn_backend)  # refused before anything is read
-        is_query = None
-        if query is not None and gallery is not None:
-            queries, galleries = load_query_gallery(query, gallery)
-            embeddings = np.concatenate([queries.embeddings, galleries.embeddings])
-            labels = np.concatenate([queries.labels, galleries.labels])
-            is_query = np.arange(len(labels)) < len(queries.labels)
-            source, class_names = query, queries.class_names
-        else:
-            assert path is not None
-            embeddings, labels, class_names = load_labelled_embeddings(path)
-            source = path
+        embeddings = _AnalysedEmbeddings.read(path, query, gallery)
         collector = QueryCollector()
         metrics, roc = analysis_metrics(
-            embeddings, labels, is_query=is_query, recall_ks=ks, collector=collector,
-            backend=knn_backend,
+            embeddings.vectors, embeddings.labels, is_query=embeddings.is_query,
+            recall_ks=ks, collector=collector, backend=knn_backend,
         )  # fmt: skip
-        per_query = collected_results(collector, embeddings, labels, is_query)
+        per_query = collected_results(
+            collector, embeddings.vectors, embeddings.labels, embeddings.is_query
+        )
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(format_metrics(metrics))
-    target = Path(out) if out else Path(source).with_suffix(".metrics.json")
-    target.write_text(json.dumps(metrics, indent=2, sort_keys=True))
-    print(f"metrics written to {target}", file=sys.stderr)
 
-    store = RunStore()
-    keep = np.sort(np.random.default_rng(0).permutation(len(labels))[:2000])
-    sources = [path] if path is not None else [query, gallery]
-    config = {
-        "analysis": {
-            "source": str(Path(source).resolve()),
-            "samples": len(labels),
-            "dimension": int(embeddings.shape[1]),
-            "protocol": "leave_one_out" if is_query is None else "query_gallery",
-            "files": [str(Path(str(f)).resolve()) for f in sources],
-        }
-    }
-    run_id = store.create_run(config, name or Path(source).name, kind="analysis", status="running")
-    with _lifecycle(store, run_id) as run:  # ends finished, compacted
-        run.tracker.track_eval(metrics, 0)
+    def record(run: RunLifecycle) -> None:
+        """The ROC, a seeded sample of ≤ 2000 embeddings and the per-query results."""
+        vectors, labels = embeddings.vectors, embeddings.labels
         if roc is not None:
             run.tracker.track_curve("verification/roc", roc[0].tolist(), roc[1].tolist(), 0)
-        run.tracker.track_snapshot(embeddings[keep], labels[keep], 0)  # seeded sample of ≤ 2000
-        store_query_results(store, run_id, 0, per_query, class_names)
-    print(f"analysis recorded as run {run_id} in {store.home}", file=sys.stderr)
-    return 0
+        keep = np.sort(np.random.default_rng(0).permutation(len(labels))[:2000])
+        run.tracker.track_snapshot(vectors[keep], labels[keep], 0)
+        store_query_results(run.store, run.run_id, 0, per_query, embeddings.class_names)
+
+    source = Path(embeddings.source)
+    return publish_analysis(
+        metrics,
+        target=Path(out) if out else source.with_suffix(".metrics.json"),
+        config={"analysis": embeddings.description()},
+        name=name or source.name,
+        record=record,
+    )
+
+
+@dataclass(frozen=True)
+class _AnalysedEmbeddings:
+    """The embeddings ``analyze`` reads: one labelled file, or a query and a gallery
+    file concatenated (``is_query`` marks the queries)."""
+
+    vectors: np.ndarray
+    labels: np.ndarray
+    class_names: Any
+    is_query: np.ndarray | None
+    files: tuple[str, ...]
+
+    @property
+    def source(self) -> str:
+        return self.files[0]
+
+    @classmethod
+    def read(cls, path: str | None, query: str | None, gallery: str | None):
+        from sphere_engine.metrics import load_labelled_embeddings, load_query_gallery
+
+        if (query is None) != (gallery is None) or (path is None) == (query is None):
+            raise ValueError("give either FILE, or both --query and --gallery")
+        if path is not None:
+            return cls(*load_labelled_embeddings(path), None, (path,))
+        assert query is not None and gallery is not None
+        queries, galleries = load_query_gallery(query, gallery)
+        labels = np.concatenate([queries.labels, galleries.labels])
+        return cls(
+            np.concatenate([queries.embeddings, galleries.embeddings]),
+            labels,
+            queries.class_names,
+            np.arange(len(labels)) < len(queries.labels),
+            (query, gallery),
+        )
+
+    def description(self) -> dict[str, Any]:
+        """The analysis run's config."""
+        return {
+            "source": str(Path(self.source).resolve()),
+            "samples": len(self.labels),
+            "dimension": int(self.vectors.shape[1]),
+            "protocol": "leave_one_out" if self.is_query is None else "query_gallery",
+            "files": [str(Path(f).resolve()) for f in self.files],
+        }

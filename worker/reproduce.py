@@ -16,10 +16,10 @@ from typing import Any
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validated_config
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.experiments import get_experiment
 from sphere_engine.experiments.plan import plan
+from sphere_engine.validation import validated_config
 from worker.local_run import record_train_run, train_recorded
 
 

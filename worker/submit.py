@@ -16,10 +16,11 @@ from typing import Any
 
 import redis
 
+from db.run_index import check_project
 from db.scheduler_record import SLURM
 from db.store import RunStore
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validated_config
+from sphere_engine.validation import validated_config
 from worker import devices, routing
 from worker.celery_app import broker_url
 from worker.checkpoint_policy import check_checkpoint_dir
@@ -62,12 +63,17 @@ class _PlannedRun:
 
 
 def _record_and_enqueue(
-    planned: Sequence[_PlannedRun], sweep_id: str | None, store: RunStore | None
+    planned: Sequence[_PlannedRun],
+    sweep_id: str | None,
+    store: RunStore | None,
+    project: str | None = None,
 ) -> list[str]:
     """The preflight of every planned run (its checkpoint folder, a configured broker,
-    the devices it asks for), then each recorded as queued and enqueued; their ids.
-    Nothing is recorded unless every run passes the preflight."""
+    the devices it asks for, the project's name), then each recorded as queued (in
+    ``project``) and enqueued; their ids. Nothing is recorded unless every run passes
+    the preflight."""
     store = store or RunStore()
+    check_project(project)
     for run in planned:
         check_checkpoint_dir(run.config, store.home)
     broker_url()  # no broker configured: fail before anything is recorded
@@ -75,7 +81,9 @@ def _record_and_enqueue(
         check_devices(run.config)
     run_ids = []
     for run in planned:
-        run_id = store.create_run(run.config.to_dict(), run.name, tags=run.tags, sweep_id=sweep_id)
+        run_id = store.create_run(
+            run.config.to_dict(), run.name, tags=run.tags, sweep_id=sweep_id, project=project
+        )
         _enqueue(store, run_id, run.config)
         run_ids.append(run_id)
     return run_ids
@@ -88,9 +96,10 @@ def launch(
     sweep_id: str | None = None,
     *,
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> str:
-    """Validate, record as queued and enqueue one run; return its id."""
-    return launch_many([config], [name], tags, sweep_id, store=store)[0]
+    """Validate, record as queued and enqueue one run (in ``project``); return its id."""
+    return launch_many([config], [name], tags, sweep_id, store=store, project=project)[0]
 
 
 def launch_many(
@@ -101,6 +110,7 @@ def launch_many(
     *,
     run_tags: Sequence[Sequence[str]] = (),
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> list[str]:
     """Validate every config, then record and enqueue each; return their ids. One
     invalid config records none of them. ``run_tags``: each run's own tags, after the
@@ -118,7 +128,7 @@ def launch_many(
         _PlannedRun(config, name, (*common, *own))
         for config, name, own in zip(validated, chosen, own_tags, strict=True)
     ]
-    return _record_and_enqueue(planned, sweep_id, store)
+    return _record_and_enqueue(planned, sweep_id, store, project)
 
 
 def check_sweep(
@@ -158,6 +168,7 @@ def launch_sweep(
     name: str | None = None,
     tags: Iterable[str] = (),
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> tuple[str, list[str]]:
     """One run per grid combination × seed, all sharing a new sweep id.
 
@@ -170,7 +181,7 @@ def launch_sweep(
     planned = [
         _PlannedRun(config, f"{prefix} {label}".strip(), tuple(tags)) for config, label in validated
     ]
-    return sweep_id, _record_and_enqueue(planned, sweep_id, store)
+    return sweep_id, _record_and_enqueue(planned, sweep_id, store, project)
 
 
 def cancel(run_id: str, *, store: RunStore | None = None) -> str:
@@ -208,13 +219,16 @@ def submit_to_slurm(
     tags: Sequence[str],
     *,
     store: RunStore,
+    project: str | None = None,
 ) -> str:
     """Validate ``config`` and submit it as a SLURM job (``worker.slurm``); the run id.
     A bad request, or SLURM's refusal, raises ``ValueError`` with one line."""
     from worker.slurm import SlurmRequest
     from worker.slurm.submit import submit_slurm
 
-    return submit_slurm(dict(config), SlurmRequest(**request), name, tags, store=store)
+    return submit_slurm(
+        dict(config), SlurmRequest(**request), name, tags, store=store, project=project
+    )
 
 
 def refresh_slurm_states(store: RunStore) -> None:

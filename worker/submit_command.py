@@ -23,6 +23,7 @@ def submit_command(
     tags: Iterable[str] = (),
     as_json: bool = False,
     slurm: SlurmRequest | None = None,
+    project: str | None = None,
 ) -> int:
     """Queue (workers) or submit (SLURM) one run; print its id. Exit 2 for bad input."""
     from worker.submit import launch
@@ -33,9 +34,9 @@ def submit_command(
         if slurm is not None:
             from worker.slurm.submit import submit_slurm
 
-            run_id = submit_slurm(config, slurm, run_name, tags)
+            run_id = submit_slurm(config, slurm, run_name, tags, project=project)
         else:
-            run_id = launch(config, run_name, tags)
+            run_id = launch(config, run_name, tags, project=project)
     except (ValueError, SlurmError, BrokerNotConfigured) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

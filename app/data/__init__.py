@@ -48,6 +48,7 @@ from app.data.geometry import (
 )
 from app.data.live import LiveSeries, mark_watched
 from app.data.paper import final_by_config, grouped_paper_table, paper_best, paper_table
+from app.data.projects import PROJECT_KEY, projects, runs, selected_project
 from app.data.reads import (
     Totals,
     checkpoints,
@@ -65,7 +66,6 @@ from app.data.reads import (
     run,
     run_log_tail,
     running_evaluation,
-    runs,
     sample_norms,
     snapshot,
     snapshot_steps,
@@ -74,6 +74,7 @@ from app.data.status_texts import gpu_worker_alive, no_metrics_message, waiting_
 from app.data.tables import (
     ACTIVE_STATUSES,
     KEY_COLUMNS,
+    RUNS_SHOWN,
     column_label,
     config_values,
     elapsed_seconds,
@@ -97,6 +98,8 @@ from app.data.tables import (
 __all__ = [
     "ACTIVE_STATUSES",
     "KEY_COLUMNS",
+    "PROJECT_KEY",
+    "RUNS_SHOWN",
     "LiveSeries",
     "Totals",
     "backbone_sizes",
@@ -148,6 +151,7 @@ __all__ = [
     "preferred_runs",
     "principal_components",
     "progress_fraction",
+    "projects",
     "registries",
     "robustness_values",
     "roc_curves",
@@ -159,6 +163,7 @@ __all__ = [
     "runs",
     "runs_table",
     "sample_norms",
+    "selected_project",
     "series_csv",
     "set_notes",
     "set_tags",

@@ -25,6 +25,7 @@ def launch_runs(
     tags: Sequence[str] = (),
     sweep_id: str | None = None,
     run_tags: Sequence[Sequence[str]] = (),
+    project: str | None = None,
 ) -> list[str]:
     """Enqueue each config (one worker job per run; the launcher validates them all
     before it records any); ``run_tags``: each run's own tags after ``tags``; returns
@@ -38,6 +39,7 @@ def launch_runs(
         sweep_id,
         run_tags=run_tags,
         store=store(),
+        project=project,
     )
     _clear_listings()
     return ids
@@ -50,25 +52,32 @@ def launch_sweep(
     *,
     name: str | None = None,
     tags: Sequence[str] = (),
+    project: str | None = None,
 ) -> tuple[str, list[str]]:
     """Enqueue every grid combination × seed; returns (sweep id, run ids)."""
     import worker
 
     sweep_id, ids = worker.launch_sweep(
-        dict(base), dict(grid), list(seeds), name=name or None, tags=tuple(tags), store=store()
-    )
+        dict(base), dict(grid), list(seeds), name=name or None, tags=tuple(tags), store=store(),
+        project=project,
+    )  # fmt: skip
     _clear_listings()
     return sweep_id, list(ids)
 
 
 def submit_slurm_run(
-    config: Mapping[str, Any], request: Mapping[str, Any], *, name: str | None, tags: Sequence[str]
+    config: Mapping[str, Any],
+    request: Mapping[str, Any],
+    *,
+    name: str | None,
+    tags: Sequence[str],
+    project: str | None = None,
 ) -> str:
     """Validate and submit one run as a SLURM job; its id. A bad request or a refusal
     by SLURM raises ``ValueError`` with one line."""
     from worker.submit import submit_to_slurm
 
-    run_id = submit_to_slurm(config, request, name, tags, store=store())
+    run_id = submit_to_slurm(config, request, name, tags, store=store(), project=project)
     _clear_listings()
     return run_id
 

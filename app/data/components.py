@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from sphere_engine.config import ConfigError
-from sphere_engine.config.registries import (
+from sphere_engine.validation.registries import (
     NONE,
     OPTIONAL_KINDS,
     component_registries,
@@ -68,7 +68,7 @@ def config_error(config_json: str) -> ConfigError | None:
     """The error ``worker.launch`` would refuse a config given as JSON with (the same
     ``validated_config``), or None when it is valid. Cached briefly (every rerun of the
     form asks; ``data.root`` may change)."""
-    from sphere_engine.config.validation import validated_config
+    from sphere_engine.validation import validated_config
 
     try:
         validated_config(json.loads(config_json))

@@ -44,16 +44,21 @@ def runs(
     tag: str = "",
     sweep_id: str = "",
     kind: str = "",
+    project: str | None = None,
+    limit: int | None = None,
 ) -> pd.DataFrame:
-    """Runs, newest first (the columns of ``db.queries.list_runs``)."""
-    frame = queries.list_runs(
-        store, search=search or None, tag=tag or None, sweep_id=sweep_id or None, kind=kind or None
-    )
-    if status:
-        frame = frame[frame["status"].isin(list(status))]
-    if "created_at" in frame and len(frame):
-        frame = frame.sort_values("created_at", ascending=False, kind="stable")
-    return frame.reset_index(drop=True)
+    """Runs, newest first, from the run catalogue (the columns of
+    ``db.queries.list_runs`` and the catalogue's, see ``db.catalogue.query.runs_frame``);
+    archived runs left out. ``project``: one project's runs (None: every project);
+    ``limit``: the newest that many; ``frame.attrs["total"]``: how many matched."""
+    from db.catalogue.query import runs_frame
+
+    frame, total = runs_frame(
+        store, status=tuple(status), search=search, tag=tag or None, sweep_id=sweep_id or None,
+        kind=kind or None, project=project, limit=limit,
+    )  # fmt: skip
+    frame.attrs["total"] = total
+    return frame
 
 
 @store_read(LIVE_TTL)

@@ -1,9 +1,11 @@
 """The Runs table's metric columns for many runs, read once per ended run.
 
-An ended run (finished, failed, cancelled, lost) never logs again, so its last values
-are kept for the life of the process (per home, run and end time) and only runs that
-have not been read yet, or are still active, are read from the store: a page with 500
-runs reads the 2 or 3 that train, not the 500 (``bench/runs_page.py``). Runs are read
+An ended run's writer stored its final values with it (the run catalogue's
+``metrics``, ``db.catalogue.final_values``); an ended run without them (recorded before
+they were) never logs again, so its last values are kept for the life of the process
+(per home, run and end time) and only runs that have not been read yet, or are still
+active, are read from the store: a page with 500 runs reads the 2 or 3 that train, not
+the 500 (``bench/runs_page.py``). Runs are read
 in a few batches on threads (DuckDB works outside the GIL).
 """
 
@@ -55,6 +57,11 @@ def key_values(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     }
     with _lock:
         known = {run_id: _ended_values[key] for run_id, key in keys.items() if key in _ended_values}
+    # the final values an ended run's writer stored with it (the run catalogue's)
+    stored = frame["metrics"] if "metrics" in frame else [None] * len(frame)
+    for run_id, values in zip(frame["run_id"], stored, strict=True):
+        if run_id in keys and run_id not in known and isinstance(values, dict) and values:
+            known[run_id] = {column: values.get(column) for column in columns}
     missing = [run_id for run_id in frame["run_id"] if run_id not in known]
     rows: dict[str, dict[str, Any]] = dict(known)
     if missing:

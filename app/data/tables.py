@@ -12,6 +12,7 @@ import pandas as pd
 from app import transforms
 from app.data.executor import runs_on, scheduler_note
 from app.data.findings import table_badges
+from app.data.projects import selected_project, sweep_ids, tag_names
 from app.data.reads import metric_series, points_total, runs
 from app.data.run_metrics import key_values
 from app.data.status_texts import waiting_note
@@ -20,6 +21,9 @@ from sphere_engine.catalogue import RUNS_TABLE, Source, column_key, header, spli
 from sphere_engine.catalogue import label as metric_label
 
 ACTIVE_STATUSES = ("queued", "running")
+#: The Runs table shows the newest this many matching runs (the run catalogue answers
+#: the filters for all of them; the browser never receives a lab's whole store).
+RUNS_SHOWN = 200
 #: The Runs table's metric columns, from the catalogue: "train:loss/total", ...
 KEY_COLUMNS: tuple[str, ...] = tuple(column_key(source, key) for source, key in RUNS_TABLE)
 
@@ -159,20 +163,13 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
 
 
 def sweeps() -> list[str]:
-    """Sweep ids that have at least one run, newest first."""
-    frame = runs()
-    if frame.empty:
-        return []
-    return [s for s in frame["sweep_id"].dropna().unique().tolist() if s]
+    """Sweep ids that have at least one run (of the chosen project), newest first."""
+    return sweep_ids(project=selected_project())
 
 
 def tags() -> list[str]:
-    """Every tag of any run, sorted."""
-    found: set[str] = set()
-    for value in runs().get("tags", []):
-        if isinstance(value, (list, tuple, np.ndarray)):
-            found.update(str(t) for t in value)
-    return sorted(found)
+    """Every tag of any run (of the chosen project), sorted."""
+    return tag_names(project=selected_project())
 
 
 def metric_choice_label(choice: str) -> str:

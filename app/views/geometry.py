@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import charts, data, ui
 from app.charts.geometry import MAX_COORDS, shared_domains
-from app.panels import projector, scatter_matrix
+from app.panels import face_conventions, projector, scatter_matrix
 
 #: Columns the scatter matrix shows at first: all 8 fit the page's width, 4 half of it.
 DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}
@@ -208,6 +208,7 @@ def _analysis_metrics(run_id: str) -> None:
     table["metric"] = table["metric"].map(data.metric_key)  # analyses only evaluate
     st.markdown("**Analysis metrics**")
     st.dataframe(table, hide_index=True, width="stretch")
+    face_conventions.show(run_id)
 
 
 def _analyses(frame: pd.DataFrame) -> None:

@@ -45,9 +45,12 @@ def main() -> None:
     # -- widgets: the form -----------------------------------------------------------
     config, error = launch_form.render()
     st.divider()
-    name_col, tags_col = st.columns(2)
+    name_col, tags_col, project_col = st.columns(3)
     run_name = name_col.text_input("Run name (optional)", key="launch.name")
     tag_text = tags_col.text_input("Tags (comma-separated)", key="launch.tags")
+    project = project_col.text_input(
+        "Project", value=data.selected_project() or "default", key="launch.project"
+    ).strip()
     tags = [t.strip() for t in tag_text.split(",") if t.strip()]
     slurm_request = run_on.render()
     sweep = st.toggle("Sweep mode: a grid of values × several seeds", key="launch.sweep")
@@ -89,21 +92,24 @@ def main() -> None:
                 tags=[preset.key, *tags],
                 sweep_id=sweep_id,
                 run_tags=preset.tags,  # the experiment's: the runs count in its report
+                project=project,
             )
             st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
         if launch_clicked and not blocked:
             if sweep:
                 sweep_id, ids = data.launch_sweep(
-                    config, grid, seeds, name=run_name or None, tags=tags
+                    config, grid, seeds, name=run_name or None, tags=tags, project=project
                 )
                 st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": sweep_id}
             elif slurm_request is not None:
                 run_id = data.submit_slurm_run(
-                    config, slurm_request, name=run_name or None, tags=tags
+                    config, slurm_request, name=run_name or None, tags=tags, project=project
                 )
                 st.session_state[LAUNCHED] = {"ids": [run_id], "sweep_id": None}
             else:
-                ids = data.launch_runs([config], names=[run_name or None], tags=tags)
+                ids = data.launch_runs(
+                    [config], names=[run_name or None], tags=tags, project=project
+                )
                 st.session_state[LAUNCHED] = {"ids": ids, "sweep_id": None}
     except ValueError as refused:
         st.error(str(refused))

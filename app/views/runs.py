@@ -11,6 +11,7 @@ from app.panels import runs_columns, runs_preview
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled", "lost")
 CONFIRM_DELETE = "runs.confirm_delete"
+RUNS_SHOWN = data.RUNS_SHOWN
 
 
 def main() -> None:
@@ -22,7 +23,7 @@ def main() -> None:
     tag = tag_col.selectbox("Tag", ["", *data.tags()], key="runs.tag")
     kind = kind_col.selectbox("Kind", ["", "train", "analysis", "external"], key="runs.kind")
     # -- data ------------------------------------------------------------------------
-    everything = data.runs()
+    everything = data.runs(limit=RUNS_SHOWN)
     # -- empty state -----------------------------------------------------------------
     if everything.empty:
         ui.empty_state(
@@ -66,7 +67,8 @@ def _table(
         # main()'s listing, so a render lists the runs once, not twice (500 runs: ~0.2 s).
         refresh_slurm_states(str(data.home()))  # SLURM's word on its runs, every 10 s
         filters = {"status": status, "search": search, "tag": tag, "kind": kind}
-        frame = data.runs(**{name: value for name, value in filters.items() if value})
+        chosen = {name: value for name, value in filters.items() if value}
+        frame = data.runs(limit=RUNS_SHOWN, **chosen)
         if frame.empty:
             st.info("No run matches these filters.", icon=":material/info:")
             return
@@ -109,7 +111,9 @@ def _table(
                 },
             },
         )
-        st.caption(ui.plural(len(frame), "run") + (" · updating live" if live else ""))
+        total = frame.attrs.get("total", len(frame))
+        shown_of = f" (the newest {len(frame)} shown)" if total > len(frame) else ""
+        st.caption(ui.plural(total, "run") + shown_of + (" · updating live" if live else ""))
 
     table()
 
@@ -145,7 +149,8 @@ def _actions(frame: pd.DataFrame) -> None:
     pending = st.session_state.get(CONFIRM_DELETE)
     if pending:
         st.warning(
-            f"Delete {ui.plural(len(pending), 'run')} and all their data? This cannot be undone.",
+            f"Delete {ui.plural(len(pending), 'run')}? They go to the store's trash; "
+            "`spherescope store gc` frees their space for good.",
             icon=":material/warning:",
         )
         yes, no = st.columns(2)

@@ -6,6 +6,7 @@ Import it anywhere (the dashboard, db readers, the CLI) without loading torch.
 from sphere_engine.catalogue.entries import (
     CHART_GROUPS,
     CHART_SECTIONS,
+    MAIN_METRICS,
     METRICS,
     PAPER_TABLE,
     PAPER_TABLE_OPTIONAL,
@@ -18,6 +19,7 @@ from sphere_engine.catalogue.lookup import (
     header,
     key_metrics,
     label,
+    main_metric,
     qualified_columns,
 )
 from sphere_engine.catalogue.metric import (
@@ -33,6 +35,7 @@ from sphere_engine.catalogue.numbers import format_number, vega_number_expr
 __all__ = [
     "CHART_GROUPS",
     "CHART_SECTIONS",
+    "MAIN_METRICS",
     "METRICS",
     "PAPER_TABLE",
     "PAPER_TABLE_OPTIONAL",
@@ -49,6 +52,7 @@ __all__ = [
     "header",
     "key_metrics",
     "label",
+    "main_metric",
     "qualified_columns",
     "split_column_key",
     "vega_number_expr",

@@ -306,6 +306,17 @@ METRICS: tuple[Metric, ...] = (
 )
 
 #: Columns of the Runs table after the run facts: (source, key).
+#: The run's main metric: the first of these evaluation keys it logged (R@1 for a
+#: retrieval run, else accuracy for classification / verification). The Run page's
+#: quality tile, the Runs table, early stopping, the "best" checkpoint and the run
+#: catalogue's ``main_value`` all lead with it. All are higher-is-better fractions.
+MAIN_METRICS: tuple[str, ...] = (
+    "recall@1",
+    "classifier_accuracy",
+    "linear_probe/accuracy",
+    "verification/accuracy",
+)
+
 RUNS_TABLE: tuple[tuple[Source, str], ...] = (
     (TRAIN, "loss/total"),
     (TRAIN, "norm/var"),

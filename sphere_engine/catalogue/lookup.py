@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sphere_engine.catalogue.entries import CHART_GROUPS, KEY_EVALUATIONS, METRICS
+from collections.abc import Iterable
+
+from sphere_engine.catalogue.entries import CHART_GROUPS, KEY_EVALUATIONS, MAIN_METRICS, METRICS
 from sphere_engine.catalogue.metric import ChartGroup, Metric, Source, column_key
 
 
@@ -52,3 +54,10 @@ def key_metrics() -> tuple[str, ...]:
 def qualified_columns(pairs: tuple[tuple[Source, str], ...]) -> list[str]:
     """Column keys ("eval:recall@1") of (source, key) pairs."""
     return [column_key(source, key) for source, key in pairs]
+
+
+def main_metric(logged: Iterable[str]) -> str | None:
+    """The run's main metric among its logged evaluation keys: the first of
+    ``MAIN_METRICS`` it logged (None when it logged none of them)."""
+    present = set(logged)
+    return next((key for key in MAIN_METRICS if key in present), None)

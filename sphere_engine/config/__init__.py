@@ -1,5 +1,8 @@
-"""The run configuration: the typed ``RunConfig`` (torch-free), its field helpers and option
-checks, and ``validation`` (the checks that need the registries and the dataset)."""
+"""The run configuration: the typed ``RunConfig``, its field helpers and option checks.
+
+Plain declarations: nothing here imports torch, the registries or any other part of
+``sphere_engine`` but ``catalogue``. The checks that need the components live one layer
+up, in ``sphere_engine.validation``."""
 
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig

@@ -34,18 +34,3 @@ def _rebuild(cls: type[ConfigError], path: str, detail: str, related: Sequence[s
     error = ConfigError.__new__(cls)
     ConfigError.__init__(error, path, detail, related=related)
     return error
-
-
-def config_error_of(field: str, error: ValueError) -> ConfigError:
-    """``error`` (raised by a component built for ``field``) as a ``ConfigError`` about
-    ``field`` or a field under it."""
-    if isinstance(error, ConfigError):
-        if error.path == field or error.path.startswith(f"{field}."):
-            return error
-        return error.under(field)
-    message = str(error)
-    # a component's own message may already start with a field under ``field``
-    head, sep, rest = message.partition(": ")
-    if sep and (head == field or head.startswith(f"{field}.")) and " " not in head:
-        return ConfigError(head, rest)
-    return ConfigError(field, message)

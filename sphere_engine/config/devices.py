@@ -7,27 +7,29 @@ it, is the one a single process would see.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sphere_engine.config.run_config import RunConfig
+from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.data_section import DataConfig
 
 
-def check_device_split(config: RunConfig) -> None:
-    """``ValueError`` naming ``training.devices`` when the batch does not split evenly."""
-    devices, data = config.training.devices, config.data
+def check_device_split(devices: int, data: DataConfig) -> None:
+    """``ConfigError`` about ``training.devices`` when the batch of ``data`` does not
+    split evenly across ``devices`` processes."""
     if devices == 1:
         return
     if data.samples_per_class:
         classes = data.batch_size // data.samples_per_class
         if classes % devices:
-            raise ValueError(
-                f"training.devices: {devices} does not divide the {classes} classes of a "
-                f"P×K batch (data.batch_size {data.batch_size} / data.samples_per_class "
-                f"{data.samples_per_class}); each device takes an equal share of the classes"
+            raise ConfigError(
+                "training.devices",
+                f"{devices} does not divide the {classes} classes of a P×K batch "
+                f"(data.batch_size {data.batch_size} / data.samples_per_class "
+                f"{data.samples_per_class}); each device takes an equal share of the classes",
+                related=["data.batch_size", "data.samples_per_class"],
             )
     elif data.batch_size % devices:
-        raise ValueError(
-            f"training.devices: {devices} does not divide data.batch_size {data.batch_size}; "
-            "each device takes an equal share of the batch"
+        raise ConfigError(
+            "training.devices",
+            f"{devices} does not divide data.batch_size {data.batch_size}; "
+            "each device takes an equal share of the batch",
+            related=["data.batch_size"],
         )

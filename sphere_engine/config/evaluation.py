@@ -3,7 +3,7 @@
 
 Part of the one run config (``config.py`` lists them in ``SECTIONS``); kept apart so
 each file stays small. ``check_evaluation_combinations`` holds their cross-field rules
-(pure, no registries); ``validation.validate`` adds the dataset check of ``robustness``.
+(pure, no registries); ``sphere_engine.validation`` adds the dataset check of ``robustness``.
 
 Decisions (docs/architecture.md):
 - verification runs at every evaluation by default (bounded by the pair caps);
@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from sphere_engine.catalogue.facts import ATTACKS, DEFAULT_EPSILONS, KnnBackend
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.fields import option
-
-if TYPE_CHECKING:
-    from sphere_engine.config import RunConfig
 
 MAX_LIST = 16  # longest K / FAR / ε list (each value is a stored series)
 
@@ -116,7 +114,9 @@ class RobustnessConfig:
     )
 
 
-def _check_list(name: str, values: list, check: object, rule: str) -> None:
+def check_list(name: str, values: list, check: object, rule: str) -> None:
+    """``ConfigError`` naming ``name`` unless ``values`` lists 1 to ``MAX_LIST`` distinct
+    values that each pass ``check``."""
     if not values or len(values) > MAX_LIST:
         raise ConfigError(name, f"{values!r} must list 1 to {MAX_LIST} values")
     for value in values:
@@ -126,30 +126,30 @@ def _check_list(name: str, values: list, check: object, rule: str) -> None:
         raise ConfigError(name, f"{values!r} repeats a value")
 
 
-def check_evaluation_combinations(config: RunConfig) -> None:
+def check_evaluation_combinations(
+    evaluation: EvaluationConfig, robustness: RobustnessConfig, data: DataConfig
+) -> None:
     """Cross-field rules of the evaluation settings (pure, cheap)."""
-    _check_list("diagnostics.recall_ks", config.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
-    evaluation, robustness = config.evaluation, config.robustness
-    _check_list(
+    check_list(
         "evaluation.far_targets",
         evaluation.far_targets,
         lambda x: math.isfinite(x) and 0 < x < 1,
         "in (0, 1)",
     )
-    if evaluation.linear_probe == "on" and config.data.split != "standard":
+    if evaluation.linear_probe == "on" and data.split != "standard":
         raise ConfigError(
             "evaluation.linear_probe",
             "'on' needs data.split = 'standard' (the probe is scored on test classes it "
-            f"was trained on); data.split is {config.data.split!r}",
+            f"was trained on); data.split is {data.split!r}",
             related=["data.split"],
         )
-    _check_list(
+    check_list(
         "robustness.attacks",
         robustness.attacks,
         lambda a: a in ATTACKS,
         "one of " + ", ".join(map(repr, ATTACKS)),
     )
-    _check_list(
+    check_list(
         "robustness.epsilons",
         robustness.epsilons,
         lambda e: math.isfinite(e) and 0 <= e <= 1,

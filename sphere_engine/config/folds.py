@@ -23,14 +23,14 @@ from sphere_engine.catalogue.metric import Source
 from sphere_engine.config.config_error import ConfigError
 
 if TYPE_CHECKING:
-    from sphere_engine.config import RunConfig
+    from sphere_engine.config.data_section import DataConfig
+    from sphere_engine.config.run_config import TrainingConfig
 
 
-def check_folds_and_early_stop(config: RunConfig) -> None:
+def check_folds_and_early_stop(data: DataConfig, training: TrainingConfig) -> None:
     """``data.folds`` is 0 or at least 2 and needs the class-disjoint split; ``data.fold``
     names one of them; ``training.early_stop_metric`` is an evaluation metric with a
     direction."""
-    data = config.data
     if data.folds == 1:
         raise ConfigError("data.folds", "1 is not allowed: 0 (no validation folds) or at least 2")
     if data.folds and data.split != "class_disjoint":
@@ -47,7 +47,7 @@ def check_folds_and_early_stop(config: RunConfig) -> None:
             f"{data.fold} is not a fold of data.folds = {data.folds} (allowed: {allowed})",
             related=["data.folds"],
         )
-    metric = config.training.early_stop_metric
+    metric = training.early_stop_metric
     entry = find(metric, Source.EVALUATION)
     if entry is None or entry.higher_is_better is None or metric.startswith(FINAL_TEST_PREFIX):
         raise ConfigError(

@@ -5,13 +5,13 @@ in the dashboard's launch form) and, where it has one, its allowed range or choi
 
 ``RunConfig.from_dict`` checks the schema and the cross-field rules that need nothing
 else: unknown keys, wrong types, out-of-range values and incompatible settings fail
-with a ``ValueError`` that names the field, the bad value and what is allowed. It is
+with a ``ConfigError`` that names the field, the bad value and what is allowed. It is
 cheap and pure: it never imports torch or the component registries, never reads
-``data.root`` and never changes its input. ``sphere_engine.config.validation.validate`` adds
+``data.root`` and never changes its input. ``sphere_engine.validation.validate`` adds
 the checks that ask the registries and the dataset; every launch runs both.
 
 Fields that hold a registry name carry ``registry=<kind>`` in their metadata instead
-of a hard-coded list of names; ``sphere_engine.config.validation.name_choices`` lists them.
+of a hard-coded list of names; ``sphere_engine.validation.name_choices`` lists them.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
+from sphere_engine.catalogue.retention import check_policy
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
@@ -32,6 +33,7 @@ from sphere_engine.config.evaluation import (
     EvaluationConfig,
     RobustnessConfig,
     check_evaluation_combinations,
+    check_list,
 )
 from sphere_engine.config.fields import check_range, coerce_value, option
 from sphere_engine.config.folds import check_folds_and_early_stop
@@ -148,6 +150,12 @@ class TrainingConfig:
     checkpoint_dir: str = option(
         "", "Where checkpoints go (empty: none are written)", label="Checkpoint folder"
     )
+    keep_checkpoints: str = option(
+        "last+best",
+        "Checkpoints kept as the run goes: last, best (by the run's main metric), "
+        "last+best, all, or N (the last N)",
+        label="Keep checkpoints",
+    )
     amp: Literal["off", "bf16", "fp16"] = option(
         "off",
         "Mixed precision of the forward pass: bf16, or fp16 with a gradient scaler (CUDA "
@@ -255,7 +263,7 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """Build and check schema and cross-field rules (no registries, no torch, no
-        files; ``data`` is left unchanged). ``validation.validate`` does the rest."""
+        files; ``data`` is left unchanged). ``sphere_engine.validation`` does the rest."""
         if not isinstance(data, dict):
             raise ValueError(f"run config: expected a table of sections, got {data!r}")
         for key in data:
@@ -333,9 +341,14 @@ class RunConfig:
                 f"({self.training.steps})",
                 related=["training.steps"],
             )
-        check_evaluation_combinations(self)
-        check_device_split(self)
-        check_folds_and_early_stop(self)
+        check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
+        try:
+            check_policy(self.training.keep_checkpoints)
+        except ValueError as error:
+            raise ConfigError("training.keep_checkpoints", str(error).partition(": ")[2]) from None
+        check_evaluation_combinations(self.evaluation, self.robustness, self.data)
+        check_device_split(self.training.devices, self.data)
+        check_folds_and_early_stop(self.data, self.training)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

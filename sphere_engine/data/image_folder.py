@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.option_checks import check_option
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
@@ -55,9 +56,10 @@ class ImageFolder(DatasetSpec):
     def _root(self, root: str) -> Path:
         folder = Path(root)
         if not root or not folder.is_dir():
-            raise ValueError(
-                f"data.root: {root!r} is not a folder; image_folder needs a folder of "
-                "class sub-folders (or train/ and test/ folders holding class sub-folders)"
+            raise ConfigError(
+                "data.root",
+                f"{root!r} is not a folder; image_folder needs a folder of "
+                "class sub-folders (or train/ and test/ folders holding class sub-folders)",
             )
         # a benchmark's extracted root holds class folders one level down (CUB's
         # images/): read as a class tree it would train on one class
@@ -65,10 +67,11 @@ class ImageFolder(DatasetSpec):
 
         found = detect_layout(folder)
         if found in MARKERS:
-            raise ValueError(
-                f"data.root: {root!r} is in the {found} layout "
+            raise ConfigError(
+                "data.root",
+                f"{root!r} is in the {found} layout "
                 f"({', '.join(MARKERS[found])}), not a folder of class sub-folders; "
-                f"set data.name = {found}"
+                f"set data.name = {found}",
             )
         return folder
 
@@ -78,7 +81,7 @@ class ImageFolder(DatasetSpec):
         parts = [train, test] if train.is_dir() and test.is_dir() else [folder]
         for part in parts:
             if not _class_dirs(part):
-                raise ValueError(f"data.root: no class sub-folders in {str(part)!r}")
+                raise ConfigError("data.root", f"no class sub-folders in {str(part)!r}")
         return parts
 
     def _class_names(self, parts: list[Path]) -> list[str]:
@@ -108,7 +111,7 @@ class ImageFolder(DatasetSpec):
             test_paths, test_labels = [paths[i] for i in test_idx], labels[test_idx]
         for name, found in (("train", train_paths), ("test", test_paths)):
             if not found:
-                raise ValueError(f"data.root: no images for the {name} split under {root!r}")
+                raise ConfigError("data.root", f"no images for the {name} split under {root!r}")
         train = ImageFolderData(train_paths, train_labels, self.image_size)
         test = ImageFolderData(test_paths, test_labels, self.image_size)
         return DatasetSplits(

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
 from sphere_engine.data.dataset_splits import DatasetSplits
@@ -56,9 +57,10 @@ class TorchvisionDataset(DatasetSpec):
         where = Path(root) / self.folder
         files = ", ".join(str(path) for path in self.expected_paths(root))
         found = _found(root, self.folder)
-        return ValueError(
-            f"data.root: {name} files not found in {str(where)!r} ({reason}){found}; "
-            f"expected {files}. Place them there or set data.download = true (needs network)."
+        return ConfigError(
+            "data.root",
+            f"{name} files not found in {str(where)!r} ({reason}){found}; "
+            f"expected {files}. Place them there or set data.download = true (needs network).",
         )
 
     def check_files(self, root: str, download: bool) -> None:

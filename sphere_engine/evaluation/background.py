@@ -20,48 +20,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from dataclasses import dataclass
 
 from sphere_engine.evaluation.evaluator import Captured, Evaluator
-from sphere_engine.tracking import BaseTracker, Tracker
+from sphere_engine.tracking import RecordingTracker, Tracker
 
 MAX_PENDING = 2
-
-
-@dataclass
-class RecordingTracker(BaseTracker):
-    """Keeps the evaluation's tracker calls to replay them on the loop's thread."""
-
-    calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
-
-    def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
-        self.calls.append(("track_eval", (dict(metrics), step)))
-
-    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
-        self.calls.append(("track_curve", (name, list(x), list(y), step)))
-
-    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
-        self.calls.append(("track_snapshot", (embeddings, labels, step)))
-
-    def track_query_results(self, results: Any, step: int) -> None:
-        self.calls.append(("track_query_results", (results, step)))
-
-    def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
-        self.calls.append(("track_thumbnails", (samples, images)))
-
-    def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
-        self.calls.append(("track_snapshot_samples", (samples, step)))
-
-    def replay(self, tracker: Tracker) -> None:
-        for method, arguments in self.calls:
-            replay = getattr(tracker, method, None)  # query results, thumbnails: optional
-            if replay is not None:
-                replay(*arguments)
 
 
 @dataclass
@@ -88,6 +54,7 @@ class BackgroundEvaluations:
         self.pending: deque[_Pending] = deque()
         self.executor = ThreadPoolExecutor(1, "evaluation") if background else None
         self.last_metrics: dict[str, float] = {}
+        self.evaluated: dict[int, dict[str, float]] = {}  # step → metrics, for retention
 
     def _compute(self, captured: Captured, step: int):
         recorder = RecordingTracker()
@@ -115,6 +82,7 @@ class BackgroundEvaluations:
         timing = {"eval/seconds": seconds, "eval/lag_steps": float(now - done.step)}
         tracker.track_eval(timing, done.step)
         self.last_metrics = metrics
+        self.evaluated[done.step] = dict(metrics)
         if self.on_result is not None:
             self.on_result(done.step, metrics)
 

@@ -63,6 +63,7 @@ class Evaluator:
         # the validation classes of a fold (leave-one-out), else the test split; the
         # final test embeds all of the test split with its protocol
         self.dataset = splits.test if final_test else splits.evaluated
+        self.final_test = final_test
         on_test = self.dataset is splits.test
         diagnostics = config.diagnostics
         count = len(self.dataset.labels)
@@ -70,8 +71,9 @@ class Evaluator:
         limit = 0 if final_test else diagnostics.eval_max_samples
         limit = limit or count
         self.indices = np.sort(rng.permutation(count)[: min(limit, count)])
+        snapshot_size = 0 if final_test else diagnostics.snapshot_size
         self.snapshot_rows = np.sort(
-            rng.permutation(len(self.indices))[: min(diagnostics.snapshot_size, len(self.indices))]
+            rng.permutation(len(self.indices))[: min(snapshot_size, len(self.indices))]
         )
         self.same_classes = config.data.split == "standard"
         # image files are decoded by loader processes, as in training
@@ -171,7 +173,8 @@ class Evaluator:
         host, labels, logits = captured.embeddings, captured.labels, captured.logits
         # leave-one-out keeps per-query results; query–gallery runs only its own search
         leave_one_out = self.is_query is None
-        collector = QueryCollector(seed=seed) if leave_one_out else None
+        # the final test is its metrics only (no per-query results, thumbnails, snapshot)
+        collector = QueryCollector(seed=seed) if leave_one_out and not self.final_test else None
         metrics = evaluate_embeddings(
             host,
             labels,
@@ -191,16 +194,16 @@ class Evaluator:
                 recall_ks=recall_ks,
                 backend=self.config.evaluation.knn_backend,
             )
-        track_query_results = getattr(tracker, "track_query_results", None)
         shown = self.snapshot_rows  # the projector's hover: the snapshot's points
-        if collector is not None and track_query_results is not None:
+        if collector is not None:
             points = check_embeddings(host)
             unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
             results = collector.results(unit, unit, labels, "cosine", norms, norms)
             results.classes["class_name"] = class_names(self.dataset, results.classes["label"])
-            track_query_results(results, step)
+            tracker.track_query_results(results, step)
             shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
-        self._thumbnails(shown, tracker)
+        if not self.final_test:
+            self._thumbnails(shown, tracker)
         if logits is not None and self.config.evaluation.softmax_clustering:
             from sphere_engine.metrics import softmax_clustering_metrics
 
@@ -221,9 +224,8 @@ class Evaluator:
         if len(self.snapshot_rows):
             rows = self.snapshot_rows
             tracker.track_snapshot(host[rows], original_classes(self.dataset, labels[rows]), step)
-            track_samples = getattr(tracker, "track_snapshot_samples", None)
-            if track_samples is not None:  # point i of the snapshot is evaluated row rows[i]
-                track_samples(rows, step)
+            # point i of the snapshot is evaluated row rows[i]
+            tracker.track_snapshot_samples(rows, step)
         return metrics
 
     def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
@@ -231,15 +233,14 @@ class Evaluator:
         the evaluated set is fixed for the run, so each row is drawn once."""
         from sphere_engine.evaluation.thumbnails import image_shape, to_thumbnails
 
-        track = getattr(tracker, "track_thumbnails", None)
         shape = image_shape(self.splits.input_shape, getattr(self.splits, "image_shape", None))
-        if track is None or shape is None or self.splits.pixel_range is None:
+        if shape is None or self.splits.pixel_range is None:
             return
         rows = rows[~np.isin(rows, self._thumbnailed)]
         if not rows.size:
             return
         inputs = gather_inputs(self.dataset, self.indices[rows])
-        track(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
+        tracker.track_thumbnails(rows, to_thumbnails(inputs, self.splits.pixel_range, shape))
         self._thumbnailed = np.union1d(self._thumbnailed, rows)
 
     def _verification(

@@ -14,6 +14,7 @@ from torch import nn
 
 from sphere_engine.config import RobustnessConfig, RunConfig
 from sphere_engine.data.dataset_splits import PixelRange
+from sphere_engine.validation.registries import registry_for
 
 QUERY_SEED_OFFSET = 7919  # the query/gallery split has its own stream of the run's seed
 PROBE_SEED_OFFSET = 15485863
@@ -44,8 +45,6 @@ def linear_probe_enabled(config: RunConfig) -> bool:
         return choice == "on"
     if config.data.split != "standard":
         return False
-    from sphere_engine.config.validation import registry_for
-
     objective = config.objective
     return registry_for("objective", objective.kind).traits(objective.name).requires_views
 

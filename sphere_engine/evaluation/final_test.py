@@ -13,7 +13,7 @@ evaluation (``concatenated.py``): ``embeddings`` (N, d) float32 as the model giv
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +22,19 @@ import torch
 
 from sphere_engine.catalogue.facts import FINAL_TEST_PREFIX
 from sphere_engine.evaluation.evaluator import Evaluator, original_classes
-from sphere_engine.tracking import Tracker
+from sphere_engine.tracking import BaseTracker, Tracker
 
 TEST_EMBEDDINGS_FILE = "test_embeddings.npz"
 
 
-class _TestKeys:
-    """Forwards an evaluation's metrics with the final test's prefix, and nothing else."""
+class _TestKeys(BaseTracker):
+    """Passes an evaluation's metrics on with the final test's prefix, and nothing else."""
 
     def __init__(self, tracker: Tracker) -> None:
         self.tracker = tracker
 
     def track_eval(self, metrics: Mapping[str, float], step: int) -> None:
         self.tracker.track_eval({FINAL_TEST_PREFIX + k: v for k, v in metrics.items()}, step)
-
-    def track_curve(self, name: str, x: Sequence[float], y: Sequence[float], step: int) -> None:
-        pass
-
-    def track_snapshot(self, embeddings: np.ndarray, labels: np.ndarray, step: int) -> None:
-        pass
 
 
 def run_final_test(

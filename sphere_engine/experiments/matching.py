@@ -28,6 +28,7 @@ PLACEMENT = (
     ("training", "devices"),
     ("training", "checkpoint_every"),
     ("training", "checkpoint_dir"),
+    ("training", "keep_checkpoints"),
     ("training", "compile"),
     ("training", "channels_last"),
     ("diagnostics", "log_every"),
@@ -58,16 +59,21 @@ def variant_matcher(experiment: Experiment) -> Callable[[dict[str, Any]], str | 
         declared = experiment.config(variant, experiment.seeds[0], experiment.steps, root)
         by_essence.setdefault(_essence(RunConfig.from_dict(declared).to_dict()), variant.name)
 
+    defaults = RunConfig().to_dict()
+
     def match(config: dict[str, Any]) -> str | None:
-        return by_essence.get(_essence(with_defaults(config))) if config else None
+        return by_essence.get(_essence(with_defaults(config, defaults))) if config else None
 
     return match
 
 
-def with_defaults(config: dict[str, Any]) -> dict[str, Any]:
-    """A stored config with the fields added since it was stored at their defaults (an
-    old run matches the experiment it ran); as stored when it no longer parses."""
-    try:
-        return RunConfig.from_dict(config).to_dict()
-    except ValueError:
-        return config
+def with_defaults(config: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """A stored config with the fields added since it was stored at their ``defaults``
+    (``RunConfig().to_dict()``), so an old run matches the experiment it ran. A merge,
+    not a parse: the Report matches every run of the store this way."""
+    filled = dict(config)
+    for section, fields in defaults.items():
+        stored = config.get(section)
+        if isinstance(stored, dict) and isinstance(fields, dict):
+            filled[section] = {**fields, **stored}
+    return filled

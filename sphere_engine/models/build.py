@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.models.backbone import Backbone
 from sphere_engine.models.pretrained import (
     PretrainedWeights,
@@ -60,4 +61,4 @@ def check_backbone(config: ModelConfig, input_shape: Sequence[int]) -> None:
     if wants_pretrained(config.pretrained):
         check_pretrained(model, config.pretrained, config.name)
     elif config.frozen_bn and not isinstance(model, Backbone):
-        raise ValueError(f"model.frozen_bn: backbone {config.name!r} has no BatchNorm to freeze")
+        raise ConfigError("model.frozen_bn", f"backbone {config.name!r} has no BatchNorm to freeze")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch.nn.utils.parametrizations import weight_norm as apply_weight_norm
 
+from sphere_engine.config.config_error import ConfigError
+
 
 class EmbeddingLayer(nn.Module):
     """Linear (in_features → embedding_dim), optionally weight-normalised (the weight is
@@ -22,7 +24,7 @@ class EmbeddingLayer(nn.Module):
         if in_features < 1:
             raise ValueError(f"in_features: {in_features} must be >= 1")
         if embedding_dim < 1:
-            raise ValueError(f"model.embedding_dim: {embedding_dim} must be >= 1")
+            raise ConfigError("model.embedding_dim", f"{embedding_dim} must be >= 1")
         linear = nn.Linear(in_features, embedding_dim)
         self.linear = apply_weight_norm(linear) if weight_norm else linear
         self.bn = nn.BatchNorm1d(embedding_dim) if embedding_bn else nn.Identity()

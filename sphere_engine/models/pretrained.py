@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.models.backbone import Backbone
 
 FIELD = "model.pretrained"
@@ -49,10 +50,10 @@ def weights_file(value: bool | str, model_name: str, backbone: nn.Module) -> Pat
         return cached_weights_file(model_name, backbone)
     path = Path(str(value)).expanduser()
     if not path.is_file():
-        raise ValueError(f"{FIELD}: weights file {str(path)!r} does not exist")
+        raise ConfigError(FIELD, f"weights file {str(path)!r} does not exist")
     if path.suffix.lower() not in SUFFIXES:
-        raise ValueError(
-            f"{FIELD}: {str(path)!r} is not a weights file; use one of {', '.join(SUFFIXES)}"
+        raise ConfigError(
+            FIELD, f"{str(path)!r} is not a weights file; use one of {', '.join(SUFFIXES)}"
         )
     return path
 
@@ -72,9 +73,10 @@ def cached_weights_file(model_name: str, backbone: nn.Module) -> Path:
         path = Path(torch.hub.get_dir()) / "checkpoints" / filename
         if path.is_file():
             return path
-        raise ValueError(
-            f"{FIELD}: true, but {model_name}'s ImageNet weights are not in the local torch "
-            f"hub cache ({str(path)!r}); put the file there or give its path"
+        raise ConfigError(
+            FIELD,
+            f"true, but {model_name}'s ImageNet weights are not in the local torch "
+            f"hub cache ({str(path)!r}); put the file there or give its path",
         )
     if source == "timm":
         os.environ["HF_HUB_OFFLINE"] = "1"  # the cache only; never the network
@@ -85,12 +87,13 @@ def cached_weights_file(model_name: str, backbone: nn.Module) -> Path:
             found = try_to_load_from_cache(repo, filename) if repo else None
             if isinstance(found, str):
                 return Path(found)
-        raise ValueError(
-            f"{FIELD}: true, but no cached weights of {model_name} (Hugging Face repo "
-            f"{repo or 'unknown'!r}) are on this machine; download them elsewhere or give a path"
+        raise ConfigError(
+            FIELD,
+            f"true, but no cached weights of {model_name} (Hugging Face repo "
+            f"{repo or 'unknown'!r}) are on this machine; download them elsewhere or give a path",
         )
-    raise ValueError(
-        f"{FIELD}: true, but {model_name} has no local weights cache; give a weights file path"
+    raise ConfigError(
+        FIELD, f"true, but {model_name} has no local weights cache; give a weights file path"
     )
 
 
@@ -106,14 +109,14 @@ def read_state_dict(path: Path) -> dict[str, Tensor]:
             state = _torch_load(path)
     except Exception as error:  # a truncated or foreign file: any loader error
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ValueError(
-            f"{FIELD}: {str(path)!r} is not a readable weights file ({first})"
+        raise ConfigError(
+            FIELD, f"{str(path)!r} is not a readable weights file ({first})"
         ) from None
     for key in ("state_dict", "model"):
         if isinstance(state, dict) and isinstance(state.get(key), dict):
             state = state[key]
     if not isinstance(state, dict) or not all(isinstance(v, Tensor) for v in state.values()):
-        raise ValueError(f"{FIELD}: {str(path)!r} holds no state dict of tensors")
+        raise ConfigError(FIELD, f"{str(path)!r} holds no state dict of tensors")
     return {_strip_prefix(k): v for k, v in state.items()}
 
 
@@ -160,7 +163,7 @@ def matched_state(backbone: Backbone, state: dict[str, Tensor], path: Path, name
         shown = ", ".join(unexpected[:_SHOWN_KEYS])
         problems.append(f"unexpected {len(unexpected)} keys: {shown}")
     if problems:
-        raise ValueError(f"{FIELD}: {str(path)!r} does not fit {name} ({'; '.join(problems)})")
+        raise ConfigError(FIELD, f"{str(path)!r} does not fit {name} ({'; '.join(problems)})")
     return kept
 
 
@@ -168,7 +171,7 @@ def load_pretrained(backbone: nn.Module, value: bool | str, name: str) -> Pretra
     """Load the weights ``model.pretrained`` names into ``backbone`` (strictly, the
     classifier dropped) and return the file and its SHA-256."""
     if not isinstance(backbone, Backbone) or not backbone.default_image_size:
-        raise ValueError(f"{FIELD}: backbone {name!r} has no pretrained weights; leave it empty")
+        raise ConfigError(FIELD, f"backbone {name!r} has no pretrained weights; leave it empty")
     path = weights_file(value, name, backbone)
     kept = matched_state(backbone, read_state_dict(path), path, name)
     module = backbone.weights_module()
@@ -180,7 +183,7 @@ def load_pretrained(backbone: nn.Module, value: bool | str, name: str) -> Pretra
 def check_pretrained(backbone: nn.Module, value: bool | str, name: str) -> None:
     """Launch-time check: the file exists, reads and fits (nothing is loaded)."""
     if not isinstance(backbone, Backbone) or not backbone.default_image_size:
-        raise ValueError(f"{FIELD}: backbone {name!r} has no pretrained weights; leave it empty")
+        raise ConfigError(FIELD, f"backbone {name!r} has no pretrained weights; leave it empty")
     path = weights_file(value, name, backbone)
     matched_state(backbone, read_state_dict(path), path, name)
 

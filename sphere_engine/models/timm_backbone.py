@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from torch import Tensor, nn
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.option_checks import OptionError
 from sphere_engine.models.backbone import Backbone
 from sphere_engine.models.pooling import PoolingName
@@ -64,9 +65,10 @@ class TimmBackbone(Backbone):
                 raise OptionError("model_args", model_args, f"accepted by timm ({retry})") from None
         patch = getattr(getattr(net, "patch_embed", None), "patch_size", None)
         if patch is not None and min(input_shape[1:]) < max(patch):
-            raise ValueError(
-                f"data.image_size: {min(input_shape[1:])} is too small for {self.timm_name}; "
-                f"its {max(patch)}-pixel patches need at least {max(patch)}"
+            raise ConfigError(
+                "data.image_size",
+                f"{min(input_shape[1:])} is too small for {self.timm_name}; "
+                f"its {max(patch)}-pixel patches need at least {max(patch)}",
             )
         super().__init__(net, net.num_features, embedding_dim, embedding_bn, weight_norm, pooling)
         self.classifier_prefixes = _classifier_prefixes(net)

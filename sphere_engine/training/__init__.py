@@ -3,6 +3,7 @@ checkpoints and the reporting of logged steps. ``sphere_engine.train`` is the lo
 puts them together."""
 
 from sphere_engine.training.checkpoint import (
+    apply_retention,
     checkpoint_file_name,
     checkpoint_path_is_current,
     load_checkpoint,
@@ -18,6 +19,7 @@ __all__ = [
     "StepReporter",
     "TrackedSamples",
     "TrainingSetup",
+    "apply_retention",
     "checkpoint_file_name",
     "checkpoint_path_is_current",
     "divergence_message",

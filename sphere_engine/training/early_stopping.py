@@ -21,6 +21,7 @@ import torch
 
 from sphere_engine.catalogue.lookup import find
 from sphere_engine.catalogue.metric import Source
+from sphere_engine.config.config_error import ConfigError
 
 Weights = dict[str, torch.Tensor]
 
@@ -45,7 +46,16 @@ class ValidationWatch:
             self._captured[step] = {k: v.detach().to("cpu", copy=True) for k, v in state.items()}
 
     def observe(self, step: int, metrics: dict[str, float]) -> None:
-        """The result of the evaluation of ``step`` (a missing or NaN value never improves)."""
+        """The result of the evaluation of ``step`` (a NaN value never improves). A metric
+        this run's evaluation does not compute at all (``classifier_accuracy`` of a pair
+        loss, ``verification/eer`` with verification off) fails the run at its first
+        evaluation when early stopping is on, rather than stopping it for no reason."""
+        if self.patience and self.metric not in metrics:
+            raise ConfigError(
+                "training.early_stop_metric",
+                f"{self.metric!r} is not computed by this run's evaluation; it computes "
+                + ", ".join(sorted(k for k in metrics if "/" not in k)[:12]),
+            )
         value = metrics.get(self.metric, math.nan)
         weights = self._captured.pop(step, None)
         for older in [s for s in self._captured if s < step]:

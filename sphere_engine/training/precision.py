@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from sphere_engine.config.config_error import ConfigError
+
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -50,9 +52,9 @@ def build_precision(amp: str, device: torch.device) -> Precision:
     if amp == "off":
         return Precision(device.type, None, None)
     if amp == "fp16" and device.type != "cuda":
-        raise ValueError(
-            f"training.amp: 'fp16' needs a CUDA device (this run is on {device.type}); "
-            "use 'bf16' or 'off'"
+        raise ConfigError(
+            "training.amp",
+            f"'fp16' needs a CUDA device (this run is on {device.type}); use 'bf16' or 'off'",
         )
     scaler = torch.amp.GradScaler("cuda") if amp == "fp16" else None
     return Precision(device.type, _DTYPES[amp], scaler)

@@ -135,11 +135,11 @@ def prepare_training(
 
     ``checkpoint_dir``: where checkpoints go when ``training.checkpoint_dir`` is empty
     (a recorded run's own directory); the config itself is never changed."""
-    from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.data import create_dataset, iter_batches
     from sphere_engine.data.folds import fold_splits
     from sphere_engine.data.loader_workers import resolve_num_workers
     from sphere_engine.models.build import build_backbone
+    from sphere_engine.validation.image_size import resolved_data_options
 
     training, data = config.training, config.data
     device = resolve_device(training.device)

@@ -11,8 +11,8 @@ from app import data
 from app.presets import PRESETS
 from db.experiment_runs import experiment_runs
 from sphere_engine.config import ConfigError, RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.experiments import EXPERIMENT_TAG, EXPERIMENTS, VARIANT_TAG
+from sphere_engine.validation import validate
 
 
 @pytest.mark.parametrize("key", sorted(PRESETS))

@@ -160,4 +160,4 @@ def test_run_info_is_made_json(store, config):
 
     run_id = store.create_run(config)
     store.update_run_info(run_id, {"params": np.int64(12), "shape": (1, 28), "x": float("nan")})
-    assert store.get_run(run_id).run_info == {"params": 12, "shape": [1, 28], "x": "nan"}
+    assert store.get_run(run_id).run_info == {"params": 12, "shape": [1, 28], "x": None}

@@ -146,7 +146,7 @@ def test_from_dict_defers_registry_and_data_checks() -> None:
 
 
 def test_name_help_texts_list_no_registered_names() -> None:
-    from sphere_engine.config.validation import name_choices
+    from sphere_engine.validation import name_choices
 
     registered = (
         {

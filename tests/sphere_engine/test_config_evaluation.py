@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sphere_engine.config import RunConfig, field_help
-from sphere_engine.config.validation import validate
+from sphere_engine.validation import validate
 
 
 def test_defaults_and_round_trip() -> None:

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.diagnostics.batched_finish import finish_steps
 from sphere_engine.diagnostics.cuda_graph import GraphedPass
 from sphere_engine.diagnostics.step_transfer import StepStatistics
@@ -20,6 +19,7 @@ from sphere_engine.train import train_loop
 from sphere_engine.training.measurement import NO_MINING, batch_groups
 from sphere_engine.training.precision import build_precision
 from sphere_engine.training.setup import prepare_training
+from sphere_engine.validation import validate
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

@@ -14,9 +14,9 @@ from sphere_engine.config.folds import (
     expand_class_ranges,
     fold_classes,
 )
-from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset
 from sphere_engine.data.folds import fold_splits
+from sphere_engine.evaluation.concatenated import concatenate_embeddings, concatenated_metrics
 from sphere_engine.metrics import retrieval_protocol_metrics
 from sphere_engine.models.build import build_backbone
 from sphere_engine.optim import build_optimizer
@@ -25,6 +25,7 @@ from sphere_engine.train import load_checkpoint, run_training
 from sphere_engine.training.early_stopping import ValidationWatch
 from sphere_engine.training.resume import resume
 from sphere_engine.training.setup import prepare_training
+from sphere_engine.validation import validate
 
 # ----------------------------------------------------------------------------- the rule
 
@@ -205,7 +206,7 @@ def test_a_fold_run_never_evaluates_a_test_class():
 def test_the_final_test_runs_once_on_all_test_samples_with_the_best_weights(tmp_path):
     config = fold_run(
         evaluation={"final_test": True, "retrieval_protocol": "query_gallery"},
-        training={"checkpoint_every": 4},
+        training={"checkpoint_every": 4, "keep_checkpoints": "all"},
         diagnostics={"eval_max_samples": 100},
     )
     tracker = InMemoryTracker()
@@ -269,6 +270,15 @@ def test_early_stop_ends_the_run_finished_with_its_step():
     assert {step for step, key, _ in tracker.evals if key.startswith("test/")} == {12}
 
 
+def test_early_stopping_on_a_metric_the_run_does_not_compute_fails_at_once():
+    config = fold_run(
+        training={"early_stop_patience": 2, "early_stop_metric": "classifier_accuracy"}
+    )
+    with pytest.raises(ConfigError, match="'classifier_accuracy' is not computed") as caught:
+        run_training(config, InMemoryTracker())
+    assert caught.value.path == "training.early_stop_metric"
+
+
 def test_rmsprop_takes_momentum_and_weight_decay_from_the_config():
     config = RunConfig.from_dict(
         small(optimizer={"name": "rmsprop", "lr": 1e-3, "momentum": 0.5, "weight_decay": 1e-4})
@@ -304,7 +314,12 @@ def test_the_watch_follows_the_metrics_direction_and_keeps_the_best_weights():
 def test_a_resumed_run_goes_on_counting_from_its_checkpoint(tmp_path):
     config = fold_run(
         optimizer={"name": "rmsprop", "lr": 0.0},
-        training={"steps": 100, "early_stop_patience": 2, "checkpoint_every": 4},
+        training={
+            "steps": 100,
+            "early_stop_patience": 2,
+            "checkpoint_every": 4,
+            "keep_checkpoints": "all",
+        },
         evaluation={"final_test": True},
     )
     first = run_training(config, InMemoryTracker(), checkpoint_dir=str(tmp_path / "a"))
@@ -323,7 +338,9 @@ def test_a_resumed_run_goes_on_counting_from_its_checkpoint(tmp_path):
 
 
 def test_a_resumed_run_keeps_the_best_validation_weights(tmp_path):
-    config = fold_run(evaluation={"final_test": True}, training={"checkpoint_every": 4})
+    config = fold_run(
+        evaluation={"final_test": True}, training={"checkpoint_every": 4, "keep_checkpoints": "all"}
+    )
     tracker = InMemoryTracker()
     run_training(config, tracker, checkpoint_dir=str(tmp_path))
     validation = [(step, value) for step, key, value in tracker.evals if key == "map@r"]
@@ -336,3 +353,17 @@ def test_a_resumed_run_keeps_the_best_validation_weights(tmp_path):
     assert any(not torch.equal(saved[k], other[k]) for k in saved)  # lr > 0: they differ
     for key, value in saved.items():
         torch.testing.assert_close(setup.watch.best_weights[key], value, rtol=0, atol=0)
+
+
+def test_the_fold_runs_of_a_reproduction_concatenate(tmp_path):
+    paths = []
+    for fold in (0, 1):
+        config = fold_run(data={"fold": fold, "batch_size": 8}, evaluation={"final_test": True})
+        tracker = InMemoryTracker()
+        run_training(config, tracker, checkpoint_dir=str(tmp_path / f"fold{fold}"))
+        paths.append(tracker.run_info["test_embeddings"])
+    joined = concatenate_embeddings(paths)
+    assert joined["embeddings"].shape == (len(create_dataset("digits").test), 32)
+    metrics = concatenated_metrics(paths)
+    assert {"precision@1", "r_precision", "map@r"} <= set(metrics)
+    assert 0 < metrics["map@r"] <= 1

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from sphere_engine.config import ConfigError, RunConfig
-from sphere_engine.config.validation import (
+from sphere_engine.validation import (
     name_choices,
     registry_for,
     validate,

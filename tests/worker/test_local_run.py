@@ -137,6 +137,10 @@ def test_diverging_run_is_recorded_as_failed(tmp_path, store, capsys) -> None:
     assert "training diverged: the loss became" in run["status_message"]
 
 
+def _refuse(token: str):
+    raise ValueError(f"metrics JSON holds the non-JSON token {token}")
+
+
 def test_analyze_prints_writes_and_records(tmp_path, store, capsys) -> None:
     rng = np.random.default_rng(0)
     labels = np.repeat(np.arange(4), 25)
@@ -144,8 +148,14 @@ def test_analyze_prints_writes_and_records(tmp_path, store, capsys) -> None:
     np.savez(tmp_path / "emb.npz", embeddings=embeddings, labels=labels)
     out = tmp_path / "report.json"
     assert main(["analyze", str(tmp_path / "emb.npz"), "--out", str(out)]) == 0
-    metrics = json.loads(out.read_text())
+    metrics = json.loads(out.read_text(), parse_constant=_refuse)  # strict: no NaN token
     assert metrics["recall@1"] == pytest.approx(1.0)
+    # 100 samples give 3,750 impostor pairs: TAR@FAR 1e-3 (10,000 needed) is null, said why
+    assert metrics["verification/tar@far=1e-3"] is None
+    assert (
+        "verification/tar@far=1e-3: null (3,750 impostor pairs; this FAR needs 10,000)"
+        in (metrics["notes"])
+    )
     assert "recall@1" in capsys.readouterr().out
     runs = queries.list_runs(store, kind="analysis")
     assert len(runs) == 1 and runs["status"][0] == "finished"
@@ -174,7 +184,7 @@ def test_analyze_query_gallery_with_string_labels(tmp_path, store, capsys) -> No
     out = tmp_path / "qg.json"
     argv = ["analyze", "--query", str(tmp_path / "q.npz"), "--gallery", str(tmp_path / "g.npz")]
     assert main([*argv, "--ks", "1,10", "--out", str(out)]) == 0
-    metrics = json.loads(out.read_text())
+    metrics = json.loads(out.read_text(), parse_constant=_refuse)
     # names matched across files: every query finds its class in the gallery
     assert metrics["recall@1"] == 1.0 and metrics["recall@10"] == 1.0
     assert metrics["retrieval/queries"] == 15 and "recall@2" not in metrics
@@ -204,7 +214,9 @@ def test_analyze_memory_maps_npy_and_takes_the_knn_backend(tmp_path, store, caps
     assert "knn backend must be one of" in capsys.readouterr().err
     assert queries.list_runs(store).empty
     assert main([*argv, "--knn-backend", "torch"]) == 0
-    assert json.loads((tmp_path / "m.json").read_text())["recall@1"] == pytest.approx(1.0)
+    assert json.loads((tmp_path / "m.json").read_text(), parse_constant=_refuse)[
+        "recall@1"
+    ] == pytest.approx(1.0)
 
 
 def test_analyze_missing_file_is_a_clear_error(tmp_path, store, capsys) -> None:

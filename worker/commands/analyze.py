@@ -9,12 +9,13 @@ from worker.commands.parsing import ks, subcommand
 
 
 def run(args: argparse.Namespace) -> int:
-    from worker.face_analyze import FACE_OPTIONS, face_analyze_command
+    from worker.face_analyze import FACE_OPTIONS, FEATURE_MODES, face_analyze_command
     from worker.local_run import analyze_command
 
     face = {key: getattr(args, key) for key in FACE_OPTIONS}
     if any(face.values()):
-        return face_analyze_command(args.path, args.out, face | {"flip_sum": args.flip_sum})
+        modes = {key: getattr(args, key) for key in FEATURE_MODES}
+        return face_analyze_command(args.path, args.out, face | modes)
     return analyze_command(
         args.path, args.out, query=args.query, gallery=args.gallery, ks=args.ks,
         knn_backend=args.knn_backend,
@@ -58,3 +59,22 @@ def _add_face_protocols(analyze: argparse.ArgumentParser) -> None:
     face.add_argument("--enrolled", default=None, help="IJB 1:N gallery CSV (same columns)")
     face.add_argument("--distractors", default=None, help="1:N distractor images (.npz, ids)")
     face.add_argument("--flip-sum", action="store_true", help="add flipped-image embeddings")
+    face.add_argument(
+        "--keep-norms",
+        action="store_true",
+        help="pool image features without L2-normalising them first (insightface's N1 mode)",
+    )
+    face.add_argument(
+        "--detector-scores",
+        default=None,
+        metavar="FILE",
+        help="weight each image by its face-detector score before pooling (the release's "
+        "ijbc_name_5pts_score.txt: image id first, score in the last column)",
+    )
+    face.add_argument(
+        "--convention",
+        default=None,
+        help="how TAR@FAR, TPIR@FPIR and the 10-fold threshold are read: bounded (default: "
+        "largest TAR with FAR <= f) or insightface (nearest ROC point, floor(f·m) - 1 false "
+        "alarms, 0.01 distance grid); the other convention is recorded beside it",
+    )

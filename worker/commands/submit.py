@@ -13,7 +13,7 @@ def run_submit(args: argparse.Namespace) -> int:
 
     return submit_command(
         args.config, args.overrides, name=args.name, tags=tag_list(args.tags), as_json=args.json,
-        slurm=slurm_request(args),
+        slurm=slurm_request(args), project=args.project,
     )  # fmt: skip
 
 
@@ -34,6 +34,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_overrides(submit)
     submit.add_argument("--name", default=None, help="run name (default: the config file's name)")
     submit.add_argument("--tags", default="", metavar="TAG,TAG", help="comma-separated tags")
+    submit.add_argument(
+        "--project", default=None, help="the project the run belongs to (default: default)"
+    )
     submit.add_argument("--json", action="store_true", help='print {"run_id": ...} last')
     add_slurm_options(submit)
 

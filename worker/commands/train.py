@@ -11,8 +11,9 @@ def run(args: argparse.Namespace) -> int:
     from worker.local_run import train_command
 
     return train_command(
-        args.config, args.overrides, name=args.name, tags=tag_list(args.tags), as_json=args.json
-    )
+        args.config, args.overrides, name=args.name, tags=tag_list(args.tags), as_json=args.json,
+        project=args.project,
+    )  # fmt: skip
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -27,6 +28,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         default="",
         metavar="TAG,TAG",
         help="comma-separated tags shown and filterable in the dashboard",
+    )
+    train.add_argument(
+        "--project", default=None, help="the project the run belongs to (default: default)"
     )
     train.add_argument(
         "--json",

@@ -29,11 +29,12 @@ def submit_slurm(
     tags: Iterable[str] = (),
     *,
     store: RunStore | None = None,
+    project: str | None = None,
 ) -> str:
     """Validate, record as queued and submit one run as a SLURM job; return its id.
     ``ValueError`` (config or request, naming the field) or ``SlurmError`` (SLURM missing
     or refusing) before anything stays recorded."""
-    from sphere_engine.config.validation import validated_config
+    from sphere_engine.validation import validated_config
 
     validated = validated_config(config)  # the one check of a submitted run
     store = store or RunStore()
@@ -42,7 +43,7 @@ def submit_slurm(
     partition = check_request(request)  # what the cluster cannot give, first
     tasks_per_node = request.tasks_per_node(validated.training.devices)
     request = request.resolved(partition.name, partition.max_time_min)
-    run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags))
+    run_id = store.create_run(validated.to_dict(), name, tags=tuple(tags), project=project)
     record = {
         "executor": SLURM,
         "job_id": None,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.data.benchmarks.official_layout import Listing, OfficialLayout
 from sphere_engine.data.registry import DATASETS
 
@@ -34,8 +35,8 @@ class Cars196(OfficialLayout):
             rel_paths = [_text(a["relative_im_path"]) for a in annotations]
             classes = np.array([int(a["class"]) for a in annotations], dtype=np.int64)
         except (KeyError, ValueError, TypeError, OSError) as error:
-            raise ValueError(
-                f"data.root: {str(path)!r} is not a Cars196 annotation file ({error})"
+            raise ConfigError(
+                "data.root", f"{str(path)!r} is not a Cars196 annotation file ({error})"
             ) from None
         names = [_text(n) for n in np.atleast_1d(mat.get("class_names", []))]
         return Listing(

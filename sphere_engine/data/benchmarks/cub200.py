@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.data.benchmarks.official_layout import Listing, OfficialLayout
 from sphere_engine.data.registry import DATASETS
 
@@ -35,8 +36,8 @@ class CUB200(OfficialLayout):
         ids = sorted(images)
         missing = [i for i in ids if i not in labels]
         if missing:
-            raise ValueError(
-                f"data.root: image_class_labels.txt has no class for image {missing[0]}"
+            raise ConfigError(
+                "data.root", f"image_class_labels.txt has no class for image {missing[0]}"
             )
         classes = np.array([int(labels[i]) for i in ids], dtype=np.int64)
         return Listing(

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.option_checks import check_option
 from sphere_engine.data.benchmarks.layouts import MARKERS, detect_layout, find_marker
 from sphere_engine.data.dataset_info import DatasetInfo
@@ -59,23 +60,25 @@ class OfficialLayout(DatasetSpec):
     def marker(self, root: Path, name: str) -> Path:
         path = find_marker(root, name)
         if path is None:
-            raise ValueError(f"data.root: {name} is missing under {str(root)!r}")
+            raise ConfigError("data.root", f"{name} is missing under {str(root)!r}")
         return path
 
     def _root(self, root: str) -> Path:
         folder = Path(root).expanduser()
         if not root or not folder.is_dir():
-            raise ValueError(
-                f"data.root: {root!r} is not a folder; {self.layout} needs the extracted "
-                f"official folder holding {', '.join(MARKERS[self.layout])}"
+            raise ConfigError(
+                "data.root",
+                f"{root!r} is not a folder; {self.layout} needs the extracted "
+                f"official folder holding {', '.join(MARKERS[self.layout])}",
             )
         missing = [name for name in MARKERS[self.layout] if find_marker(folder, name) is None]
         if missing:
             found = detect_layout(folder)
             hint = f"; it looks like the {found} layout" if found and found != self.layout else ""
-            raise ValueError(
-                f"data.root: {missing[0]} is missing under {root!r}, so it is not the "
-                f"{self.layout} layout{hint}"
+            raise ConfigError(
+                "data.root",
+                f"{missing[0]} is missing under {root!r}, so it is not the "
+                f"{self.layout} layout{hint}",
             )
         return folder
 
@@ -84,14 +87,15 @@ class OfficialLayout(DatasetSpec):
 
     def _read(self, root: str, split: str) -> Listing:
         if split != "class_disjoint":
-            raise ValueError(
-                f"data.split: {split!r} is not available for {self.layout}; its official "
-                "protocol is class-disjoint (split = 'class_disjoint')"
+            raise ConfigError(
+                "data.split",
+                f"{split!r} is not available for {self.layout}; its official "
+                "protocol is class-disjoint (split = 'class_disjoint')",
             )
         listing = self.listing(self._root(root))
         for part in ("train", "test"):
             if not len(listing.select(*self._parts(part))):
-                raise ValueError(f"data.root: no {part} images listed under {root!r}")
+                raise ConfigError("data.root", f"no {part} images listed under {root!r}")
         return listing
 
     def _parts(self, part: str) -> tuple[str, ...]:

@@ -31,19 +31,8 @@ class ImageEmbeddings:
 
     def rows(self, wanted: np.ndarray, what: str) -> np.ndarray:
         """Row of each wanted id; ``what`` names the protocol file in the error."""
-        order = np.argsort(self.ids, kind="stable")
-        sorted_ids = self.ids[order]
-        wanted = np.asarray(wanted).astype(str)
-        position = np.clip(np.searchsorted(sorted_ids, wanted), 0, max(sorted_ids.size - 1, 0))
-        found = sorted_ids.size > 0 and sorted_ids[position] == wanted
-        found = np.broadcast_to(found, wanted.shape)
-        if not found.all():
-            missing = list(dict.fromkeys(wanted[~found].tolist()))
-            raise ValueError(
-                f"{what} names {len(missing)} image(s) without an embedding in {self.source}; "
-                f"first: {missing[:SHOWN_MISSING]}"
-            )
-        return order[position]
+        problem = f"{what} names {{count}} image(s) without an embedding in {self.source}"
+        return lookup_rows(self.ids, wanted, problem)
 
     def features(self, flip_sum: bool) -> np.ndarray:
         """The embeddings, or embedding + flipped embedding with ``flip_sum``."""
@@ -52,6 +41,23 @@ class ImageEmbeddings:
         if self.flipped is None:
             raise ValueError(f"{self.source} has no 'flipped' array; flip-sum needs one")
         return self.embeddings + self.flipped
+
+
+def lookup_rows(ids: np.ndarray, wanted: np.ndarray, problem: str) -> np.ndarray:
+    """Row in ``ids`` of each wanted id; else ``problem`` (with ``{count}``) and the
+    first missing ids."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    wanted = np.asarray(wanted).astype(str)
+    position = np.clip(np.searchsorted(sorted_ids, wanted), 0, max(sorted_ids.size - 1, 0))
+    found = sorted_ids.size > 0 and sorted_ids[position] == wanted
+    found = np.broadcast_to(found, wanted.shape)
+    if not found.all():
+        missing = list(dict.fromkeys(wanted[~found].tolist()))
+        raise ValueError(
+            problem.replace("{count}", str(len(missing))) + f"; first: {missing[:SHOWN_MISSING]}"
+        )
+    return order[position]
 
 
 def load_image_embeddings(path: str | Path) -> ImageEmbeddings:

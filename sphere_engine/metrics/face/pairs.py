@@ -11,6 +11,8 @@ Two file formats:
 The pairs keep the file's order, and the folds are its 10 consecutive blocks (LFW's
 folds), scored with ``verification_scores`` (threshold chosen on 9 folds, accuracy on
 the 10th). ``flip_sum``: each image's embedding + its flipped image's embedding.
+``convention="insightface"`` reads TAR@FAR at the nearest ROC point and the 10-fold
+accuracy on insightface's squared-distance grid and folds (``conventions.py``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.metrics.face.conventions import (
+    DEFAULT_CONVENTION,
+    check_convention,
+    grid_ten_fold_accuracy,
+    nearest_roc_points,
+)
 from sphere_engine.metrics.face.image_embeddings import ImageEmbeddings
-from sphere_engine.metrics.verification import verification_scores
+from sphere_engine.metrics.inputs import l2_normalize
+from sphere_engine.metrics.verification import far_key, verification_scores
 
 
 def _lfw_id(name: str, number: str) -> str:
@@ -65,9 +74,12 @@ def pairs_protocol_metrics(
     *,
     flip_sum: bool = False,
     far_targets: tuple[float, ...] = (1e-2, 1e-3),
+    convention: str = DEFAULT_CONVENTION,
 ) -> dict[str, float]:
     """Verification metrics of the pairs in ``path`` (``verification/accuracy`` is the
-    10-fold best-threshold accuracy, ``verification/accuracy_std`` its spread)."""
+    10-fold best-threshold accuracy, ``verification/accuracy_std`` its spread; a
+    TAR@FAR the impostor pairs cannot resolve is NaN)."""
+    check_convention(convention)
     first, second, same = read_pairs_file(path)
     both = np.stack([first, second], axis=1).reshape(-1)  # missing ids in file order
     a, b = images.rows(both, f"pairs file {path}").reshape(-1, 2).T
@@ -75,4 +87,19 @@ def pairs_protocol_metrics(
     features = images.features(flip_sum)[used]
     local = np.searchsorted(used, np.stack([a, b], axis=1))
     pairs = np.concatenate([local, same[:, None].astype(np.int64)], axis=1)
-    return verification_scores(features, None, pairs=pairs, far_targets=far_targets)
+    metrics = verification_scores(features, None, pairs=pairs, far_targets=far_targets)
+    if convention == "bounded":
+        return metrics
+    unit = l2_normalize(features).astype(np.float64)
+    first_unit, second_unit = unit[local[:, 0]], unit[local[:, 1]]
+    accuracy, spread = grid_ten_fold_accuracy(first_unit, second_unit, same)
+    metrics["verification/accuracy"], metrics["verification/accuracy_std"] = accuracy, spread
+    scores = (first_unit * second_unit).sum(axis=1)
+    impostors = int((~same).sum())
+    resolved = tuple(t for t in far_targets if int(impostors * t) >= 1)
+    for target in far_targets:
+        metrics[far_key(target)] = float("nan")
+    for target, (tar, _) in zip(resolved, nearest_roc_points(scores, same, resolved), strict=True):
+        metrics[far_key(target)] = tar
+    metrics["verification/min_far"] = 1.0 / impostors
+    return metrics

@@ -8,23 +8,40 @@ Files (the formats of the IJB release, as insightface's ``IJB_11.py`` reads them
   (1 genuine, 0 impostor);
 - 1:N probe / gallery lists (``ijbc_1N_probe_mixed.csv``, ``ijbc_1N_gallery_G1.csv``):
   a header line, then ``TEMPLATE_ID,SUBJECT_ID,...`` (the first two columns are used).
+  The release lists one row per image (``...,FILENAME,...``): the rows are reduced to
+  one entry per template, as insightface does (``np.unique(..., return_index=True)``);
+  a template listed under two subjects is refused;
+- detector scores (``ijbc_name_5pts_score.txt``): ``image x1 y1 ... x5 y5 score``, the
+  face detector's score in the last column.
 
-Pooling (``template_features``): image embeddings are L2-normalised; the images of one
-(template, media) pair are averaged (a video's frames count once together); a
-template is the sum of its media means, L2-normalised.
+Pooling (``template_features``): image embeddings are L2-normalised (unless
+``keep_norms``) and multiplied by their detector score (with ``detector_scores``), as
+insightface's ``process_embeddings``; the images of one (template, media) pair are
+averaged (a video's frames count once together); a template is the sum of its media
+means, L2-normalised.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sphere_engine.metrics.face.image_embeddings import ImageEmbeddings
+from sphere_engine.metrics.face.image_embeddings import ImageEmbeddings, lookup_rows
 from sphere_engine.metrics.inputs import l2_normalize
 
 
-def _rows(path: Path, columns: int, what: str, delimiter: str | None = None, skip: int = 0):
+def _rows(
+    path: Path,
+    columns: int,
+    what: str,
+    delimiter: str | None = None,
+    skip: int = 0,
+    last: bool = False,
+):
+    """The first ``columns`` fields of each non-empty line (``last``: the first and
+    the last field)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()[skip:]
     except (OSError, UnicodeDecodeError) as error:
@@ -36,7 +53,8 @@ def _rows(path: Path, columns: int, what: str, delimiter: str | None = None, ski
             continue
         if len(fields) < columns:
             raise ValueError(f"{what} {path}, line {number}: expected {columns} fields")
-        rows.append([field.strip() for field in fields[:columns]])
+        kept = [fields[0], fields[-1]] if last else fields[:columns]
+        rows.append([field.strip() for field in kept])
     if not rows:
         raise ValueError(f"{what} {path} is empty")
     return rows
@@ -75,15 +93,67 @@ def read_template_pairs(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.nd
     return _integers(a, path, what, "template"), _integers(b, path, what, "template"), labels == 1
 
 
-def read_template_subjects(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(template ids, subject ids) of a 1:N probe or gallery CSV (header skipped)."""
+@dataclass(frozen=True)
+class TemplateSubjects:
+    """The templates of a 1:N list, one entry each, and the rows they came from."""
+
+    templates: np.ndarray  # (T,) int64, sorted
+    subjects: np.ndarray  # (T,) int64
+    rows: int
+
+
+def read_template_subjects(path: str | Path) -> TemplateSubjects:
+    """One entry per template of a 1:N probe or gallery CSV (header skipped; module
+    doc); a template under two subjects is refused, naming it and the line."""
     path = Path(path)
     rows = _rows(path, 2, "1:N list", delimiter=",", skip=1)
     templates, subjects = (list(column) for column in zip(*rows, strict=True))
-    return (
-        _integers(templates, path, "1:N list", "TEMPLATE_ID"),
-        _integers(subjects, path, "1:N list", "SUBJECT_ID"),
-    )
+    templates = _integers(templates, path, "1:N list", "TEMPLATE_ID")
+    subjects = _integers(subjects, path, "1:N list", "SUBJECT_ID")
+    unique, first, inverse = np.unique(templates, return_index=True, return_inverse=True)
+    clash = np.flatnonzero(subjects != subjects[first][inverse.reshape(-1)])
+    if clash.size:
+        row = int(clash[0])
+        raise ValueError(
+            f"1:N list {path}: template {templates[row]} is listed under subjects "
+            f"{subjects[first[inverse.reshape(-1)[row]]]} and {subjects[row]} "
+            f"(data row {row + 1}); a template belongs to one subject"
+        )
+    return TemplateSubjects(unique, subjects[first], len(rows))
+
+
+@dataclass(frozen=True)
+class DetectorScores:
+    """The face detector's score of each image (``*_name_5pts_score.txt``)."""
+
+    ids: np.ndarray  # (N,) str
+    scores: np.ndarray  # (N,) float64
+    source: str
+
+    def of(self, wanted: np.ndarray, what: str) -> np.ndarray:
+        problem = f"{what} names {{count}} image(s) without a detector score in {self.source}"
+        return self.scores[lookup_rows(self.ids, wanted, problem)]
+
+
+def read_detector_scores(path: str | Path) -> DetectorScores:
+    """Image id (first field) → score (last field) of a detector-score list."""
+    path = Path(path)
+    rows = _rows(path, 2, "detector scores", last=True)
+    ids = np.array([image for image, _ in rows])
+    scores = np.empty(ids.size, dtype=np.float64)
+    for number, (image, score) in enumerate(rows):
+        try:
+            scores[number] = float(score)
+        except ValueError:
+            scores[number] = np.nan
+        if not np.isfinite(scores[number]):
+            raise ValueError(
+                f"detector scores {path}: image {image!r}: score {score!r} (last column) "
+                "is not a finite number"
+            )
+    if np.unique(ids).size != ids.size:
+        raise ValueError(f"detector scores {path}: image ids are not unique")
+    return DetectorScores(ids, scores, str(path))
 
 
 def template_features(
@@ -93,12 +163,18 @@ def template_features(
     medias: np.ndarray,
     *,
     flip_sum: bool = False,
+    keep_norms: bool = False,
+    detector_scores: DetectorScores | None = None,
     source: str = "template-media list",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(sorted template ids T, T × d unit template features) by media then template
     pooling (module doc); image rows are looked up by id (missing ids listed)."""
     rows = images.rows(image_ids, source)
-    features = l2_normalize(images.features(flip_sum)[rows])
+    features = images.features(flip_sum)[rows].astype(np.float64)
+    if not keep_norms:
+        features = l2_normalize(features)
+    if detector_scores is not None:
+        features = features * detector_scores.of(image_ids, source)[:, None]
     # One id per (template, media) pair, then per template: sums by np.add.at.
     pair_keys, pair_of_image = np.unique(
         np.stack([templates, medias], 1), axis=0, return_inverse=True

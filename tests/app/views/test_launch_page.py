@@ -15,19 +15,24 @@ def launched(monkeypatch, store):
     """worker.launch_many / launch_sweep replaced by fakes that only record the runs."""
     calls: dict[str, list] = {"launch": [], "sweep": []}
 
-    def fake_launch_many(configs, names=(), tags=(), sweep_id=None, *, run_tags=(), store=None):
+    def fake_launch_many(
+        configs, names=(), tags=(), sweep_id=None, *, run_tags=(), store=None, project=None
+    ):
         names = list(names) or [None] * len(configs)
         own = list(run_tags) or [()] * len(configs)
         ids = []
         for config, name, extra in zip(configs, names, own, strict=True):
             all_tags = (*tags, *extra)
             calls["launch"].append(
-                {"config": config, "name": name, "tags": all_tags, "sweep_id": sweep_id}
+                {"config": config, "name": name, "tags": all_tags, "sweep_id": sweep_id,
+                 "project": project}
+            )  # fmt: skip
+            ids.append(
+                store.create_run(config, name, tags=all_tags, sweep_id=sweep_id, project=project)
             )
-            ids.append(store.create_run(config, name, tags=all_tags, sweep_id=sweep_id))
         return ids
 
-    def fake_sweep(base, grid, seeds, *, name=None, tags=(), store=None):
+    def fake_sweep(base, grid, seeds, *, name=None, tags=(), store=None, project=None):
         calls["sweep"].append({"base": base, "grid": grid, "seeds": seeds})
         count = len(seeds)
         for values in grid.values():
@@ -87,11 +92,13 @@ def test_launch_sends_the_form_config_and_links_to_the_run(home, launched):
     app.number_input(key="lf0.training.steps").set_value(42)
     app.text_input(key="launch.name").set_value("my run")
     app.text_input(key="launch.tags").set_value("a, b")
+    assert app.text_input(key="launch.project").value == "default"
+    app.text_input(key="launch.project").set_value("lab-a")
     app.button(key="launch.go").click().run()
     assert not app.exception and not app.error
     (call,) = launched["launch"]
     assert call["config"]["training"]["steps"] == 42
-    assert (call["name"], call["tags"]) == ("my run", ("a", "b"))
+    assert (call["name"], call["tags"], call["project"]) == ("my run", ("a", "b"), "lab-a")
     assert any("Launched 1 run" in s for s in texts(app.success))
     run_links = [link.proto for link in app.get("page_link") if link.proto.page.endswith("run")]
     assert len(run_links) == 1
@@ -229,10 +236,29 @@ def test_error_names_its_tab_and_shows_inside_it(home):
     assert any(e.startswith("Invalid config (tab Data)") for e in texts(app.error))
 
 
+def test_a_batch_that_does_not_split_across_devices_is_shown_under_training_devices(home):
+    """The device rule raises a ConfigError about training.devices, so the form shows it
+    on the Training tab next to the field (and on the Data tab, beside the batch size),
+    not only above the tabs."""
+    app = open_page("views/launch.py")
+    app.number_input(key="lf0.data.batch_size").set_value(40).run()
+    app.number_input(key="lf0.data.samples_per_class").set_value(8).run()
+    app.number_input(key="lf0.training.devices").set_value(2).run()
+
+    assert not app.exception
+    message = next(e for e in texts(app.error) if e.startswith("training.devices: 2 "))
+    assert "does not divide the 5 classes of a P×K batch" in message
+    tabs = {tab.label: tab for tab in app.tabs}
+    assert message in texts(tabs["Training"].error)
+    assert message in texts(tabs["Data"].error)
+    assert any(w.startswith("Fix the config on tab Training and Data:") for w in texts(app.warning))
+    assert app.button(key="launch.go").disabled
+
+
 def test_missing_data_root_is_shown_next_to_the_field(home, tmp_path):
     """Bug 14: the form validates like the launcher, so a missing data.root is reported
     inline on the Data tab before launch."""
-    from sphere_engine.config.validation import validate
+    from sphere_engine.validation import validate
 
     missing = str(tmp_path / "no-such-folder")
     try:
@@ -240,9 +266,7 @@ def test_missing_data_root_is_shown_next_to_the_field(home, tmp_path):
     except ValueError:
         pass
     else:
-        pytest.skip(
-            "sphere_engine.config.validation.validate does not check data.root on this branch"
-        )
+        pytest.skip("sphere_engine.validation.validate does not check data.root on this branch")
     app = open_page("views/launch.py")
     app.selectbox(key="lf0.data.name").set_value("mnist").run()
     app.text_input(key="lf0.data.root").set_value(missing).run()

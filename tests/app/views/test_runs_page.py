@@ -48,11 +48,12 @@ def test_delete_asks_for_confirmation(filled_fresh, store: RunStore):
     app = open_page("views/runs.py")
     app.multiselect(key="runs.selected").set_value([runs.failed]).run()
     app.button(key="runs.delete").click().run()
-    assert any("cannot be undone" in t for t in texts(app.warning))
+    assert any("trash" in t for t in texts(app.warning))
     assert store.exists(runs.failed)  # nothing deleted before the confirmation
     app.button(key="runs.delete.confirm").click().run()
     assert not app.exception
     assert not store.exists(runs.failed)
+    assert len(list((store.home / "trash").iterdir())) == 1  # until `spherescope store gc`
     assert runs.failed not in set(app.dataframe[0].value["run_id"])
 
 
@@ -129,3 +130,18 @@ def test_the_first_screenful_is_drawn_without_the_grid(filled):
     assert f"run?run_id={filled.sec}" in table and "sec run" in table
     app.run()  # the follow-up
     assert len(app.dataframe) == 1 and not any(CSS_CLASS in m.value for m in app.markdown)
+
+
+def test_the_sidebar_project_picker_filters_every_listing(home):
+    store = RunStore(home)
+    ours = store.create_run({}, "ours", project="lab-a", tags=["a-tag"])
+    theirs = store.create_run({}, "theirs", project="lab-b", tags=["b-tag"])
+    app = open_page("views/runs.py")
+    assert set(app.dataframe[0].value["run_id"]) == {ours, theirs}
+    picker = app.sidebar.selectbox(key="sidebar.project")
+    assert picker.options == ["All projects", "lab-a", "lab-b"]
+    picker.set_value("lab-a").run()
+    assert app.dataframe[0].value["run_id"].tolist() == [ours]
+    assert app.selectbox(key="runs.tag").options == ["", "a-tag"]
+    app.switch_page("views/compare.py").run()  # the choice follows the user
+    assert app.session_state[data.PROJECT_KEY] == "lab-a"

@@ -7,9 +7,9 @@ import torch
 from safetensors.torch import save_file
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.models.build import build_backbone, check_backbone
 from sphere_engine.tv_compat import torchvision
+from sphere_engine.validation import validate
 
 
 def model_config(**model):

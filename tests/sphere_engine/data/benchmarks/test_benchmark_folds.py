@@ -4,11 +4,14 @@ the fold's classes keep their images, names and original ids."""
 from __future__ import annotations
 
 import numpy as np
-from benchmark_trees import sop_tree
+import torch
+from benchmark_trees import inshop_tree, sop_tree
 
+from sphere_engine.config import RunConfig
 from sphere_engine.config.folds import fold_classes
 from sphere_engine.data import ImageFolderData, create_dataset
 from sphere_engine.data.folds import fold_splits
+from sphere_engine.evaluation import Evaluator
 
 
 def test_sop_folds_keep_images_names_and_original_ids(tmp_path):
@@ -31,3 +34,22 @@ def test_sop_folds_keep_images_names_and_original_ids(tmp_path):
         assert x.shape == (3, 16, 16) and int(y) == part.labels[0]
     assert len(folded.train) + len(folded.validation) == len(splits.train)
     assert np.isin(folded.validation.classes, splits.test.classes).sum() == 0
+
+
+def test_inshop_validates_leave_one_out_and_tests_with_its_official_queries(tmp_path):
+    root = inshop_tree(tmp_path / "inshop", train_items=4)
+    config = RunConfig.from_dict(
+        {
+            "data": {"name": "inshop", "root": str(root), "folds": 2, "fold": 0},
+            "evaluation": {"retrieval_protocol": "query_gallery"},
+            "diagnostics": {"eval_max_samples": 3},
+        }
+    )
+    splits = fold_splits(create_dataset("inshop", root=str(root), image_size=16), 2, 0)
+    periodic = Evaluator(splits, config, torch.device("cpu"))
+    assert periodic.dataset is splits.validation and periodic.is_query is None
+    assert not hasattr(splits.validation, "is_query")
+    final = Evaluator(splits, config, torch.device("cpu"), final_test=True)
+    assert final.dataset is splits.test
+    assert final.indices.tolist() == list(range(len(splits.test)))  # not 3
+    assert final.is_query.tolist() == splits.test.is_query.tolist()  # the official queries

@@ -7,10 +7,10 @@ import torch
 from benchmark_trees import cars_tree, cub_tree, inshop_tree, sop_tree
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.experiments import EXPERIMENTS
 from sphere_engine.experiments.paper_values import not_run_message, paper_table
 from sphere_engine.models.bn_inception import BNInception, BNInceptionTrunk
+from sphere_engine.validation import validate
 from worker.reproduce import plan
 
 TREES = {  # P×K batches of 120 with K = 2 need 60 training classes

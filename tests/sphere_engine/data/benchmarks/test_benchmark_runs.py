@@ -10,13 +10,13 @@ import torch
 from benchmark_trees import image, inshop_tree
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset
 from sphere_engine.evaluation import Evaluator
 from sphere_engine.tracking import InMemoryTracker
 from sphere_engine.train import run_training
 from sphere_engine.training.precision import build_precision
 from sphere_engine.tv_compat import torchvision
+from sphere_engine.validation import validate
 
 
 def tiny_run(data: dict, **sections: dict) -> RunConfig:

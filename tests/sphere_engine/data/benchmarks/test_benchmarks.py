@@ -6,8 +6,8 @@ import pytest
 from benchmark_trees import cars_tree, cub_tree, inshop_tree, sop_tree
 
 from sphere_engine.config import RunConfig
-from sphere_engine.config.validation import validate
 from sphere_engine.data import create_dataset, dataset_info
+from sphere_engine.validation import validate
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_launch_validation_resolves_image_size_from_the_backbone(trees):
         }
     )
     validate(config)
-    from sphere_engine.config.image_size import resolved_data_options
+    from sphere_engine.validation.image_size import resolved_data_options
 
     assert "image_size" not in resolved_data_options(config)  # lenetpp: the dataset default
     config.model.name = "bninception"

@@ -1,7 +1,8 @@
 """Which registry each kind of component is looked up in, for the Launch form and
 validation alike, and the one rule for an optional component (``none`` first).
 
-Torch-free to import: the registries (and with them torch) load on the first call.
+Cheap to import: the registries (and with them torch) load on the first call, so the
+dashboard pays for torch only when the Launch form asks for the components.
 """
 
 from __future__ import annotations

@@ -3,34 +3,36 @@
 Datasets read from image files take an ``image_size`` option; ``data.image_size``
 sets it for them, and when it is 0 the backbone's default (227 bninception, 224 other
 ImageNet backbones) applies, else the dataset's own default. The registries are
-imported inside the function, so this module stays torch-free to import.
+imported inside the function, so this module is cheap to import.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sphere_engine.config.run_config import RunConfig
+from sphere_engine.config import ConfigError, RunConfig
 
 
 def resolved_data_options(config: RunConfig) -> dict[str, Any]:
-    """``data.options`` with ``image_size`` resolved; ``ValueError`` naming the field
-    for a size on a fixed-size dataset or below the backbone's minimum."""
+    """``data.options`` with ``image_size`` resolved; ``ConfigError`` about
+    ``data.image_size`` for a size on a fixed-size dataset or below the backbone's minimum."""
     from sphere_engine.data import DATASETS
     from sphere_engine.models import MODELS
 
     data, options = config.data, dict(config.data.options)
     takes_size = "image_size" in DATASETS.params(data.name)
     if data.image_size and not takes_size:
-        raise ValueError(f"data.image_size: dataset {data.name!r} has fixed-size inputs; set 0")
+        raise ConfigError("data.image_size", f"dataset {data.name!r} has fixed-size inputs; set 0")
     if not takes_size:
         return options
     backbone = MODELS.get(config.model.name)
     if data.image_size:
         if options.get("image_size", data.image_size) != data.image_size:
-            raise ValueError(
-                f"data.image_size: {data.image_size} contradicts data.options.image_size "
-                f"{options['image_size']}; set one of them"
+            raise ConfigError(
+                "data.image_size",
+                f"{data.image_size} contradicts data.options.image_size "
+                f"{options['image_size']}; set one of them",
+                related=["data.options.image_size"],
             )
         options["image_size"] = data.image_size
     elif "image_size" not in options and getattr(backbone, "default_image_size", None):
@@ -38,8 +40,9 @@ def resolved_data_options(config: RunConfig) -> dict[str, Any]:
     side = options.get("image_size", DATASETS.params(data.name)["image_size"].default)
     minimum = getattr(backbone, "min_image_size", 1)
     if side < minimum:
-        raise ValueError(
-            f"data.image_size: {side} is too small for {config.model.name}; it needs at "
-            f"least {minimum}"
+        raise ConfigError(
+            "data.image_size",
+            f"{side} is too small for {config.model.name}; it needs at least {minimum}",
+            related=["model.name"],
         )
     return options

@@ -7,8 +7,10 @@ pair losses), the dataset's class count (classes per batch, polytope dimensions;
 may read ``data.root``). Losses, heads and regularisers are cheap to build, so they are
 built here by ``build_objective_parts`` (the function training builds them with), so their
 own option checks fire up front too. Every error is a ``ConfigError`` carrying the
-fields it concerns; ``validate`` changes nothing. ``validated_config`` is the one entry
-the launch paths, the CLI and the Launch form call.
+fields it concerns: components raise ``ConfigError`` for the fields they know, and a
+component's other ``ValueError`` is reported under the section that chose it (its
+message is never read for a field name). ``validate`` changes nothing.
+``validated_config`` is the one entry the launch paths, the CLI and the Launch form call.
 
 The registries (and with them torch) are imported inside the functions, not at module
 level: the dashboard and the launch path import this module cheaply and pay for torch
@@ -21,11 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from sphere_engine.config import ConfigError, RunConfig
-from sphere_engine.config.config_error import config_error_of
-from sphere_engine.config.registries import NONE, name_choices, registry_for
 from sphere_engine.registry import Registry
-
-__all__ = ["name_choices", "registry_for", "validate", "validated_config"]
+from sphere_engine.validation.registries import NONE, registry_for
 
 
 def _known_name(section: str, name: str, objective_kind: str = "loss") -> Registry[Any]:
@@ -33,7 +32,7 @@ def _known_name(section: str, name: str, objective_kind: str = "loss") -> Regist
     try:
         registry.get(name)  # unknown name → ValueError listing the known ones
     except ValueError as error:
-        raise config_error_of(f"{section}.name", error) from None
+        raise ConfigError(f"{section}.name", str(error)) from None
     return registry
 
 
@@ -85,16 +84,18 @@ def validate(config: RunConfig) -> None:
             "with K ≥ 2)",
         )
 
-    from sphere_engine.config.image_size import resolved_data_options
     from sphere_engine.models.build import check_backbone
+    from sphere_engine.validation.image_size import resolved_data_options
 
     data_options = typed_options(datasets, data.name, resolved_data_options(config))
     try:
         info = dataset_info(
             data.name, root=data.root, split=data.split, download=data.download, **data_options
         )
-    except ValueError as error:
-        raise config_error_of("data", error) from None
+    except ConfigError:
+        raise
+    except ValueError as error:  # not about one field the dataset knows
+        raise ConfigError("data", str(error)) from None
     info = fold_info(info, data.folds, data.fold)  # a fold trains on fewer classes
     num_classes = info.num_classes_train
     if config.robustness.enabled and not getattr(datasets.get(data.name), "has_pixel_range", True):
@@ -117,11 +118,10 @@ def validate(config: RunConfig) -> None:
     typed_options(models, model.name, model.options)
     try:
         check_backbone(model, info.input_shape)
-    except ValueError as error:  # its messages name model.* or data.* fields, or neither
-        named = str(error).partition(".")[0]
-        raise config_error_of(
-            named if named in ("model", "data") else "model.name", error
-        ) from None
+    except ConfigError:
+        raise
+    except ValueError as error:  # the backbone refuses this input
+        raise ConfigError("model.name", str(error), related=["data.name"]) from None
 
     if objectives.traits(objective.name).is_fixed:  # a polytope head: d must hold it
         needed = polytope_dim(objectives.get(objective.name).kind, num_classes)
