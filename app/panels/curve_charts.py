@@ -5,8 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts import CHART_HEIGHT, run_color_scale
-from app.charts.base import number_text_transform, number_tooltip
+from app.charts.base import CHART_HEIGHT, number_text_transform, number_tooltip
+from app.charts.line_charts import run_color_scale
 from sphere_engine.catalogue import Source, column_key
 
 ROBUSTNESS_TITLES = {"accuracy": "accuracy under attack", "recall@1": "R@1 under attack"}

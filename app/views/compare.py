@@ -7,7 +7,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app import charts, data, ui
+from app import data, ui
+from app.charts.best_values import highlight_best
+from app.charts.heatmap import norm_distribution_heatmap, norm_domain
+from app.charts.line_charts import group_band_chart, metric_lines, run_color_scale
+from app.charts.summary import hyperparameter_chart, small_multiples
 from app.panels import evaluations
 from app.panels.chart_controls import chart_controls
 from app.transforms import histogram_cells
@@ -27,7 +31,7 @@ def main() -> None:
     # -- widgets ---------------------------------------------------------------------
     frame = data.runs()
     labels = data.run_labels(frame) if not frame.empty else {}
-    ui.warn_unknown_runs(ui.query_ids("runs"), labels)  # issue 14, bug 13
+    ui.warn_unknown_runs(ui.query_ids("runs"), labels)
     sweep_ids = data.sweeps()
     st.selectbox(
         "Sweep (selects its runs)",
@@ -110,7 +114,7 @@ def main() -> None:
     if len(drawn) == 1:
         ui.show_chart(drawn[0])
     elif drawn:
-        ui.show_chart(charts.small_multiples(drawn))
+        ui.show_chart(small_multiples(drawn))
     if ui.first_paint("compare"):  # the metric charts first; the panels below follow
         ui.follow_up()
         return
@@ -150,7 +154,7 @@ def _metric_chart(
             total = None
         else:
             stats, total = data.grouped_series(run_ids, key, group_by, smoothing=smoothing, x=x)
-        return charts.group_band_chart(
+        return group_band_chart(
             stats,
             x=x,
             y_title=key,
@@ -165,14 +169,14 @@ def _metric_chart(
         series, totals = data.metric_series(run_ids, [key], smoothing=smoothing)
         total = data.points_total(totals)
     series = series.assign(run=series["run_id"].map(color_labels))
-    return charts.metric_lines(
+    return metric_lines(
         series,
         color="run",
         x=x,
         title=title,
         y_title=key,
         log_y=log,
-        color_scale=charts.run_color_scale(run_ids, color_labels),
+        color_scale=run_color_scale(run_ids, color_labels),
         total=total,
         legend_title="run",
     )
@@ -195,13 +199,13 @@ def _norm_distributions(
     if cells.empty:
         st.caption("No norm histogram logged yet.")
         return
-    domain = charts.norm_domain(cells)
+    domain = norm_domain(cells)
     low, top = float(cells["fraction"].min()), float(cells["fraction"].max())
     for start in range(0, len(shown), 2):
         for column, run_id in zip(st.columns(2), shown[start : start + 2], strict=False):
             with column:
                 ui.show_chart(
-                    charts.norm_distribution_heatmap(
+                    norm_distribution_heatmap(
                         cells[cells["run_id"] == run_id],
                         x=x,
                         norm_domain=domain,
@@ -224,14 +228,27 @@ def _final_tables(run_ids: list[str], group_by: str) -> None:
         st.dataframe(data.grouped_paper_table(run_ids, group_by), hide_index=True, width="stretch")
         st.caption(f"Mean ± std (number of runs) over the runs sharing each {group_by}.")
     table = data.paper_table(run_ids)
+    untrusted = table["run_id"].isin(data.untrusted_runs(tuple(table["run_id"])))
+    rank_all = bool(untrusted.any()) and st.toggle(
+        "Rank untrusted runs too", key="compare.rank_untrusted",
+        help="Runs with a critical finding (diverged, never learned, collapsed)",
+    )  # fmt: skip
     st.dataframe(
-        charts.highlight_best(table.drop(columns="run_id"), data.paper_best()),
+        highlight_best(
+            table.drop(columns="run_id"),
+            data.paper_best(),
+            exclude=None if rank_all else untrusted,
+        ),
         hide_index=True,
         width="stretch",
     )
+    left_out = ""
+    if untrusted.any() and not rank_all:
+        names = ", ".join(table.loc[untrusted, "run"].astype(str))
+        left_out = f" Not ranked (a critical finding: the result cannot be trusted): {names}."
     st.caption(
         "As in the SEC paper: NMI, F1, R@1 and MAP@R in %, and the norm variance of the "
-        "test-set embeddings, all from the last evaluation. Best per column in bold."
+        "test-set embeddings, all from the last evaluation. Best per column in bold." + left_out
     )
     st.download_button(
         "Download final metrics (CSV)",
@@ -257,7 +274,7 @@ def _hyperparameters(run_ids: list[str], keys: list[str]) -> None:
         st.caption("No final values yet (they come from the last evaluation).")
         return
     ui.show_chart(
-        charts.hyperparameter_chart(
+        hyperparameter_chart(
             stats, key=key, y_title=header, title=f"{header} against {key} (mean ± std over runs)"
         )
     )

@@ -20,15 +20,20 @@ POLICIES = ("last", "best", "last+best", "all")
 _STEP_FILE = re.compile(r"^step_(\d+)\.pt$")
 
 
-def check_policy(policy: object) -> str:
-    """The policy, or ``ValueError`` naming ``training.keep_checkpoints``."""
+def policy_problem(policy: object) -> str | None:
+    """Why ``policy`` is not a retention policy, or None when it is one."""
     text = str(policy).strip() if isinstance(policy, (str, int)) else ""
     if text in POLICIES or (text.isdigit() and int(text) >= 1):
-        return text
-    raise ValueError(
-        f"training.keep_checkpoints: {policy!r} is not one of {', '.join(POLICIES)} "
-        "or a number of last checkpoints >= 1"
-    )
+        return None
+    return f"{policy!r} is not one of {', '.join(POLICIES)} or a number of last checkpoints >= 1"
+
+
+def check_policy(policy: object) -> str:
+    """The policy, or ``ValueError`` naming ``training.keep_checkpoints``."""
+    problem = policy_problem(policy)
+    if problem is not None:
+        raise ValueError(f"training.keep_checkpoints: {problem}")
+    return str(policy).strip()
 
 
 def checkpoint_step(name: str) -> int | None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
-from sphere_engine.catalogue.retention import check_policy
+from sphere_engine.catalogue.retention import policy_problem as retention_policy_problem
 from sphere_engine.config.config_error import ConfigError
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
@@ -342,13 +342,12 @@ class RunConfig:
                 related=["training.steps"],
             )
         check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
-        try:
-            check_policy(self.training.keep_checkpoints)
-        except ValueError as error:
-            raise ConfigError("training.keep_checkpoints", str(error).partition(": ")[2]) from None
+        policy_problem = retention_policy_problem(self.training.keep_checkpoints)
+        if policy_problem is not None:
+            raise ConfigError("training.keep_checkpoints", policy_problem)
         check_evaluation_combinations(self.evaluation, self.robustness, self.data)
         check_device_split(self.training.devices, self.data)
-        check_folds_and_early_stop(self.data, self.training)
+        check_folds_and_early_stop(self.data, self.training.early_stop_metric)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

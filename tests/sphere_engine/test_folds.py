@@ -167,10 +167,11 @@ def test_fold_splits_of_in_memory_datasets(name, options):
 
 
 def fold_run(**sections: dict) -> RunConfig:
-    """Fold 1 of 2 over digits' training classes 0-4: validation 0-1, training 2-4."""
+    """Fold 1 of 2 over digits' training classes 0-4: validation 0-1, training 2-4. Every
+    checkpoint is kept: the tests resume from, and compare with, intermediate ones."""
     base = small(
         data={"folds": 2, "fold": 1, "batch_size": 12, "samples_per_class": 4},
-        training={"steps": 12, "seed": 0},
+        training={"steps": 12, "seed": 0, "keep_checkpoints": "all"},
         diagnostics={"eval_every": 4, "tracked_samples": 4, "eval_max_samples": 300},
         evaluation={"background": False, "verification": False},
     )

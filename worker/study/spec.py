@@ -297,7 +297,7 @@ def check_spec(spec: StudySpec) -> None:
     config with every searched path at each end of its range (or each choice) as a
     fold's run; a reproduction's run; the folds against the training classes; the
     metric."""
-    from sphere_engine.config.validation import validated_config
+    from sphere_engine.validation import validated_config
     from worker.study.runs import reproduction_config, trial_config
 
     try:
@@ -334,7 +334,7 @@ def check_spec(spec: StudySpec) -> None:
 def _check_folds(spec: StudySpec, arm_config: dict[str, Any]) -> None:
     """Folds need class-disjoint training and test classes, and no more folds than
     training classes (``validated_config`` of a fold's run knows the class count)."""
-    from sphere_engine.config.validation import validated_config
+    from sphere_engine.validation import validated_config
     from worker.study.runs import trial_config
 
     split = RunConfig.from_dict(arm_config).data.split

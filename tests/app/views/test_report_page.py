@@ -48,7 +48,7 @@ def test_table_claims_and_chart_of_an_experiment(store):
     assert table.loc["softmax + isotropic", "train norm var"] == "1.50 ± 0.707"
     claims = [t for t in texts(app.markdown) if "**agrees**" in t or "**disagrees**" in t]
     assert any("agrees**: The isotropic regulariser improves k-means NMI" in t for t in claims)
-    # each claim's evidence: n, mean ± std, effect size and test (issue 27 item 7)
+    # each claim's evidence: n, mean ± std, effect size and test
     evidence = [c for c in texts(app.caption) if "(n = 2)" in c]
     assert evidence and all("±" in c for c in evidence)
     (spec,) = charts_of(app)  # the chosen metric per variant, first: classifier acc
