@@ -148,6 +148,8 @@ class Slot:
     findings_at: float = 0.0
     evaluations_seen: int = -1  # evaluations the run's progress had passed when last read
     points_read: int = 0
+    points: list[tuple[int, float]] = field(default_factory=list)  # the last read
+    trial: Trial | None = None
     read_at: float = 0.0
 
 
@@ -167,7 +169,7 @@ class Coordinator:
         launcher: RunLauncher,
         *,
         parallel: int = 1,
-        poll_s: float = 0.5,
+        poll_s: float = 0.25,
         store: RunStore | None = None,
     ) -> None:
         self.home = Path(home)
@@ -395,12 +397,11 @@ class Coordinator:
     def _follow(self, slot: Slot) -> None:
         record = self.store.get_run(slot.run_id)
         if slot.kind == "trial":
-            trial = self._trial(slot.arm, slot.number)
-            frozen = self.studies[slot.arm]._storage.get_trial(trial._trial_id)
-            if frozen.state.is_finished():  # told before a crash; the run is left to end
-                self.slots.pop(slot.run_id, None)
-                return
-            if self._report_curve(slot, trial, record):
+            # slots follow running trials only (a trial told pruned or failed leaves its
+            # slot at once), so the journal is not read on every poll
+            if slot.trial is None:
+                slot.trial = self._trial(slot.arm, slot.number)
+            if self._report_curve(slot, slot.trial, record):
                 return
         if not record.is_terminal:
             return
@@ -441,7 +442,7 @@ class Coordinator:
         if ended or passed != slot.evaluations_seen or late:
             slot.evaluations_seen, slot.read_at = passed, now
             points = self._metric_points(slot.run_id)
-            slot.points_read = len(points)
+            slot.points, slot.points_read = points, len(points)
             for step, value in points:
                 if step > slot.reported_step:
                     trial.report(value, curve_step(slot.fold, step))
@@ -485,9 +486,10 @@ class Coordinator:
         if not self.store.get_run(slot.run_id).is_terminal:
             self.launcher.cancel(slot.run_id)
 
-    def _fold_value(self, run_id: str) -> float | None:
-        """The fold's value: its best validation value (early stopping keeps that model)."""
-        points = self._metric_points(run_id)
+    def _fold_value(self, slot: Slot) -> float | None:
+        """The fold's value: its best validation value (early stopping keeps that model),
+        from the points read when its run ended."""
+        points = slot.points
         return max(value for _, value in points) if points else None
 
     def _trial_fold_ended(self, slot: Slot, status: str, message: str) -> None:
@@ -500,7 +502,7 @@ class Coordinator:
             trial.set_user_attr("failed_reason", reason)
             study.tell(trial, state=TrialState.FAIL)
             return
-        value = self._fold_value(slot.run_id)
+        value = self._fold_value(slot)
         if value is None:
             trial.set_user_attr(
                 "failed_reason", f"fold {slot.fold} run {slot.run_id} logged no {self.spec.metric}"
