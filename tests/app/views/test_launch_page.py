@@ -7,6 +7,7 @@ from app_fixtures import open_page, texts
 
 import worker
 from app.presets import PRESETS
+from sphere_engine.catalogue.facts import OPTIMIZERS
 from sphere_engine.config import RunConfig
 
 
@@ -59,7 +60,7 @@ def test_form_has_a_field_with_help_for_every_setting(home):
     assert "Learning rate" in lr.help
     steps = app.number_input(key="lf0.training.steps")
     assert "min 1" in steps.help
-    assert app.selectbox(key="lf0.optimizer.name").options == ["sgd", "adam", "adamw"]
+    assert app.selectbox(key="lf0.optimizer.name").options == list(OPTIMIZERS)
     assert "digits" in app.selectbox(key="lf0.data.name").options
     # options of the chosen loss come from its registry entry, with help and default
     margin = app.number_input(key="lf0.objective.options.loss.triplet.margin")
