@@ -224,6 +224,10 @@ def up(host: str, port: int, concurrency: int, with_app: bool = True, ingest_por
                     f"full URL in {url_file})"
                 )
             workers = start_workers(redis_url, home, concurrency)
+            from worker.study.control import resume_unfinished_studies  # optuna: on use
+
+            for study_id in resume_unfinished_studies(home, redis_url):
+                say(f"study {study_id} resumed: its coordinator was not running")
             if with_app:
                 env = processes.child_env(redis_url, home)
                 others.append(processes.ChildProcess("app", app_argv(host, port), env))
