@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from app.data import reads
-from app.data.projects import sweep_ids, tag_names
 from app.data.cache import LIST_TTL, store, store_read
+from app.data.projects import sweep_ids, tag_names
 
 if TYPE_CHECKING:
     from db.store import RunStore

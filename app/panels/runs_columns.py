@@ -35,10 +35,11 @@ DISK = "disk"
 CONFIG_PREFIX = "config."
 #: Beside the name, in this order: the main metric, then loss and norm variance.
 BESIDE_NAME = tuple(column_key(Source.TRAINING_BATCH, k) for k in ("loss/total", "norm/var"))
+RECALL = column_key(Source.EVALUATION, "recall@1")  # the first of MAIN_METRICS
 LEADING = ["name", MAIN, *BESIDE_NAME, "status", TRUST, "findings", "open", "progress"]
 TRAILING = [
-    "elapsed", DISK, "device", "runs on", "kind", "tags", "sweep_id", "created", "message",
-    "run_id", "untrusted",
+    "elapsed", DISK, "finding titles", "device", "runs on", "kind", "tags", "sweep_id",
+    "created", "message", "run_id", "untrusted",
 ]  # fmt: skip
 #: Catalogue columns the table can be sorted by → their label.
 COLUMN_SORTS = {
@@ -124,12 +125,15 @@ def display_table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     shown = data.runs_table(frame).reset_index(drop=True)
     live = set(frame.loc[frame["status"] == "running", "run_id"])
     found = table_findings(frame, live)  # cached per run: the same reads runs_table made
-    shown[MAIN] = _number_text(frame["main_value"].reset_index(drop=True))
-    for column in [*data.KEY_COLUMNS]:
+    # the catalogue's main value (stored at the run's end), else the live R@1 column
+    main = pd.to_numeric(frame["main_value"], errors="coerce").reset_index(drop=True)
+    shown[MAIN] = _number_text(main.fillna(shown[RECALL]))
+    for column in data.KEY_COLUMNS:
         shown[column] = _number_text(shown[column])
     shown["elapsed"] = _number_text(shown["elapsed"])
     shown[DISK] = [format_bytes(size) for size in frame["disk_bytes"]]
     shown["findings"] = [runs_icons.findings_icon(f) for f in found]
+    shown["finding titles"] = ["; ".join(d.title for d in f or []) for f in found]
     shown[TRUST] = [runs_icons.untrusted_icon() if u else None for u in shown["untrusted"]]
     shown["open"] = [f"run?run_id={r}" for r in shown["run_id"]]
     extra = [c for c in data.KEY_COLUMNS if c not in BESIDE_NAME]

@@ -47,7 +47,7 @@ def main() -> None:
         )
         return
     keys, order = runs_columns.controls(frame)
-    filters = _grouping(base, keys, str(order["sort"]))
+    filters = _grouping(base, runs_columns.config_keys(frame), str(order["sort"]))
     if filters != base:
         frame, total = _page(filters, **order)
     first = ui.first_paint("runs")  # the first screenful without the grid, then the rest
@@ -118,7 +118,7 @@ def _grouping(filters: RunFilters, keys: list[str], sort: str) -> RunFilters:
     table = pd.DataFrame(
         {
             "group": groups["group"].fillna("–").astype(str),
-            "runs": [format_number(n) for n in groups["runs"]],
+            "runs": [f"{int(n):,}" for n in groups["runs"]],  # a count: no decimals
             f"{label} mean ± std": [
                 f"{format_number(m)} ± {format_number(s)}"
                 for m, s in zip(groups["mean"], groups["std"], strict=True)
@@ -174,10 +174,10 @@ def _paging(total: int, shown: int, *, live: bool) -> None:
     first_row = (page - 1) * size + 1
     disk = run_catalogue.disk_total(project=data.selected_project())
     st.caption(
-        f"{format_number(first_row)}–{format_number(first_row + shown - 1)} of "
-        f"{format_number(total)} run{'' if total == 1 else 's'} (page {format_number(page)} "
-        f"of {format_number(pages)}) · {runs_columns.format_bytes(disk)} on disk in all "
-        "(trash excluded)" + (" · updating live" if live else "")
+        f"{first_row:,}–{first_row + shown - 1:,} of "
+        f"{total:,} run{'' if total == 1 else 's'} (page {page:,} of {pages:,}) · "
+        f"{runs_columns.format_bytes(disk)} on disk in all (trash excluded)"
+        + (" · updating live" if live else "")
     )
     size_col, page_col, _ = st.columns([1, 1, 4])
     size_col.selectbox("Runs per page", PAGE_SIZES, index=1, key=PAGE_SIZE)
