@@ -136,7 +136,9 @@ def display_table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     shown["finding titles"] = ["; ".join(d.title for d in f or []) for f in found]
     shown[TRUST] = [runs_icons.untrusted_icon() if u else None for u in shown["untrusted"]]
     shown["open"] = [f"run?run_id={r}" for r in shown["run_id"]]
-    extra = [c for c in data.KEY_COLUMNS if c not in BESIDE_NAME]
+    # R@1 again only where the main column shows another metric
+    duplicate = {RECALL} if main_label(frame) == header("recall@1", Source.EVALUATION) else set()
+    extra = [c for c in data.KEY_COLUMNS if c not in {*BESIDE_NAME, *duplicate}]
     if frame["archived"].any():
         shown["archived"] = frame["archived"].fillna(False).astype(bool).to_numpy()
         extra.append("archived")

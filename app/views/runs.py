@@ -60,7 +60,7 @@ def main() -> None:
 
 
 def _filters(project: str | None) -> RunFilters:
-    search_col, status_col, tag_col, sweep_col, archived_col = st.columns([3, 2, 1, 2, 1])
+    search_col, status_col, tag_col, sweep_col, archived_col = st.columns([3, 2, 2, 2, 2])
     search = search_col.text_input(
         "Search", key="runs.search", placeholder="name, id, tag, notes or config value"
     )
