@@ -108,6 +108,7 @@ def export_model_command(
     fp16: bool = False,
     opset: int = 18,
     normalize: bool = False,
+    check_data: str | None = None,
 ) -> int:
     """Export, check, record; print the numbers. 0 when the check passed."""
     from sphere_engine.config import RunConfig
@@ -137,10 +138,15 @@ def export_model_command(
     if fp16:
         print("fp16: weights rounded to fp16, computed in fp32 on this CPU", file=sys.stderr)
     started = time.time()
-    check = export_and_check(
-        config, state, target, fmt, metadata, sorted(final),
-        normalize=normalize, fp16=fp16, opset=opset,
-    )  # fmt: skip
+    try:
+        check = export_and_check(
+            config, state, target, fmt, metadata, sorted(final),
+            normalize=normalize, fp16=fp16, opset=opset, check_data=check_data,
+        )  # fmt: skip
+    except ValueError as error:  # check data the model cannot take
+        print(f"error: {error}", file=sys.stderr)
+        target.unlink(missing_ok=True)
+        return 2
     kept = target
     if not check.passed:
         kept = target.with_name(target.name + FAILED_SUFFIX)
@@ -150,6 +156,7 @@ def export_model_command(
         "normalized": normalize,
         "weights": "fp16 (fp32 compute on CPU)" if fp16 else "fp32",
         "opset": opset if fmt == "onnx" else None,
+        "check_data": check_data or "the run's evaluated test samples",
         "created_at": started,
         "check": check.as_record(),
     }

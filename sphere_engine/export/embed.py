@@ -42,32 +42,39 @@ def _run(model: ExportedModel, batches) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32, copy=False)
 
 
-def _embed_folder(model: ExportedModel, folder: Path) -> dict[str, np.ndarray]:
+def folder_pixels(folder: Path, preprocessing: dict) -> tuple[list[np.ndarray], np.ndarray]:
+    """Pixel batches in [0, 1] (N × 3 × S × S, S from ``preprocessing``) of the images
+    under ``folder``'s class sub-folders (sorted), and their labels (sub-folder order)."""
     from sphere_engine.data.image_folder import _class_dirs, _scan
     from sphere_engine.data.image_folder_data import ImageFolderData
 
-    preprocessing = model.metadata["preprocessing"]
     size = preprocessing.get("image_size")
     if not size or preprocessing["input_shape"][0] != 3:
         raise ValueError(
-            f"{model.path}: the model takes {preprocessing['input_shape']} inputs, not RGB "
-            "images; give a dataset name instead of a folder"
+            f"the model takes {preprocessing['input_shape']} inputs, not RGB images; "
+            f"{folder} cannot be fed to it (give a dataset name)"
         )
     names = [path.name for path in _class_dirs(folder)]
     paths, labels = _scan(folder, {name: i for i, name in enumerate(names)})
     if not paths:
         raise ValueError(f"{folder}: no images under class sub-folders")
     images = ImageFolderData(paths, labels, int(size[0]))
+    batches = [
+        np.stack(
+            [images.pixels(i).numpy() for i in range(start, min(start + BATCH, len(paths)))]
+        ).astype(np.float32)
+        / 255.0
+        for start in range(0, len(paths), BATCH)
+    ]
+    return batches, np.asarray(labels, dtype=np.int64)
 
-    def batches():
-        for start in range(0, len(paths), BATCH):
-            rows = range(start, min(start + BATCH, len(paths)))
-            yield np.stack([images.pixels(i).numpy() for i in rows]).astype(np.float32) / 255.0
 
+def _embed_folder(model: ExportedModel, folder: Path) -> dict[str, np.ndarray]:
+    batches, labels = folder_pixels(folder, model.metadata["preprocessing"])
     return {
-        "embeddings": _run(model, batches()),
-        "labels": np.asarray(labels, dtype=np.int64),
-        "ids": np.arange(len(paths), dtype=np.int64),
+        "embeddings": _run(model, batches),
+        "labels": labels,
+        "ids": np.arange(len(labels), dtype=np.int64),
     }
 
 

@@ -61,20 +61,29 @@ def export_and_check(
     normalize: bool = False,
     fp16: bool = False,
     opset: int = 18,
+    check_data: str | None = None,
 ) -> ExportCheck:
     """Export the run's embedding model to ``out`` and check it (module doc).
     ``metadata`` gets the preprocessing and the mode; ``metric_names``: the metrics of
-    the run's final evaluation to recompute on both sides."""
+    the run's final evaluation to recompute on both sides. ``check_data``: an image
+    folder to check on instead of the run's test split (PyTorch fed the run's own
+    normalisation of its pixels)."""
     from sphere_engine.evaluation.evaluator import Captured, Evaluator
 
     model, splits = run_model(config, state)
     reference_module = embedding_module(model, normalize)
+    preprocessing = preprocessing_of(tuple(splits.input_shape), splits.pixel_range)
     evaluator = Evaluator(splits, config, torch.device("cpu"))
-    pytorch, labels = evaluator.embed(reference_module)
-    pytorch = pytorch.float().numpy()
+    if check_data is None:
+        pytorch, labels = evaluator.embed(reference_module)
+        pytorch = pytorch.float().numpy()
+        pixels = evaluated_pixels(splits, evaluator.indices)
+    else:
+        pixels, labels, pytorch = _folder_reference(
+            Path(check_data), preprocessing, splits.pixel_range, reference_module
+        )
 
     exported_module = embedding_module(round_to_fp16(run_model(config, state)[0]), normalize)
-    preprocessing = preprocessing_of(tuple(splits.input_shape), splits.pixel_range)
     metadata = metadata | {"preprocessing": preprocessing, "normalized": normalize}
     metadata["weights"] = "fp16 (fp32 compute on CPU)" if fp16 else "fp32"
     example = torch.zeros(2, *splits.input_shape)
@@ -82,21 +91,35 @@ def export_and_check(
 
     exported = load_exported(out)
     embeddings = np.concatenate(
-        [
-            exported.embed(preprocess(pixels, exported.metadata["preprocessing"]))
-            for pixels in evaluated_pixels(splits, evaluator.indices)
-        ]
+        [exported.embed(preprocess(batch, exported.metadata["preprocessing"])) for batch in pixels]
     )
 
     def metrics_of(points: np.ndarray) -> dict[str, float]:
+        from sphere_engine.metrics import evaluate_embeddings
         from sphere_engine.tracking import InMemoryTracker
 
+        if check_data is not None:  # the folder's own leave-one-out evaluation
+            return evaluate_embeddings(points, labels, ks=tuple(config.diagnostics.recall_ks))
         captured = Captured(points, labels, None, None, None, None)
         return evaluator.compute(captured, InMemoryTracker(), 0)
 
     return compare_embeddings(
         embeddings, pytorch, metrics_of(embeddings), metrics_of(pytorch), list(metric_names), fp16
     )
+
+
+def _folder_reference(
+    folder: Path, preprocessing: dict[str, Any], pixel_range: Any, module: torch.nn.Module
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """(pixel batches, labels, PyTorch embeddings) of an image folder's images."""
+    from sphere_engine.export.embed import folder_pixels
+
+    if pixel_range is None:
+        raise ValueError(f"--check-data {folder}: the run's inputs are not images")
+    pixels, labels = folder_pixels(folder, preprocessing)
+    with torch.no_grad():
+        embedded = [module(pixel_range.to_inputs(torch.from_numpy(batch))) for batch in pixels]
+    return pixels, labels, torch.cat(embedded).float().numpy()
 
 
 def evaluated_pixels(splits: Any, indices: np.ndarray) -> list[np.ndarray]:

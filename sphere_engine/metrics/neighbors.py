@@ -22,7 +22,6 @@ columns as its most demanding query.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,12 +43,13 @@ FAISS_MIN_PART = 1024  # queries per core at least when a CPU search is split
 
 
 def search_on_every_core(index: object, queries: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
-    """``index.search(queries, k)`` of a CPU faiss index, the queries split into one part
-    per core, each searched by its own thread with one OpenMP thread (faiss releases
-    the GIL). faiss's own OpenMP split ends each of its many steps at a barrier where
-    idle threads spin, on shared cores at several times the work; independent parts
-    never wait for each other."""
-    parts = min(len(os.sched_getaffinity(0)), -(-queries.shape[0] // FAISS_MIN_PART))
+    """``index.search(queries, k)`` of a CPU faiss index, the queries split into as many
+    parts as faiss would use OpenMP threads (``OMP_NUM_THREADS``, else the cores), each
+    searched by its own thread with one OpenMP thread (faiss releases the GIL). faiss's
+    own OpenMP split ends each of its many steps at a barrier where idle threads spin,
+    on shared cores at several times the work; independent parts never wait."""
+    threads = backends.faiss.omp_get_max_threads()
+    parts = min(threads, -(-queries.shape[0] // FAISS_MIN_PART))
 
     def search(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with backends.single_faiss_thread():  # OpenMP settings are per thread

@@ -112,3 +112,37 @@ def test_critical_finding_gives_its_reason() -> None:
     early = Detection("dead_loss", "Dead loss", Severity.CRITICAL, "none active", 5, 1500, "", ())
     assert critical_finding([late], steps=1500) is None
     assert critical_finding([late, early], steps=1500) == "Dead loss: none active"
+
+
+def test_the_table_renders_as_markdown_csv_and_json() -> None:
+    import csv
+    import io
+    import json
+
+    from worker.study.report import render
+    from worker.study.results import StudyResults
+    from worker.study.spec import parse_spec
+
+    spec = parse_spec({
+        "name": "t", "folds": 2, "trials": 2,
+        "arms": {"a": {"set": {}, "space": {}}, "b": {"set": {}, "space": {}}},
+    })  # fmt: skip
+    rows = result_rows({
+        "a": {"separated": {"map@r": [0.30, 0.31, 0.305]}},
+        "b": {"separated": {"map@r": [0.20, 0.21, 0.205]}},
+    })  # fmt: skip
+    results = StudyResults("t-1", spec, rows=rows, comparisons=compare_arms(rows),
+                           best={"a": {"optimizer.lr": 0.01}})  # fmt: skip
+    text = render(results, "md")
+    mean, low, high = mean_interval([0.30, 0.31, 0.305])
+    assert f"| a | 3 | – | – | {100 * mean:.2f} ± {100 * (high - low) / 2:.2f} |" in text
+    assert "| separated | MAP@R | a vs b | +10.00 |" in text
+    table = list(csv.DictReader(io.StringIO(render(results, "csv"))))
+    assert [(r["arm"], r["metric"], r["n"]) for r in table] == [
+        ("a", "map@r", "3"),
+        ("b", "map@r", "3"),
+    ]
+    assert json.loads(table[0]["best_setting"]) == {"optimizer.lr": 0.01}
+    data = json.loads(render(results, "json"))
+    assert data["rows"][0]["ci_low"] == pytest.approx(low)
+    assert data["comparisons"][0]["verdict"] == "a better"

@@ -12,9 +12,9 @@ The file holds the run's backbone and embedding layer with a dynamic batch axis,
 metadata (ONNX metadata_props / TorchScript _extra_files, key "spherescope"): the
 preprocessing it expects (input shape, image size, pixel range, mean/std), run id,
 checkpoint, step and config hash. It is then checked on the run's evaluated test
-samples, fed inputs computed from that metadata alone: max(1 - cos) <= 1e-5 against
-PyTorch and every metric of the final evaluation within 0.1 point (fp32). A failed
-check keeps the file as FILE.failed and exits 1."""
+samples (or --check-data), fed inputs computed from that metadata alone: max(1 - cos)
+<= 1e-5 against PyTorch and every metric of the final evaluation within 0.1 point
+(fp32). A failed check keeps the file as FILE.failed and exits 1."""
 
 
 def checkpoint_choice(text: str) -> str:
@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     return export_model_command(
         args.run_id, args.fmt, args.out, args.checkpoint,
         fp16=args.fp16, opset=args.opset, normalize=args.normalize,
+        check_data=args.check_data,
     )  # fmt: skip
 
 
@@ -53,3 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument("--opset", type=int, default=18, help="ONNX opset (default 18)")
     parser.add_argument("--normalize", action="store_true", help="export L2-normalised embeddings")
+    parser.add_argument(
+        "--check-data", default=None, metavar="DIR",
+        help="check on this image folder (one sub-folder per class) instead of the test split",
+    )  # fmt: skip

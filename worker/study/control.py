@@ -58,7 +58,7 @@ def coordinate(
     study_id: str,
     *,
     parallel: int | None = None,
-    poll_s: float = 0.5,
+    poll_s: float = 0.25,
     max_seconds: float | None = None,
 ) -> Progress:
     """Run the study's coordinator in this process until the study ends."""

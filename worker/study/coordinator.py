@@ -148,6 +148,8 @@ class Slot:
     findings_at: float = 0.0
     evaluations_seen: int = -1  # evaluations the run's progress had passed when last read
     points_read: int = 0
+    points: list[tuple[int, float]] = field(default_factory=list)  # the last read
+    trial: Trial | None = None
     read_at: float = 0.0
 
 
@@ -167,7 +169,7 @@ class Coordinator:
         launcher: RunLauncher,
         *,
         parallel: int = 1,
-        poll_s: float = 0.5,
+        poll_s: float = 0.25,
         store: RunStore | None = None,
     ) -> None:
         self.home = Path(home)
@@ -183,12 +185,17 @@ class Coordinator:
         self.repro_finished: dict[tuple[str, int], dict[int, str]] = {}  # → fold → run id
         self.concatenated: set[tuple[str, int]] = set()
         self.settled = False  # True once a pass launched what there was room for
+        self.completed: dict[str, int] = {}  # arm → completed trials
         self.progress = Progress()
 
     # -- state from the journal and the store ---------------------------------------------
     def rebuild(self) -> None:
         """Every trial and run as the journal and the store hold them."""
         self.studies = open_arm_studies(self.home, self.study_id, self.spec)
+        self.completed = {
+            arm: len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+            for arm, study in self.studies.items()
+        }
         self.known = {}
         self.repro_finished = {}
         for run in study_runs(self.store, self.study_id):
@@ -390,12 +397,11 @@ class Coordinator:
     def _follow(self, slot: Slot) -> None:
         record = self.store.get_run(slot.run_id)
         if slot.kind == "trial":
-            trial = self._trial(slot.arm, slot.number)
-            frozen = self.studies[slot.arm]._storage.get_trial(trial._trial_id)
-            if frozen.state.is_finished():  # told before a crash; the run is left to end
-                self.slots.pop(slot.run_id, None)
-                return
-            if self._report_curve(slot, trial, record):
+            # slots follow running trials only (a trial told pruned or failed leaves its
+            # slot at once), so the journal is not read on every poll
+            if slot.trial is None:
+                slot.trial = self._trial(slot.arm, slot.number)
+            if self._report_curve(slot, slot.trial, record):
                 return
         if not record.is_terminal:
             return
@@ -431,10 +437,12 @@ class Coordinator:
         passed = (record.progress_step or 0) // every
         # an evaluation is computed beside training: its value lands a little later
         late = slot.points_read < passed and now - slot.read_at >= LATE_EVALUATION_S
+        if not ended and not self._median_active(slot.arm):
+            late, passed = False, slot.evaluations_seen  # nothing to prune on yet: read at the end
         if ended or passed != slot.evaluations_seen or late:
             slot.evaluations_seen, slot.read_at = passed, now
             points = self._metric_points(slot.run_id)
-            slot.points_read = len(points)
+            slot.points, slot.points_read = points, len(points)
             for step, value in points:
                 if step > slot.reported_step:
                     trial.report(value, curve_step(slot.fold, step))
@@ -455,6 +463,12 @@ class Coordinator:
                 return True
         return False
 
+    def _median_active(self, arm: str) -> bool:
+        """Whether the fold median pruner can act on the arm's running trials (enough
+        completed trials): until then their curves are read once, at each fold's end."""
+        pruning = self.spec.pruning
+        return pruning.median and self.completed.get(arm, 0) >= max(pruning.warmup_trials, 1)
+
     def _critical_finding(self, run_id: str, steps: int) -> str | None:
         from db.findings import run_findings
 
@@ -472,9 +486,10 @@ class Coordinator:
         if not self.store.get_run(slot.run_id).is_terminal:
             self.launcher.cancel(slot.run_id)
 
-    def _fold_value(self, run_id: str) -> float | None:
-        """The fold's value: its best validation value (early stopping keeps that model)."""
-        points = self._metric_points(run_id)
+    def _fold_value(self, slot: Slot) -> float | None:
+        """The fold's value: its best validation value (early stopping keeps that model),
+        from the points read when its run ended."""
+        points = slot.points
         return max(value for _, value in points) if points else None
 
     def _trial_fold_ended(self, slot: Slot, status: str, message: str) -> None:
@@ -487,7 +502,7 @@ class Coordinator:
             trial.set_user_attr("failed_reason", reason)
             study.tell(trial, state=TrialState.FAIL)
             return
-        value = self._fold_value(slot.run_id)
+        value = self._fold_value(slot)
         if value is None:
             trial.set_user_attr(
                 "failed_reason", f"fold {slot.fold} run {slot.run_id} logged no {self.spec.metric}"
@@ -508,6 +523,7 @@ class Coordinator:
             self._launch_trial_fold(slot.arm, slot.number, slot.fold + 1)
             return
         study.tell(trial, sum(values.values()) / len(values))
+        self.completed[slot.arm] = self.completed.get(slot.arm, 0) + 1
 
     def _cancel_all(self) -> None:
         for slot in list(self.slots.values()):

@@ -112,3 +112,21 @@ def test_fp16_records_a_measured_drop(tmp_path, image_root):
     assert check.fp16 and check.passed  # a drop is measured, not judged
     assert 0 < check.max_one_minus_cos < 1e-2  # fp16 rounding moves the embeddings a little
     assert load_exported(tmp_path / "m.pt").metadata["weights"].startswith("fp16")
+
+
+def test_check_data_checks_on_an_image_folder(image_root, tmp_path):
+    config = family_config("timm/resnet10t", image_root)
+    check = export_and_check(
+        config, random_state(config), tmp_path / "m.pt", "torchscript", {}, METRICS,
+        check_data=str(image_root),
+    )  # fmt: skip
+    assert check.passed and check.samples == 16  # every image of the folder, not the split's 8
+
+
+def test_check_data_refuses_a_model_without_image_inputs(image_root, tmp_path):
+    config = family_config("mlp", image_root)
+    with pytest.raises(ValueError, match="not RGB images"):
+        export_and_check(
+            config, random_state(config), tmp_path / "m.pt", "torchscript", {}, METRICS,
+            check_data=str(image_root),
+        )  # fmt: skip

@@ -109,7 +109,7 @@ def test_long_lists_under_the_faiss_backend_give_the_same_ranking(monkeypatch, m
     np.testing.assert_array_equal(short[0], brute_ranking(x, 40, True))
 
 
-def test_cpu_faiss_search_runs_one_single_threaded_part_per_core(monkeypatch):
+def test_cpu_faiss_search_runs_one_single_threaded_part_per_openmp_thread():
     faiss = backends.faiss
     rng = np.random.default_rng(5)
     reference = rng.standard_normal((300, 16)).astype(np.float32)
@@ -122,7 +122,6 @@ def test_cpu_faiss_search_runs_one_single_threaded_part_per_core(monkeypatch):
             seen.append((rows.shape[0], faiss.omp_get_max_threads()))
             return index.search(rows, k)
 
-    monkeypatch.setattr(neighbors.os, "sched_getaffinity", lambda pid: {0, 1})
     before = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(2)
     try:
@@ -134,3 +133,26 @@ def test_cpu_faiss_search_runs_one_single_threaded_part_per_core(monkeypatch):
     np.testing.assert_array_equal(found, expected)
     np.testing.assert_array_equal(scores, expected_scores)
     assert sorted(seen) == [(1500, 1), (1500, 1)]
+
+
+def test_cpu_faiss_search_keeps_to_one_thread_where_openmp_is_limited_to_one():
+    # a worker sharing the cores (OMP_NUM_THREADS=1) gets no extra threads from the split
+    faiss = backends.faiss
+    reference = np.random.default_rng(6).standard_normal((50, 8)).astype(np.float32)
+    index = neighbors.flat_index(reference, "cosine")
+    threads: list[str] = []
+
+    class Recording:
+        def search(self, rows, k):
+            import threading
+
+            threads.append(threading.current_thread().name)
+            return index.search(rows, k)
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        neighbors.search_on_every_core(Recording(), np.tile(reference, (60, 1)), 3)
+    finally:
+        faiss.omp_set_num_threads(before)
+    assert len(threads) == 1 and threads[0] == "MainThread"
