@@ -53,6 +53,7 @@ def main() -> None:
     first = ui.first_paint("runs")  # the first screenful without the grid, then the rest
     active = bool(frame["status"].isin(data.ACTIVE_STATUSES).any())
     _table(filters, order, keys, live=active and not first, first=first)
+    _paging(total)  # outside the table's fragment: a new page reruns the whole page
     if first:
         ui.follow_up()
         return
@@ -162,12 +163,13 @@ def _table(filters: RunFilters, order: dict, keys: list[str], *, live: bool, fir
                 placeholder="–",
                 column_config=runs_columns.column_config(frame),
             )
-        _paging(total, len(frame), live=live)
+        _counts(total, len(frame), live=live)
 
     table()
 
 
-def _paging(total: int, shown: int, *, live: bool) -> None:
+def _counts(total: int, shown: int, *, live: bool) -> None:
+    """Which runs of how many are shown, and the store's disk usage."""
     size = int(st.session_state.get(PAGE_SIZE, 50))
     pages = max(math.ceil(total / size), 1)
     page = min(max(int(st.session_state.get(PAGE, 1) or 1), 1), pages)
@@ -179,6 +181,11 @@ def _paging(total: int, shown: int, *, live: bool) -> None:
         f"{runs_columns.format_bytes(disk)} on disk in all (trash excluded)"
         + (" · updating live" if live else "")
     )
+
+
+def _paging(total: int) -> None:
+    size = int(st.session_state.get(PAGE_SIZE, 50))
+    pages = max(math.ceil(total / size), 1)
     size_col, page_col, _ = st.columns([1, 1, 4])
     size_col.selectbox("Runs per page", PAGE_SIZES, index=1, key=PAGE_SIZE)
     page_col.number_input("Page", 1, pages, step=1, key=PAGE)
