@@ -28,6 +28,7 @@ class RunFilters:
     project: str | None = None
     search: str = ""
     status: tuple[str, ...] = ()
+    kind: str | None = None
     tag: str | None = None
     sweep_id: str | None = None
     study_id: str | None = None

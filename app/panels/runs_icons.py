@@ -75,8 +75,8 @@ def untrusted_icon() -> str:
     return _data_uri(svg)
 
 
-def img(uri: str | None, title: str) -> str:
-    """An HTML ``<img>`` of an icon (the plain first table), "" for none."""
-    if not uri:
+def img(uri: object, title: str) -> str:
+    """An HTML ``<img>`` of an icon (the plain first table), "" for none (None, NaN)."""
+    if not isinstance(uri, str) or not uri:
         return ""
     return f'<img src="{uri}" alt="{escape(title)}" title="{escape(title)}" height="{HEIGHT}">'

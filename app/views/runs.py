@@ -17,6 +17,7 @@ from app.panels import runs_columns, runs_preview
 from sphere_engine.catalogue.numbers import format_number
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled", "lost")
+KINDS = ("train", "analysis", "external")
 CONFIRM_DELETE = "runs.confirm_delete"
 SELECTED = "runs.selected"
 PAGE = "runs.page"
@@ -61,11 +62,13 @@ def main() -> None:
 
 
 def _filters(project: str | None) -> RunFilters:
-    search_col, status_col, tag_col, sweep_col, archived_col = st.columns([3, 2, 2, 2, 2])
+    search_col, status_col, kind_col, archived_col = st.columns([3, 2, 1.4, 1.6])
     search = search_col.text_input(
         "Search", key="runs.search", placeholder="name, id, tag, notes or config value"
     )
     status = status_col.multiselect("Status", STATUSES, key="runs.status")
+    kind = kind_col.selectbox("Kind", ["", *KINDS], key="runs.kind")
+    tag_col, sweep_col, _ = st.columns([2, 3, 1])
     tag = tag_col.selectbox("Tag", ["", *data.tags()], key="runs.tag")
     sweeps, studies = run_catalogue.sweeps_and_studies(project)
     groups = {"": "", **{f"sweep:{s}": s for s in sweeps}, **{f"study:{s}": s for s in studies}}
@@ -74,11 +77,11 @@ def _filters(project: str | None) -> RunFilters:
         format_func=lambda g: g.replace(":", " ", 1) if g else "",
     )  # fmt: skip
     archived = archived_col.toggle("Show archived", key="runs.archived")
-    kind, _, value = group.partition(":")
+    grouping, _, value = group.partition(":")
     return RunFilters(
-        project=project, search=search.strip(), status=tuple(status), tag=tag or None,
-        sweep_id=value if kind == "sweep" else None, study_id=value if kind == "study" else None,
-        archived=None if archived else False,
+        project=project, search=search.strip(), status=tuple(status), kind=kind or None,
+        tag=tag or None, sweep_id=value if grouping == "sweep" else None,
+        study_id=value if grouping == "study" else None, archived=None if archived else False,
     )  # fmt: skip
 
 
@@ -199,7 +202,7 @@ def _actions(frame: pd.DataFrame) -> None:
     st.subheader("Actions")
     labels = data.run_labels(frame)
     st.session_state[SELECTED] = [r for r in st.session_state.get(SELECTED, []) if r in labels]
-    pick_col, all_col = st.columns([5, 1])
+    pick_col, all_col = st.columns([4, 1.5])
     selected = pick_col.multiselect(
         "Runs to act on", list(labels), key=SELECTED, format_func=lambda r: labels.get(r, r)
     )

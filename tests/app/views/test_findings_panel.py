@@ -7,7 +7,8 @@ import base64
 import math
 
 import pytest
-from app_fixtures import charts_of, open_page, texts
+from app_fixtures import APP_MAIN, charts_of, open_page, texts
+from streamlit.testing.v1 import AppTest
 
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
@@ -66,6 +67,10 @@ def test_the_runs_table_shows_the_badges(two_runs) -> None:
     assert table.loc[exploding, "finding titles"] == "Training diverged"
     assert not isinstance(table.loc[healthy, "findings"], str)
     assert table.loc[healthy, "finding titles"] == ""
+    # the plain first table: the same icons, none (not a broken image) for the healthy run
+    fresh = AppTest.from_file(str(APP_MAIN), default_timeout=60).run()  # Runs: the default
+    (preview,) = [m.value for m in fresh.markdown if "<table" in m.value]
+    assert preview.count('alt="untrusted result"') == 1 and preview.count("<img") == 2
 
 
 def test_mining_diagnostics_have_their_own_tab(store) -> None:

@@ -47,6 +47,9 @@ def test_search_and_status_filters(filled):
     app.text_input(key="runs.search").set_value("").run()
     app.multiselect(key="runs.status").set_value(["failed"]).run()
     assert app.dataframe[0].value["run_id"].tolist() == [filled.failed]
+    app.multiselect(key="runs.status").set_value([]).run()
+    app.selectbox(key="runs.kind").set_value("analysis").run()
+    assert app.dataframe[0].value["run_id"].tolist() == [filled.analysis]
 
 
 def test_delete_asks_for_confirmation(filled_fresh, store: RunStore):
@@ -137,6 +140,7 @@ def test_the_first_screenful_is_drawn_without_the_grid(filled):
     assert not app.exception and not app.dataframe
     (table,) = [m.value for m in app.markdown if CSS_CLASS in m.value]
     assert f"run?run_id={filled.sec}" in table and "sec run" in table
+    assert "<img" not in table  # no finding, no untrusted run: no icon (nor a broken one)
     app.run()  # the follow-up
     assert len(app.dataframe) == 1 and not any(CSS_CLASS in m.value for m in app.markdown)
 
