@@ -30,8 +30,8 @@ def test_a_bad_value_is_one_clear_error(
 
 def test_worker_and_sdk_use_the_same_reader() -> None:
     import spherescope.run
+    import worker.analysis_epilogue
     import worker.execution
-    import worker.local_run
 
-    for module in (spherescope.run, worker.execution, worker.local_run):
+    for module in (spherescope.run, worker.execution, worker.analysis_epilogue):
         assert module.heartbeat_interval is heartbeat.heartbeat_interval
