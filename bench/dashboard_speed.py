@@ -178,6 +178,7 @@ CHART = '[data-testid="stVegaLiteChart"]'
 LIVE_CHART = ".spherescope-live-chart"  # the Run page's charts (app.panels.live_charts)
 DRAWN_CHART = f"{CHART} canvas, {CHART} svg"
 DRAWN_LIVE_CHART = f"{LIVE_CHART} canvas"
+RUNS_GRID = '[data-testid="stMain"] [data-testid="stDataFrame"]'
 ANY_CONTENT = (
     '[data-testid="stMain"] [data-testid="stDataFrame"], '
     '[data-testid="stMain"] [data-testid="stAlert"], '
@@ -186,6 +187,7 @@ ANY_CONTENT = (
 FIRST_CONTENT = {
     # the first screenful is a plain table (app.panels.runs_preview), then the grid
     "runs": (".spherescope-runs-preview", ".spherescope-runs-preview"),
+    "runs grid": (RUNS_GRID, RUNS_GRID),  # the same page's data grid, which follows
     "run": (LIVE_CHART, DRAWN_LIVE_CHART),
     "compare": (CHART, DRAWN_CHART),
     "geometry": (CHART, DRAWN_CHART),
@@ -234,6 +236,7 @@ def first_content(
     the first load of a page and warm on the later ones), and the slowest load of each."""
     paths = {
         "runs": "/",
+        "runs grid": "/",
         "run": f"/run?run_id={run_id}",
         "compare": f"/compare?runs={pair}",
         "geometry": f"/geometry?run_id={run_id}",

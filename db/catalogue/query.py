@@ -207,6 +207,12 @@ def disk_usage(store: RunStore, project: str | None = None) -> int:
     return int(pc.sum(table.column("disk_bytes")).as_py() or 0)
 
 
+#: SQL: the run's stored findings include a critical one (``db.findings.run_untrusted``).
+UNTRUSTED = (
+    "coalesce(findings > 0 AND regexp_matches(json_extract_string(run_info, '$.findings'), "
+    '\'"severity":\\s*"critical"\'), FALSE)'
+)
+
 #: ``runs_frame`` columns holding JSON text in the catalogue, decoded to dicts.
 _JSON_COLUMNS = ("config", "run_info", "executor", "extra")
 
@@ -215,15 +221,21 @@ def runs_frame(
     store: RunStore,
     *,
     limit: int | None = None,
+    offset: int = 0,
     sort: str = "created_at",
     descending: bool = True,
+    untrusted_last: bool = False,
     **filters: Any,
 ) -> tuple[pd.DataFrame, int]:
     """The matching runs as a frame (the columns of ``db.queries.RUN_COLUMNS`` plus the
     catalogue's project, archived, disk_bytes, main_metric, main_value, metrics (a
     dict), findings), newest first, at most ``limit`` of them; and how many matched.
-    Filters as ``query_runs``. Queued and running runs are read again from their
+    Filters as ``query_runs``; ``offset``: rows skipped (paging). ``untrusted_last``:
+    runs with a stored critical finding (their result cannot be trusted) after the
+    others, whatever the sort. Queued and running runs are read again from their
     folders (their progress and heartbeat move); every other row is the catalogue's."""
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ValueError(f"paging: offset {offset} and limit {limit} must be >= 0")
     unknown = set(filters) - set(_FILTERS) - {"config"}
     if unknown:
         raise ValueError(f"runs_frame: unknown filter(s) {sorted(unknown)}")
@@ -231,11 +243,12 @@ def runs_frame(
     where = _where({"archived": False, **filters}, params)
     order = _value_expression(sort, params, "sort")
     direction = "DESC" if descending else "ASC"
-    page = "" if limit is None else f"LIMIT {int(limit)}"
+    page = ("" if limit is None else f"LIMIT {int(limit)}") + f" OFFSET {int(offset)}"
+    first = f"{UNTRUSTED} ASC, " if untrusted_last else ""
     columns = ", ".join(f'"{c}"' for c in COLUMNS if c not in ("deleted", "read_ns"))
     sql = f"""
         SELECT {columns} FROM runs WHERE {where}
-        ORDER BY {order} {direction} NULLS LAST, run_id {direction} {page}
+        ORDER BY {first}{order} {direction} NULLS LAST, run_id {direction} {page}
     """
     rows = _rows(store, sql, params)
     total = _count(store, where, params)

@@ -3,22 +3,26 @@ for runs recorded through the real lifecycle, which stores their findings at the
 
 from __future__ import annotations
 
+import base64
 import math
 
 import pytest
-from app_fixtures import charts_of, open_page, texts
+from app_fixtures import APP_MAIN, charts_of, open_page, texts
+from streamlit.testing.v1 import AppTest
 
 from db.lifecycle import RunLifecycle
 from db.store import RunStore
 
 
-def record(store: RunStore, name: str, norm_at) -> str:
+def record(store: RunStore, name: str, norm_at, recall: float | None = None) -> str:
     run_id = store.create_run({"model": {"embedding_dim": 8}}, name, kind="train")
     with RunLifecycle(store, run_id, heartbeat_s=60) as run:
         for step in range(1, 41):
             run.tracker.track_many(
                 {"loss/total": 0.1, "loss/metric": 0.1, "norm/mean": norm_at(step)}, step
             )
+        if recall is not None:
+            run.tracker.track_eval({"recall@1": recall}, 40)
     return run_id
 
 
@@ -57,8 +61,16 @@ def test_the_runs_table_shows_the_badges(two_runs) -> None:
     app = open_page("views/runs.py")
     assert not app.exception
     table = app.dataframe[0].value.set_index("run_id")
-    assert table.loc[exploding, "findings"] == "⛔ Training diverged"
-    assert table.loc[healthy, "findings"] == ""
+    # a compact icon with a count per severity (an SVG image: no emoji font needed)
+    icon = base64.b64decode(table.loc[exploding, "findings"].split(",", 1)[1]).decode()
+    assert 'fill="#d32f2f"' in icon and ">1</text>" in icon  # one critical
+    assert table.loc[exploding, "finding titles"] == "Training diverged"
+    assert not isinstance(table.loc[healthy, "findings"], str)
+    assert table.loc[healthy, "finding titles"] == ""
+    # the plain first table: the same icons, none (not a broken image) for the healthy run
+    fresh = AppTest.from_file(str(APP_MAIN), default_timeout=60).run()  # Runs: the default
+    (preview,) = [m.value for m in fresh.markdown if "<table" in m.value]
+    assert preview.count('alt="untrusted result"') == 1 and preview.count("<img") == 2
 
 
 def test_mining_diagnostics_have_their_own_tab(store) -> None:
@@ -97,31 +109,20 @@ def test_mining_diagnostics_have_their_own_tab(store) -> None:
 
 
 def test_an_untrusted_run_is_flagged_and_left_out_of_rankings_unless_asked(store) -> None:
-    import pandas as pd
-
-    from app.panels.runs_columns import MetricFilter
-
-    def with_recall(name: str, norm_at, recall: float) -> str:
-        run_id = record(store, name, norm_at)
-        with store.tracker(run_id, flush_interval=0) as tracker:
-            tracker.track_eval({"recall@1": recall}, 40)
-        return run_id
+    from app.panels import runs_columns
 
     # the diverged run has the highest Recall@1: it must not be the best
-    exploding = with_recall("exploding", lambda step: 0.3 * 10 ** (step * 0.8), 0.9)
-    healthy = with_recall("healthy", lambda step: 1.0 + math.log(step), 0.8)
+    exploding = record(store, "exploding", lambda step: 0.3 * 10 ** (step * 0.8), 0.9)
+    healthy = record(store, "healthy", lambda step: 1.0 + math.log(step), 0.8)
     app = open_page("views/runs.py")
     table = app.dataframe[0].value.set_index("run_id")
     assert bool(table.loc[exploding, "untrusted"]) and not bool(table.loc[healthy, "untrusted"])
+    assert table.loc[exploding, "trust"] and not isinstance(table.loc[healthy, "trust"], str)
 
-    frame = pd.DataFrame(
-        {"run_id": [exploding, healthy], "eval: recall@1": [0.9, 0.8], "untrusted": [True, False]}
-    )
-    assert MetricFilter("eval: recall@1", None).apply(frame)["run_id"].tolist() == [
-        healthy, exploding,
-    ]  # fmt: skip
-    ranked_all = MetricFilter("eval: recall@1", None, rank_untrusted=True).apply(frame)
-    assert ranked_all["run_id"].tolist() == [exploding, healthy]
+    app.selectbox(key=runs_columns.SORT).set_value("eval:recall@1").run()
+    assert app.dataframe[0].value["run_id"].tolist() == [healthy, exploding]
+    app.checkbox(key=runs_columns.RANK_UNTRUSTED).check().run()
+    assert app.dataframe[0].value["run_id"].tolist() == [exploding, healthy]
 
     compare = open_page("views/compare.py", {"runs": f"{exploding},{healthy}"})
     assert not compare.exception
