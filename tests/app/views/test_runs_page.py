@@ -103,7 +103,8 @@ def test_clone_fills_the_launch_form(filled):
     assert app.selectbox(key="lf1.objective.name.head").value == "simplex"
 
 
-def test_config_columns_sort_by_metric_or_config_and_tags_edited_in_the_table(filled):
+def test_config_columns_sort_by_metric_or_config_and_tags_edited_in_the_table(filled_fresh):
+    filled = filled_fresh  # the tags are edited: a store of its own
     """Config columns picked from the runs' keys (the differing ones offered first),
     the catalogue's sort by a final metric or a config key, tags saved from the table."""
     from app.panels import runs_columns
