@@ -104,9 +104,10 @@ def test_clone_fills_the_launch_form(filled):
 
 
 def test_config_columns_sort_by_metric_or_config_and_tags_edited_in_the_table(filled_fresh):
-    filled = filled_fresh  # the tags are edited: a store of its own
     """Config columns picked from the runs' keys (the differing ones offered first),
-    the catalogue's sort by a final metric or a config key, tags saved from the table."""
+    the catalogue's sort by a final metric or a config key, tags saved from the table
+    (of a store of its own: the session's shared one stays as filled)."""
+    filled = filled_fresh
     from app.panels import runs_columns
 
     app = open_page("views/runs.py")
