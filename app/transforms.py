@@ -165,13 +165,18 @@ def group_mean_std(df: pd.DataFrame, groups: dict[str, str], x: str = "step") ->
     return stats[columns]
 
 
-def best_rows(table: pd.DataFrame, higher_is_better: dict[str, bool]) -> dict[str, object]:
-    """Index label of the best row per column (ties: the first), for highlighting."""
+def best_rows(
+    table: pd.DataFrame, higher_is_better: dict[str, bool], exclude: pd.Series | None = None
+) -> dict[str, object]:
+    """Index label of the best row per column (ties: the first), for highlighting;
+    rows where ``exclude`` is True (runs that cannot be trusted) are never the best."""
     best: dict[str, object] = {}
     for column, higher in higher_is_better.items():
         if column not in table:
             continue
         values = pd.to_numeric(table[column], errors="coerce")
+        if exclude is not None:
+            values = values.mask(exclude.reindex(table.index, fill_value=False).astype(bool))
         if values.notna().any():
             best[column] = values.idxmax() if higher else values.idxmin()
     return best

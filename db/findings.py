@@ -3,8 +3,12 @@
 dashboard, the CLI and the report.
 
 A finished run's findings are the stored list (computed once, from every series at
-full resolution up to ``MAX_POINTS``); a live run's are evaluated on read, on the same
-rules, from what it has logged so far.
+full resolution up to ``MAX_POINTS``, and again when read under newer rules); a live
+run's are evaluated on read, on the same rules, from what it has logged so far.
+
+A run whose result cannot be trusted is one with a critical finding (diverged, never
+learned, collapsed to a point): ``untrusted`` says so, and rankings leave it out unless
+asked.
 """
 
 from __future__ import annotations
@@ -18,12 +22,21 @@ from db import queries
 from db.records import TERMINAL
 from db.store import RunStore
 from sphere_engine.catalogue.metric import Source
-from sphere_engine.findings import Detection, RunSeries, evaluate_findings, read_keys
+from sphere_engine.findings import (
+    RULES_VERSION,
+    Detection,
+    RunSeries,
+    Severity,
+    evaluate_findings,
+    read_keys,
+)
 
 log = logging.getLogger(__name__)
 
-#: The run-info key the findings are stored under.
+#: The run-info keys the findings and the rules' version they were evaluated under are
+#: stored under.
 INFO_KEY = "findings"
+VERSION_KEY = "findings_version"
 # Enough points to see a stretch of dead steps or a spike (the rules read trends, and
 # a downsampled bucket keeps its last value, so a NaN at the end survives).
 MAX_POINTS = 2000
@@ -47,7 +60,9 @@ def evaluate_run(store: RunStore, run_id: str) -> list[Detection]:
 def record_findings(store: RunStore, run_id: str) -> list[Detection]:
     """Evaluate and store the findings with the run (its info's ``findings``)."""
     found = evaluate_run(store, run_id)
-    store.update_run_info(run_id, {INFO_KEY: [d.to_dict() for d in found]})
+    store.update_run_info(
+        run_id, {INFO_KEY: [d.to_dict() for d in found], VERSION_KEY: RULES_VERSION}
+    )
     return found
 
 
@@ -69,17 +84,47 @@ def stored_findings(run_info: dict[str, Any] | None) -> list[Detection] | None:
     return [Detection.from_dict(item) for item in stored if isinstance(item, dict)]
 
 
+def stored_current(run_info: dict[str, Any] | None) -> bool:
+    """Whether the stored findings were evaluated under the rules of this version."""
+    return (run_info or {}).get(VERSION_KEY) == RULES_VERSION
+
+
 def run_findings(store: RunStore, run_id: str) -> list[Detection]:
-    """A run's findings: stored ones for an ended run, evaluated now for a live one."""
+    """A run's findings: stored ones for an ended run (evaluated and stored again once
+    if the rules changed since), evaluated now for a live one."""
     record = store.get_run(run_id)
     stored = stored_findings(record.run_info)
-    if record.status in TERMINAL and stored is not None:
+    if record.status not in TERMINAL:
+        return evaluate_run(store, run_id)
+    if stored is not None and stored_current(record.run_info):
         return stored
-    return evaluate_run(store, run_id)
+    try:
+        return record_findings(store, run_id)
+    except OSError as error:  # a read-only or full store: say it, show what it says now
+        log.warning("run %s: findings not stored again: %s", run_id, error)
+        return evaluate_run(store, run_id)
+
+
+def untrusted(found: list[Detection] | None) -> bool:
+    """A critical finding fired: the run's result cannot be trusted."""
+    return any(d.severity is Severity.CRITICAL for d in found or [])
+
+
+def untrusted_reasons(found: list[Detection] | None) -> list[str]:
+    """The titles of the critical findings (why the run cannot be trusted)."""
+    return [d.title for d in found or [] if d.severity is Severity.CRITICAL]
+
+
+def run_untrusted(run_info: dict[str, Any] | None) -> bool:
+    """``untrusted`` from the findings stored in a run's info (False when none)."""
+    return untrusted(stored_findings(run_info))
 
 
 def findings_frame(found: list[Detection]) -> pd.DataFrame:
-    """One row per finding: name, title, severity, message, step_start, step_end, action."""
-    columns = ["name", "title", "severity", "message", "step_start", "step_end", "action"]
+    """One row per finding: name, title, severity, message, step_start, step_end, action,
+    as_of (the last logged step it was evaluated at)."""
+    columns = [
+        "name", "title", "severity", "message", "step_start", "step_end", "action", "as_of",
+    ]  # fmt: skip
     rows = [{k: v for k, v in d.to_dict().items() if k in columns} for d in found]
     return pd.DataFrame(rows, columns=columns)

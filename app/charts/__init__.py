@@ -224,13 +224,17 @@ def group_band_chart(
 
 
 def highlight_best(
-    table: pd.DataFrame, higher_is_better: dict[str, bool], precision: int = 2
+    table: pd.DataFrame,
+    higher_is_better: dict[str, bool],
+    precision: int = 2,
+    exclude: pd.Series | None = None,
 ) -> pd.io.formats.style.Styler:
-    """A Styler that bolds (and tints) the best value of each scored column.
+    """A Styler that bolds (and tints) the best value of each scored column (never in
+    a row where ``exclude`` is True: a run that cannot be trusted).
 
     Numbers get at least ``precision`` decimals, more where a column needs them to
     tell its values apart (``formats.column_decimals``)."""
-    best = transforms.best_rows(table, higher_is_better)
+    best = transforms.best_rows(table, higher_is_better, exclude)
     style = "font-weight: bold; background-color: rgba(44, 160, 44, 0.25)"
 
     def mark(column: pd.Series) -> list[str]:

@@ -37,7 +37,7 @@ from app.data.components import (
 )
 from app.data.evals import eval_metric_series, grouped_eval_series
 from app.data.findings import badges as finding_badges
-from app.data.findings import findings
+from app.data.findings import findings, untrusted_runs
 from app.data.geometry import (
     centroid_angles,
     fixed_head,
@@ -175,5 +175,6 @@ __all__ = [
     "sweeps",
     "tags",
     "to_wide",
+    "untrusted_runs",
     "waiting_note",
 ]

@@ -12,6 +12,7 @@ import pandas as pd
 from app.data.cache import SLOW_LIVE_TTL, STATIC_TTL, home, store_read
 from db import findings as run_findings
 from db import queries
+from db.records import TERMINAL
 from sphere_engine.catalogue.metric import Source
 from sphere_engine.findings import Detection, Severity
 
@@ -66,18 +67,52 @@ def badges(found: list[Detection] | None) -> str:
     return " · ".join(f"{MARKS[d.severity]} {d.title}" for d in found or [])
 
 
-def table_badges(frame: pd.DataFrame, live: set[str]) -> list[str]:
-    """Badges per row of a ``runs()`` frame: stored findings, or for the ``live`` run ids
-    the findings evaluated at their latest logged step (``live_findings``)."""
-    cells = []
-    for run_id, info, step in zip(
-        frame["run_id"], frame["run_info"], frame["progress_step"], strict=True
+#: Ended runs whose findings were stored under older rules, evaluated again (and
+#: stored) per table render: each costs a read of the run's series (~0.06 s), so a
+#: store of many old runs catches up over a few renders instead of stalling one.
+RESTORED_PER_RENDER = 20
+
+
+def table_findings(frame: pd.DataFrame, live: set[str]) -> list[list[Detection] | None]:
+    """Findings per row of a ``runs()`` frame: stored ones, or for the ``live`` run ids
+    the findings evaluated at their latest logged step (``live_findings``); ended runs
+    stored under older rules are evaluated again, a few per call."""
+    rows: list[list[Detection] | None] = []
+    budget = RESTORED_PER_RENDER
+    for run_id, info, step, status in zip(
+        frame["run_id"], frame["run_info"], frame["progress_step"], frame["status"], strict=True
     ):
-        found = (
-            live_findings(run_id, step) if run_id in live else run_findings.stored_findings(info)
-        )
-        cells.append(badges(found))
-    return cells
+        if run_id in live:
+            rows.append(live_findings(run_id, step))
+            continue
+        stored = run_findings.stored_findings(info)
+        stale = stored is not None and not run_findings.stored_current(info)
+        if stale and status in TERMINAL and budget > 0:
+            budget -= 1
+            stored = findings(run_id)
+        rows.append(stored)
+    return rows
+
+
+def table_badges(frame: pd.DataFrame, live: set[str]) -> list[str]:
+    """Badges per row of a ``runs()`` frame (``table_findings``)."""
+    return [badges(found) for found in table_findings(frame, live)]
+
+
+def untrusted_flags(found_per_row: list[list[Detection] | None]) -> list[bool]:
+    """Per row: a critical finding fired, so the run's result cannot be trusted."""
+    return [run_findings.untrusted(found) for found in found_per_row]
+
+
+@store_read(SLOW_LIVE_TTL)
+def untrusted_runs(store: RunStore, run_ids: tuple[str, ...]) -> frozenset[str]:
+    """Which of ``run_ids`` cannot be trusted (a critical finding fired): left out of
+    "best" highlights and rankings unless a user asks for them."""
+    return frozenset(
+        run_id
+        for run_id in run_ids
+        if run_findings.untrusted(run_findings.run_findings(store, run_id))
+    )
 
 
 @store_read(STATIC_TTL)

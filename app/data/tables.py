@@ -11,7 +11,7 @@ import pandas as pd
 
 from app import transforms
 from app.data.executor import runs_on, scheduler_note
-from app.data.findings import table_badges
+from app.data.findings import badges, table_findings, untrusted_flags
 from app.data.projects import selected_project, sweep_ids, tag_names
 from app.data.reads import metric_series, points_total, runs
 from app.data.run_metrics import key_values
@@ -111,8 +111,8 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     """The Runs page's table: one row per run with progress, elapsed time and the
     catalogue's key metrics (columns ``KEY_COLUMNS``, qualified by their source)."""
     columns = [
-        "name", "status", "findings", "progress", "elapsed", "device", "runs on", *KEY_COLUMNS,
-        "kind", "tags",
+        "name", "status", "untrusted", "findings", "progress", "elapsed", "device", "runs on",
+        *KEY_COLUMNS, "kind", "tags",
         "sweep_id", "created", "message", "run_id",
     ]  # fmt: skip
     if frame.empty:
@@ -158,7 +158,10 @@ def runs_table(frame: pd.DataFrame, now: float | None = None) -> pd.DataFrame:
     # evaluation reads the run's series (bench/runs_page.py times it apart: ~0.1 s a
     # run, cold; queued runs were a third of the table's time there).
     live = set(frame.loc[frame["status"] == "running", "run_id"])
-    table["findings"] = table_badges(frame, live)
+    found = table_findings(frame, live)
+    table["findings"] = [badges(row) for row in found]
+    # a critical finding: the result cannot be trusted (left out of rankings unless asked)
+    table["untrusted"] = untrusted_flags(found)
     return table[columns]
 
 

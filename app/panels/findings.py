@@ -9,6 +9,7 @@ import streamlit as st
 from app import ui
 from app.charts.findings import evidence_chart
 from app.data.findings import BOXES, MARKS, evidence_series, findings
+from db.findings import untrusted_reasons
 from sphere_engine.findings import get_finding
 
 
@@ -20,9 +21,16 @@ def show(run_id: str, *, live: bool) -> None:
         st.caption(f"Findings: none {note} (the rules of `sphere_engine.findings`).")
         return
     st.subheader("Findings")
+    reasons = untrusted_reasons(found)
+    if reasons:
+        st.markdown(
+            f":red-badge[:material/block: Untrusted result] {', '.join(reasons)}: left out "
+            "of best highlights and rankings unless asked."
+        )
     for detection in found:
+        as_of = f" (as of step {detection.as_of:,})" if live and detection.as_of else ""
         getattr(st, BOXES[detection.severity])(
-            f"**{detection.title}** — {detection.message}", icon=None
+            f"**{detection.title}** — {detection.message}{as_of}", icon=None
         )
         with st.expander(
             f"{MARKS[detection.severity]} Why, and what to try: {detection.title}",

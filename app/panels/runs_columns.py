@@ -18,6 +18,7 @@ from sphere_engine.catalogue.metric import split_column_key
 CONFIG_COLUMNS = "runs.config_columns"
 METRIC = "runs.metric"
 AT_LEAST = "runs.metric_at_least"
+RANK_UNTRUSTED = "runs.rank_untrusted"
 #: The table's editing state: ``st.data_editor``'s key, a new one after each save (its
 #: edits are kept by row position, which a live refresh may give to another run).
 EDITS = "runs.table"
@@ -49,10 +50,12 @@ def with_config_columns(table: pd.DataFrame, frame: pd.DataFrame, keys: list[str
 @dataclass(frozen=True)
 class MetricFilter:
     """Rows whose final ``column`` is at least ``at_least`` (None: every row), sorted
-    best first by it."""
+    best first by it; runs that cannot be trusted (column ``untrusted``) after the
+    ranked ones unless ``rank_untrusted``."""
 
     column: str
     at_least: float | None
+    rank_untrusted: bool = False
 
     def apply(self, table: pd.DataFrame) -> pd.DataFrame:
         if not self.column or self.column not in table:
@@ -65,6 +68,9 @@ class MetricFilter:
             table = table[values >= self.at_least]
             values = values[values >= self.at_least]
         order = values.sort_values(ascending=not higher_is_better, na_position="last").index
+        if "untrusted" in table and not self.rank_untrusted:
+            untrusted = table["untrusted"].astype(bool)
+            order = [i for i in order if not untrusted[i]] + [i for i in order if untrusted[i]]
         return table.loc[order]
 
 
@@ -85,7 +91,13 @@ def controls(frame: pd.DataFrame) -> tuple[list[str], MetricFilter]:
     at_least = value_col.number_input(
         "at least", value=None, key=AT_LEAST, placeholder="any", disabled=not column
     )
-    return [k for k in chosen if k in keys], MetricFilter(column, at_least)
+    rank_untrusted = bool(column) and metric_col.checkbox(
+        "Rank untrusted runs too",
+        key=RANK_UNTRUSTED,
+        help="Runs with a critical finding (diverged, never learned, collapsed) are listed "
+        "after the ranked ones unless this is on.",
+    )
+    return [k for k in chosen if k in keys], MetricFilter(column, at_least, rank_untrusted)
 
 
 def save_tag_edits(shown: pd.DataFrame, edits: Mapping[str, Any]) -> int:

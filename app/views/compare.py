@@ -224,14 +224,27 @@ def _final_tables(run_ids: list[str], group_by: str) -> None:
         st.dataframe(data.grouped_paper_table(run_ids, group_by), hide_index=True, width="stretch")
         st.caption(f"Mean ± std (number of runs) over the runs sharing each {group_by}.")
     table = data.paper_table(run_ids)
+    untrusted = table["run_id"].isin(data.untrusted_runs(tuple(table["run_id"])))
+    rank_all = bool(untrusted.any()) and st.toggle(
+        "Rank untrusted runs too", key="compare.rank_untrusted",
+        help="Runs with a critical finding (diverged, never learned, collapsed)",
+    )  # fmt: skip
     st.dataframe(
-        charts.highlight_best(table.drop(columns="run_id"), data.paper_best()),
+        charts.highlight_best(
+            table.drop(columns="run_id"),
+            data.paper_best(),
+            exclude=None if rank_all else untrusted,
+        ),
         hide_index=True,
         width="stretch",
     )
+    left_out = ""
+    if untrusted.any() and not rank_all:
+        names = ", ".join(table.loc[untrusted, "run"].astype(str))
+        left_out = f" Not ranked (a critical finding: the result cannot be trusted): {names}."
     st.caption(
         "As in the SEC paper: NMI, F1, R@1 and MAP@R in %, and the norm variance of the "
-        "test-set embeddings, all from the last evaluation. Best per column in bold."
+        "test-set embeddings, all from the last evaluation. Best per column in bold." + left_out
     )
     st.download_button(
         "Download final metrics (CSV)",

@@ -6,6 +6,7 @@ run. ``db.findings`` reads a run's series from the store, evaluates and stores t
 
 from sphere_engine.findings.finding import Detection, Finding, Hit, Severity
 from sphere_engine.findings.registry import (
+    RULES_VERSION,
     evaluate_findings,
     get_finding,
     list_findings,
@@ -15,6 +16,7 @@ from sphere_engine.findings.registry import (
 from sphere_engine.findings.run_series import RunSeries
 
 __all__ = [
+    "RULES_VERSION",
     "Detection",
     "Finding",
     "Hit",

@@ -8,7 +8,7 @@ so all of them say the same thing about the same run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 
 
 class Severity(StrEnum):
-    """How urgently a finding asks for attention, most urgent first in listings."""
+    """How urgently a finding asks for attention, most urgent first in listings. Decided
+    per firing from the evidence (``Hit.severity``), never per rule."""
 
-    CRITICAL = "critical"  # the run is not learning (or no longer means anything)
+    CRITICAL = "critical"  # the run's result cannot be trusted (diverged, never learned)
     WARNING = "warning"  # the run learns, but a known failure is under way
     INFO = "info"  # worth knowing before spending more compute
 
@@ -32,31 +33,38 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class Hit:
-    """What a rule saw: the span of steps that shows it and one sentence with figures."""
+    """What a rule saw: one sentence with absolute figures, the span of steps that shows
+    it, and how severe this evidence is (each rule decides it per firing)."""
 
     message: str
     step_start: int | None = None
     step_end: int | None = None
+    severity: Severity = field(kw_only=True)
 
 
 @dataclass(frozen=True)
 class Finding:
     """One rule of the catalogue.
 
-    ``check`` looks at a run's series and returns a ``Hit`` or ``None``; ``evidence`` are
-    the (source, metric key) series that show it (the Run page opens their chart with
-    the hit's span highlighted; ``check`` reads only these and ``reads``).
+    ``check`` looks at a run's series and returns a ``Hit`` (with its severity) or
+    ``None``; ``evidence`` are the (source, metric key) series that show it (the Run
+    page opens their chart with the hit's span highlighted; ``check`` reads only these
+    and ``reads``). ``worst`` is the most severe a firing of the rule can be (the
+    catalogue lists it; a hit above it is reported at it).
     """
 
     name: str
     title: str
-    severity: Severity
+    worst: Severity
     explanation: str
     paper: str
     evidence: tuple[tuple[Source, str], ...]
     action: str
     check: Callable[[RunSeries], Hit | None]
     reads: tuple[tuple[Source, str], ...] = ()
+    #: When it fires, no other finding is reported: what the run logged after it no
+    #: longer measures learning (a diverged run's "collapse" or "overfitting" is noise).
+    overrides: bool = False
 
     def series_keys(self) -> tuple[tuple[Source, str], ...]:
         """Every series the rule reads."""
@@ -75,18 +83,23 @@ class Detection:
     step_end: int | None
     action: str
     evidence: tuple[tuple[Source, str], ...]
+    #: The last step the run had logged when this was evaluated (a live run's findings
+    #: are "as of" it); None when unknown (stored before it was recorded).
+    as_of: int | None = None
 
     @classmethod
-    def of(cls, finding: Finding, hit: Hit) -> Detection:
+    def of(cls, finding: Finding, hit: Hit, as_of: int | None = None) -> Detection:
+        severity = max(hit.severity, finding.worst, key=lambda s: s.rank)
         return cls(
             finding.name,
             finding.title,
-            finding.severity,
+            severity,
             hit.message,
             hit.step_start,
             hit.step_end,
             finding.action,
             finding.evidence,
+            as_of,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,6 +113,7 @@ class Detection:
             "step_end": self.step_end,
             "action": self.action,
             "evidence": [f"{source.value}:{key}" for source, key in self.evidence],
+            "as_of": self.as_of,
         }
 
     @classmethod
@@ -117,4 +131,5 @@ class Detection:
             data.get("step_end"),
             str(data.get("action", "")),
             tuple(evidence),
+            data.get("as_of"),
         )

@@ -13,6 +13,10 @@ log = logging.getLogger(__name__)
 
 _FINDINGS: dict[str, Finding] = {}
 
+#: Raised whenever what the rules say about a run changes (severities, thresholds), so
+#: findings stored with an ended run under older rules are evaluated again when read.
+RULES_VERSION = 2
+
 
 Check = Callable[[RunSeries], Hit | None]
 
@@ -47,9 +51,11 @@ def get_finding(name: str) -> Finding:
 
 
 def evaluate_findings(series: RunSeries) -> list[Detection]:
-    """The findings that fire on ``series``, most severe first. A rule that raises on
-    odd data is logged and skipped: a diagnosis must never break what shows it."""
+    """The findings that fire on ``series``, most severe first (only the overriding one
+    when such a finding fires: ``Finding.overrides``). A rule that raises on odd data is
+    logged and skipped: a diagnosis must never break what shows it."""
     detections = []
+    as_of = series.last_step()
     for finding in list_findings():
         try:
             hit = finding.check(series)
@@ -57,7 +63,9 @@ def evaluate_findings(series: RunSeries) -> list[Detection]:
             log.exception("finding %s failed on this run's series", finding.name)
             continue
         if hit is not None:
-            detections.append(Detection.of(finding, hit))
+            if finding.overrides:
+                return [Detection.of(finding, hit, as_of)]
+            detections.append(Detection.of(finding, hit, as_of))
     return sorted(detections, key=lambda d: d.severity.rank)
 
 

@@ -36,6 +36,11 @@ class RunSeries:
     def eval(self, key: str) -> pd.Series:
         return self.get(Source.EVALUATION, key)
 
+    def last_step(self) -> int | None:
+        """The last step anything was logged at (what the findings are "as of")."""
+        steps = [int(s.index[-1]) for s in (*self.train.values(), *self.evals.values()) if len(s)]
+        return max(steps) if steps else None
+
     def config_value(self, dotted: str, default: Any = None) -> Any:
         value: Any = self.config
         for part in dotted.split("."):

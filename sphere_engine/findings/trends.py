@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+from sphere_engine.catalogue.metric import Source
+
+if TYPE_CHECKING:
+    from sphere_engine.findings.run_series import RunSeries
+
+#: The evaluation a trend is read on: the first of these the run logged.
+TREND_METRICS = ("recall@1", "map@r", "classifier_accuracy", "linear_probe/accuracy")
+TREND_READS = tuple((Source.EVALUATION, key) for key in TREND_METRICS)
+# Three points of Recall@1 lost from the best is beyond evaluation noise on a few
+# thousand test queries.
+DROP = 0.03
+# Five points lost is a warning; between three and five, worth knowing.
+SERIOUS_DROP = 0.05
 
 
 def first_nonfinite(series: pd.Series) -> int | None:
@@ -42,3 +58,19 @@ def longest_run(mask: pd.Series) -> tuple[int, int, int] | None:
 
 def fmt(value: float) -> str:
     return f"{value:.3g}"
+
+
+def at_step(series: pd.Series, step: int) -> str:
+    """``"step 5, the first logged step"`` or ``"step 40"``: what happened before the
+    first logged step is not in the series, and a message must not hide it."""
+    first = int(series.index[0]) if len(series) else None
+    return f"step {step}, the first logged step" if step == first else f"step {step}"
+
+
+def trend_metric(run: RunSeries) -> tuple[str, pd.Series]:
+    """The evaluation a trend is read on (its key, finite values by step)."""
+    for key in TREND_METRICS:
+        series = finite(run.eval(key))
+        if len(series):
+            return key, series
+    return TREND_METRICS[0], finite(run.eval(TREND_METRICS[0]))

@@ -152,3 +152,11 @@ def test_histogram_cells_span_to_the_next_step():
     assert cells[["x0", "x1"]].values.tolist() == [[10, 20], [10, 20], [20, 30]]
     assert cells["lower"].iloc[0] == pytest.approx(1.0)
     assert cells["fraction"].tolist() == [0.5, 0.5, 1.0]
+
+
+def test_best_rows_never_picks_an_excluded_row():
+    # the diverged run's R@1 is highest: it cannot be trusted, so the next one is best
+    table = pd.DataFrame({"R@1": [80.0, 95.0, 70.0], "var": [7.6, 0.1, 0.4]})
+    untrusted = pd.Series([False, True, False])
+    best = transforms.best_rows(table, {"R@1": True, "var": False}, exclude=untrusted)
+    assert best == {"R@1": 0, "var": 2}

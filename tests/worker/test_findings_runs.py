@@ -55,7 +55,12 @@ def test_a_run_whose_norms_explode_finishes_with_a_diverged_finding(
     code, report = train_json(tmp_path, capsys, sections)
     assert code == 0 and report["status"] == "finished"
     assert names(report)[0] == "diverged"
-    assert "mean norm grew" in report["findings"][0]["message"]
+    # absolute values, and where they were first logged: past 1e20 one step after it
+    message = report["findings"][0]["message"]
+    assert (
+        message.startswith("mean norm grew from 0.") and "step 1, the first logged step" in message
+    )
+    assert "e+2" in message.split("by step 2;")[0]
     # stored with the run: the dashboard reads the same list
     record = queries.get_run(store, report["run_id"])
     assert [d.name for d in stored_findings(record.run_info)] == names(report)

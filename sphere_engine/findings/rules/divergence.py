@@ -6,7 +6,7 @@ from sphere_engine.catalogue.metric import Source
 from sphere_engine.findings.finding import Hit, Severity
 from sphere_engine.findings.registry import register_finding
 from sphere_engine.findings.run_series import RunSeries
-from sphere_engine.findings.trends import finite, first_nonfinite, fmt
+from sphere_engine.findings.trends import at_step, finite, first_nonfinite, fmt
 
 TRAIN = Source.TRAINING_BATCH
 
@@ -19,7 +19,7 @@ ABSOLUTE_LIMIT = 1e8
 
 @register_finding(
     title="Training diverged",
-    severity=Severity.CRITICAL,
+    worst=Severity.CRITICAL,
     explanation=(
         "The loss or the embeddings became non-finite, or the embedding norms grew by many "
         "orders of magnitude. A loss on normalised embeddings is scale-invariant, so a run "
@@ -32,26 +32,41 @@ ABSOLUTE_LIMIT = 1e8
     paper="Zhang et al., Deep Metric Learning with Spherical Embedding, NeurIPS 2020",
     evidence=((TRAIN, "loss/total"), (TRAIN, "norm/mean")),
     reads=((TRAIN, "norm/max"),),
+    overrides=True,
     action="Lower the learning rate (by 10× or more), add warm-up or gradient clipping, "
     "or add SEC to hold the norms.",
 )
 def diverged(run: RunSeries) -> Hit | None:
     for key in ("loss/total", "norm/mean", "norm/max"):
-        step = first_nonfinite(run.series(key))
+        series = run.series(key)
+        step = first_nonfinite(series)
         if step is not None:
-            return Hit(f"{key} became non-finite at step {step}", step, step)
+            return Hit(
+                f"{key} became non-finite at {at_step(series, step)}",
+                step,
+                step,
+                severity=Severity.CRITICAL,
+            )
     norms = finite(run.series("norm/mean"))
     if len(norms) < 2:
         return None
-    start = max(float(norms.iloc[0]), 1e-12)
-    growth = norms / start
-    over = norms[(growth >= GROWTH_LIMIT) | (norms >= ABSOLUTE_LIMIT)]
+    first_step, start = int(norms.index[0]), max(float(norms.iloc[0]), 1e-12)
+    over = norms[(norms / start >= GROWTH_LIMIT) | (norms >= ABSOLUTE_LIMIT)]
     if over.empty:
         return None
+    crossed, peak_step = int(over.index[0]), int(norms.idxmax())
     peak = float(norms.max())
+    if crossed == first_step:
+        reached = f"mean norm {fmt(float(norms.iloc[0]))} by {at_step(norms, crossed)}"
+    else:
+        reached = (
+            f"mean norm grew from {fmt(start)} at {at_step(norms, first_step)}, to "
+            f"{fmt(float(over.iloc[0]))} by step {crossed}"
+        )
     return Hit(
-        f"mean norm grew from {fmt(start)} to {fmt(peak)} (×{fmt(peak / start)}) "
-        f"from step {int(over.index[0])}",
-        int(over.index[0]),
+        f"{reached}; {fmt(peak)} at step {peak_step} (a healthy run stays below "
+        f"{fmt(ABSOLUTE_LIMIT)})",
+        crossed,
         int(norms.index[-1]),
+        severity=Severity.CRITICAL,
     )

@@ -20,7 +20,7 @@ NEAR_EPS = 1e-6
 
 @register_finding(
     title="Norms shrinking towards ε",
-    severity=Severity.WARNING,
+    worst=Severity.WARNING,
     explanation=(
         "The embedding norms are collapsing towards zero, where normalisation divides by "
         "its ε and the direction of f is numerical noise. The gradient of a normalised loss "
@@ -42,6 +42,7 @@ def norms_shrinking(run: RunSeries) -> Hit | None:
             f"smallest norm {fmt(float(tiny.iloc[0]))} at step {int(tiny.index[0])}",
             int(tiny.index[0]),
             int(smallest.index[-1]),
+            severity=Severity.WARNING,
         )
     norms = finite(run.series("norm/mean"))
     if len(norms) < 3:
@@ -52,7 +53,9 @@ def norms_shrinking(run: RunSeries) -> Hit | None:
     if final > SMALL_NORM or final > SHRINK_FACTOR * peak:
         return None
     return Hit(
-        f"mean norm fell from {fmt(peak)} (step {peak_step}) to {fmt(final)}",
+        f"mean norm fell from {fmt(peak)} (step {peak_step}) to {fmt(final)} (step "
+        f"{int(norms.index[-1])})",
         peak_step,
         int(norms.index[-1]),
+        severity=Severity.WARNING,
     )

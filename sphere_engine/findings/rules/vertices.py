@@ -18,7 +18,7 @@ STILL_FRACTION = 0.75
 
 @register_finding(
     title="Class centroids off their fixed vertices",
-    severity=Severity.WARNING,
+    worst=Severity.WARNING,
     explanation=(
         "With a fixed classifier (regular polytope: simplex, d-cube, d-orthoplex) each "
         "class has a vertex, and training should pull the class centroid onto it (Pernici "
@@ -44,4 +44,5 @@ def centroids_off_vertices(run: RunSeries) -> Hit | None:
         f"mean centroid–vertex angle {fmt(last)}° at step {int(angle.index[-1])}",
         int(angle.index[0]),
         int(angle.index[-1]),
+        severity=Severity.WARNING,
     )

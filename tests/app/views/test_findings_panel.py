@@ -93,3 +93,37 @@ def test_mining_diagnostics_have_their_own_tab(store) -> None:
     assert last["lower"] == pytest.approx(0.95) and last["upper"] == pytest.approx(1.0)
     shares = {round(c["lower"], 2): c["fraction"] for c in negative["datasets"]["rows"]}
     assert shares == {0.0: 0.75, -0.05: 0.25}
+
+
+def test_an_untrusted_run_is_flagged_and_left_out_of_rankings_unless_asked(store) -> None:
+    import pandas as pd
+
+    from app.panels.runs_columns import MetricFilter
+
+    def with_recall(name: str, norm_at, recall: float) -> str:
+        run_id = record(store, name, norm_at)
+        with store.tracker(run_id, flush_interval=0) as tracker:
+            tracker.track_eval({"recall@1": recall}, 40)
+        return run_id
+
+    # the diverged run has the highest Recall@1: it must not be the best
+    exploding = with_recall("exploding", lambda step: 0.3 * 10 ** (step * 0.8), 0.9)
+    healthy = with_recall("healthy", lambda step: 1.0 + math.log(step), 0.8)
+    app = open_page("views/runs.py")
+    table = app.dataframe[0].value.set_index("run_id")
+    assert bool(table.loc[exploding, "untrusted"]) and not bool(table.loc[healthy, "untrusted"])
+
+    frame = pd.DataFrame(
+        {"run_id": [exploding, healthy], "eval: recall@1": [0.9, 0.8], "untrusted": [True, False]}
+    )
+    assert MetricFilter("eval: recall@1", None).apply(frame)["run_id"].tolist() == [
+        healthy, exploding,
+    ]  # fmt: skip
+    ranked_all = MetricFilter("eval: recall@1", None, rank_untrusted=True).apply(frame)
+    assert ranked_all["run_id"].tolist() == [exploding, healthy]
+
+    compare = open_page("views/compare.py", {"runs": f"{exploding},{healthy}"})
+    assert not compare.exception
+    assert any("Not ranked" in c and "exploding" in c for c in texts(compare.caption))
+    compare.toggle(key="compare.rank_untrusted").set_value(True).run()
+    assert not any("Not ranked" in c for c in texts(compare.caption))

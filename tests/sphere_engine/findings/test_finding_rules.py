@@ -197,7 +197,7 @@ def test_flat_evaluation_fires_when_the_second_half_does_not_move() -> None:
     steps = np.arange(100, 1100, 100)
     recall = {int(s): min(0.3 + 0.1 * i, 0.7) for i, s in enumerate(steps)}
     hit = fires("flat_evaluation", evals={"recall@1": recall})
-    assert hit is not None and get_finding("flat_evaluation").severity is Severity.INFO
+    assert hit is not None and hit.severity is Severity.INFO
 
 
 def test_flat_evaluation_needs_enough_evaluations() -> None:
@@ -222,15 +222,41 @@ def test_every_finding_is_declared_in_full() -> None:
 def test_detections_round_trip_through_json_and_sort_by_severity() -> None:
     from sphere_engine.findings import Detection
 
-    loss = line(0.1, 0.1)
     evals = {"recall@1": {int(s): 0.5 for s in np.arange(100, 1100, 100)}}
     series = RunSeries.from_points(
-        {**healthy_train(), "loss/total": loss, "norm/mean": line(0.3, 1e33, log=True)},
+        {**healthy_train(), "norm/mean": line(1.0, 1e-4, log=True), "norm/min": line(0.5, 1e-5)},
         {**healthy_evals(), **evals},
     )
     found = evaluate_findings(series)
-    assert [d.name for d in found] == ["diverged", "flat_evaluation"]
+    assert [(d.name, d.severity) for d in found] == [
+        ("norms_shrinking", Severity.WARNING),
+        ("flat_evaluation", Severity.INFO),
+    ]
     assert [Detection.from_dict(d.to_dict()) for d in found] == found
+
+
+def test_a_diverged_run_reports_only_its_divergence() -> None:
+    # what a diverged run logs afterwards (a flat R@1, a collapsed embedding) is noise
+    evals = {"recall@1": {int(s): 0.5 for s in np.arange(100, 1100, 100)}}
+    evals["uniformity"] = {int(s): -0.01 for s in np.arange(100, 1100, 100)}
+    series = RunSeries.from_points(
+        {**healthy_train(), "loss/total": line(0.1, 0.1), "norm/mean": line(0.3, 1e33, log=True)},
+        {**healthy_evals(), **evals},
+    )
+    assert get_finding("collapse").check(series) is not None
+    assert [d.name for d in evaluate_findings(series)] == ["diverged"]
+
+
+def test_unbalanced_directions_is_a_warning_only_for_a_wide_norm_spread() -> None:
+    # the SimCLR presets on digits: CV ≈ 0.27 with corr ≈ 0.8, and they train well
+    mild = fires(
+        "unbalanced_directions", {"norm/cv": line(0.27, 0.27), "grad/norm_inv_corr": line(0.8, 0.8)}
+    )
+    wide = fires(
+        "unbalanced_directions", {"norm/cv": line(0.4, 0.4), "grad/norm_inv_corr": line(0.8, 0.8)}
+    )
+    assert mild is not None and mild.severity is Severity.INFO
+    assert wide is not None and wide.severity is Severity.WARNING
 
 
 @pytest.mark.parametrize("bad", [math.inf, -math.inf])
@@ -239,3 +265,94 @@ def test_diverged_names_an_infinite_norm(bad: float) -> None:
     norms[30] = bad
     hit = fires("diverged", {"norm/mean": norms})
     assert hit is not None and hit.step_start == 30
+
+
+# ---- severity per firing, decided from the evidence
+def dead_from(step: int, loss: dict | None = None) -> dict:
+    loss = dict(loss or line(0.3, 0.05))
+    for at in range(step, 1010, 10):
+        loss[at] = 0.0
+    return loss
+
+
+def test_a_loss_dead_from_the_first_logged_step_is_critical_never_learned() -> None:
+    # no pair inside the margins from step 1: the weights never move, nor does R@1
+    still = {int(s): 0.973 for s in np.arange(100, 1100, 100)}
+    hit = fires("dead_loss", {"loss/metric": dead_from(10)}, {"recall@1": still})
+    assert hit is not None and hit.severity is Severity.CRITICAL
+    assert "from step 10, the first logged step" in hit.message and "never learned" in hit.message
+    assert "recall@1 stayed at 0.973" in hit.message
+
+
+def test_an_early_dead_loss_on_a_run_whose_evaluation_moved_is_not_critical() -> None:
+    # the default config's case at coarse logging: the loss is 0 from the second logged
+    # step, but the model did learn (R@1 moved): its result means something
+    hit = fires("dead_loss", {"loss/metric": dead_from(20)})
+    assert hit is not None and hit.severity is Severity.INFO
+
+
+def test_a_miner_that_runs_dry_after_the_metric_rose_is_info_only() -> None:
+    # the SEC preset's case: R@1 still rising while semi-hard triplets run out
+    hit = fires("dead_loss", {"loss/metric": dead_from(500)})
+    assert hit is not None and hit.severity is Severity.INFO
+    assert "recall@1 went from 0.3 (step 100) to 0.8 (step 1000)" in hit.message
+    # the advice says what keeps such a run learning
+    action = get_finding("dead_loss").action
+    assert "harder mining" in action and "larger batches" in action and "margin" in action
+
+
+def test_a_dead_loss_with_a_falling_evaluation_is_a_warning_with_both_figures() -> None:
+    steps = np.arange(100, 1100, 100)
+    recall = line(0.3, 0.8, steps) | {900: 0.6, 1000: 0.55}
+    hit = fires("dead_loss", {"loss/metric": dead_from(500)}, {"recall@1": recall})
+    assert hit is not None and hit.severity is Severity.WARNING
+    assert "fell from 0.689 (step 800) to 0.55 (step 1000)" in hit.message
+
+
+def test_a_dead_stretch_reaches_the_last_logged_step_when_most_steps_after_it_are_dead() -> None:
+    # a live run: dead since 300, with a few active batches between; the span follows
+    # the run instead of stopping at the end of its longest unbroken stretch
+    loss = dead_from(300)
+    for at in (600, 800):
+        loss[at] = 0.01
+    hit = fires("dead_loss", {"loss/metric": loss})
+    assert hit is not None and (hit.step_start, hit.step_end) == (300, 1000)
+    assert "97% of the logged steps 300–1000" in hit.message
+
+
+def test_a_rule_never_reports_above_its_worst_severity() -> None:
+    from sphere_engine.findings import Detection, Finding, Hit
+
+    finding = Finding(
+        "probe", "Probe", Severity.WARNING, "why", "paper", (), "try", lambda run: None
+    )
+    detection = Detection.of(finding, Hit("seen", 1, 2, severity=Severity.CRITICAL), as_of=7)
+    assert detection.severity is Severity.WARNING and detection.as_of == 7
+
+
+def test_divergence_before_the_first_logged_step_says_so_with_absolute_values() -> None:
+    norms = line(9.34e16, 2.38e18, log=True)
+    hit = fires("diverged", {"norm/mean": norms, "loss/total": line(0.1, 0.1)})
+    assert hit is not None and hit.severity is Severity.CRITICAL
+    assert hit.message.startswith("mean norm 9.34e+16 by step 10, the first logged step")
+    assert "2.38e+18 at step 1000" in hit.message and "×" not in hit.message
+
+
+def test_divergence_later_in_the_run_gives_where_it_started_and_where_it_crossed() -> None:
+    hit = fires("diverged", {"norm/mean": line(0.3, 1e33, log=True)})
+    assert hit is not None
+    assert hit.message.startswith("mean norm grew from 0.3 at step 10, the first logged step, to")
+
+
+def test_a_flat_evaluation_gives_its_level_not_a_zero_spread() -> None:
+    recall = {int(s): 0.817 for s in np.arange(100, 1100, 100)}
+    hit = fires("flat_evaluation", evals={"recall@1": recall})
+    assert hit is not None and hit.message == "recall@1 stayed at 0.817 from step 600 to 1000"
+    assert "within" not in hit.message
+
+
+def test_detections_are_as_of_the_last_logged_step() -> None:
+    found = evaluate_findings(
+        RunSeries.from_points({**healthy_train(), "norm/mean": line(0.3, 1e33, log=True)})
+    )
+    assert found[0].name == "diverged" and found[0].as_of == 1000
