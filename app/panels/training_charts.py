@@ -218,14 +218,25 @@ def drop_all_zero(part: pd.DataFrame) -> pd.DataFrame:
     every series is."""
     if part.empty:
         return part
-    zero = part.groupby("name")["value"].agg(lambda v: bool((v.fillna(0) == 0).all()))
+    zero = part.groupby("name")[_extremes(part)].agg(_zero_everywhere).all(axis=1)
     if zero.all() or not zero.any():
         return part
     return part[~part["name"].isin(zero[zero].index)]
 
 
+def _extremes(part: pd.DataFrame) -> list[str]:
+    """The columns that say whether a series moved: a downsampled bucket's last value
+    can be 0 while its min or max is not (a loss active on some steps of each bucket:
+    judged on ``value`` alone, a live run's loss charts vanished at step 11k)."""
+    return ["value", *(c for c in ("min", "max") if c in part)]
+
+
+def _zero_everywhere(values: pd.Series) -> bool:
+    return bool((values.fillna(0) == 0).all())
+
+
 def _all_zero(part: pd.DataFrame) -> bool:
-    return bool((part["value"].fillna(0) == 0).all())
+    return all(_zero_everywhere(part[column]) for column in _extremes(part))
 
 
 def lines(

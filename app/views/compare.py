@@ -3,12 +3,14 @@ view, the config diff, groups."""
 
 from __future__ import annotations
 
+from html import escape
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
-from app.panels import evaluations
+from app.panels import evaluations, trust_marker
 from app.panels.chart_controls import chart_controls
 from app.transforms import histogram_cells
 from sphere_engine.catalogue import Source, find
@@ -116,7 +118,7 @@ def main() -> None:
         return
     if histogram_keys:
         _norm_distributions(run_ids, histogram_keys, color_labels, x=x_axis)
-    _final_tables(run_ids, group_by)
+    _final_tables(run_ids, group_by, frame)
     evaluations.show(run_ids, color_labels)
     _hyperparameters(run_ids, group_keys)
     st.subheader("Config differences")
@@ -218,26 +220,39 @@ def _norm_distributions(
         st.caption(f"The first {MAX_HEATMAPS} of {len(run_ids)} runs.")
 
 
-def _final_tables(run_ids: list[str], group_by: str) -> None:
+def _final_tables(run_ids: list[str], group_by: str, frame: pd.DataFrame) -> None:
     st.subheader("Final metrics")
     if group_by:
         st.dataframe(data.grouped_paper_table(run_ids, group_by), hide_index=True, width="stretch")
         st.caption(f"Mean ± std (number of runs) over the runs sharing each {group_by}.")
     table = data.paper_table(run_ids)
-    untrusted = table["run_id"].isin(data.untrusted_runs(tuple(table["run_id"])))
+    distrusted = data.untrusted_runs(tuple(table["run_id"]))
+    untrusted = table["run_id"].isin(distrusted)
     rank_all = bool(untrusted.any()) and st.toggle(
         "Rank untrusted runs too", key="compare.rank_untrusted",
         help="Runs with a critical finding (diverged, never learned, collapsed)",
     )  # fmt: skip
+    statuses = table["run_id"].map(frame.set_index("run_id")["status"]).fillna("")
+    marked = [trust_marker.status_text(s, u) for s, u in zip(statuses, untrusted, strict=True)]
+    shown = table.drop(columns="run_id")
+    shown.insert(1, "status", marked)
     st.dataframe(
         charts.highlight_best(
-            table.drop(columns="run_id"),
+            shown,
             data.paper_best(),
             exclude=None if rank_all else untrusted,
         ),
         hide_index=True,
         width="stretch",
     )
+    for run, status, run_id in zip(shown["run"], statuses, table["run_id"], strict=True):
+        why = trust_marker.reasons(data.findings(run_id)) if run_id in distrusted else []
+        if why:  # the marker beside the status, with why (the table cell has no hover)
+            st.markdown(
+                f"{escape(str(run))}: {escape(status)}{trust_marker.marker_html(why)} "
+                f"({escape('; '.join(why))})",
+                unsafe_allow_html=True,
+            )
     left_out = ""
     if untrusted.any() and not rank_all:
         names = ", ".join(table.loc[untrusted, "run"].astype(str))

@@ -1,0 +1,105 @@
+"""Issue 39 in a real browser against the shared stack: the Run page's tiles wrap
+instead of overlapping, a long live run's loss charts are drawn whatever its loss
+looks like after downsampling, and a run whose result cannot be trusted carries a
+marker beside its status on the Run page and in Compare."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from app_fixtures import config, scalars
+from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+
+from db.store import RunStore
+
+pytestmark = pytest.mark.e2e
+
+CHARTS = ".spherescope-live-chart"
+LONG_STEPS = 12_000
+#: Overlapping pairs of tiles (a tile's box reaching into the next one on its row).
+_OVERLAPS_JS = """() => {
+  const boxes = Array.from(document.querySelectorAll('.spherescope-tile'), tile => {
+    const value = tile.lastElementChild;
+    return {tile: tile.getBoundingClientRect(), value: value.getBoundingClientRect(),
+            width: value.scrollWidth};
+  });
+  const found = [];
+  boxes.forEach((a, i) => boxes.forEach((b, j) => {
+    if (i === j) return;
+    const sameRow = Math.abs(a.tile.top - b.tile.top) < 2;
+    const end = a.value.left + a.width;
+    if (sameRow && a.tile.left < b.tile.left && end > b.tile.left + 1) found.push([i, j]);
+  }));
+  return found;
+}"""
+
+
+def _long_live_run(store: RunStore) -> str:
+    """A running run at step 12,000 of 20,000 whose loss is active on one step in four
+    until step 2,400 and 0 after (a miner that finds violating triplets in few batches):
+    every downsampled bucket's last value is 0, its max is not."""
+    run_id = store.create_run(config(), "long live run")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=5) as tracker:
+        for step in range(1, LONG_STEPS + 1):
+            values = scalars(step, 0.1)
+            if step > 2400 or step % 4 != 1:
+                values["loss/total"] = values["loss/metric"] = 0.0
+            tracker.track_many(values, step)
+            tracker.track_progress(step, 20_000)
+    store.heartbeat(run_id, LONG_STEPS, 20_000)
+    return run_id
+
+
+def _diverged_run(store: RunStore, name: str, *, diverge: bool) -> str:
+    run_id = store.create_run(config(), name)
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=0) as tracker:
+        for step in range(1, 41):
+            values = scalars(step, 0.1)
+            if diverge and step >= 30:
+                values["loss/total"] = math.nan
+            tracker.track_many(values, step)
+        tracker.track_eval({"recall@1": 0.5, "map@r": 0.3}, 40)
+    store.end_run(run_id, "finished")
+    return run_id
+
+
+def test_tiles_loss_charts_and_the_untrusted_marker(shared_stack, stack_home):
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(stack_home)
+    long_run = _long_live_run(store)
+    bad = _diverged_run(store, "blown up", diverge=True)
+    good = _diverged_run(store, "healthy", diverge=False)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1600})
+        page.goto(f"{shared_stack}/run?run_id={long_run}")
+        page.get_by_text(f"up to step {LONG_STEPS - 96:,}").first.wait_for(timeout=90_000)
+        page.locator(CHARTS).nth(5).wait_for(timeout=60_000)
+        titles = page.evaluate(
+            f"() => Array.from(document.querySelectorAll('{CHARTS}'), c => c.innerText)"
+        )
+        assert page.locator(CHARTS).count() == 6, titles  # both loss terms, sec, norms...
+        page.screenshot(path=ARTIFACTS / "run-long-live-1440.png")
+        for width in (1440, 1280):
+            page.set_viewport_size({"width": width, "height": 1600})
+            page.wait_for_timeout(500)
+            assert page.evaluate(_OVERLAPS_JS) == [], f"tiles overlap at {width} px"
+
+        page.goto(f"{shared_stack}/run?run_id={bad}")
+        marker = page.locator(".spherescope-tile .spherescope-untrusted")
+        marker.wait_for(timeout=60_000)
+        status = page.locator(".spherescope-tile").first.inner_text()
+        assert "finished" in status and "untrusted" in status
+        assert "diverged" in (marker.get_attribute("title") or "")
+
+        page.goto(f"{shared_stack}/compare?runs={bad},{good}")
+        page.get_by_text("Final metrics").first.wait_for(timeout=90_000)
+        marked = page.locator(".spherescope-untrusted")
+        marked.first.wait_for(timeout=60_000)
+        assert marked.count() == 1  # the diverged run's, not the healthy one's
+        page.screenshot(path=ARTIFACTS / "compare-untrusted.png", full_page=True)
+        browser.close()
