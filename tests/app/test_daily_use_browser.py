@@ -89,6 +89,14 @@ def test_tiles_loss_charts_and_the_untrusted_marker(shared_stack, stack_home):
             page.wait_for_timeout(500)
             assert page.evaluate(_OVERLAPS_JS) == [], f"tiles overlap at {width} px"
 
+        # The stack runs outside the repository (dashboard_server.spherescope_up): no
+        # Deploy button all the same; the sidebar's icons are Material symbols.
+        assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+        assert page.get_by_role("button", name="Deploy").count() == 0
+        icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]')
+        assert icons.count() >= 7
+        _check_dark_captions(browser, f"{shared_stack}/run?run_id={long_run}")
+
         page.goto(f"{shared_stack}/run?run_id={bad}")
         marker = page.locator(".spherescope-tile .spherescope-untrusted")
         marker.wait_for(timeout=60_000)
@@ -103,3 +111,25 @@ def test_tiles_loss_charts_and_the_untrusted_marker(shared_stack, stack_home):
         assert marked.count() == 1  # the diverged run's, not the healthy one's
         page.screenshot(path=ARTIFACTS / "compare-untrusted.png", full_page=True)
         browser.close()
+
+
+#: The relative luminance (0 black .. 1 white) of an element's computed text colour,
+#: with its opacity: what a reader sees of it on the page's background.
+_LUMINANCE_JS = """selector => {
+  const element = document.querySelector(selector);
+  const style = getComputedStyle(element);
+  const [r, g, b] = style.color.match(/[\\d.]+/g).map(Number);
+  return {luminance: (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255, color: style.color};
+}"""
+
+
+def _check_dark_captions(browser, url: str) -> None:
+    """In dark mode (the browser's preference, which Streamlit follows) the live
+    charts' caption is light text, not dark grey on black."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1200}, color_scheme="dark")
+    page.goto(url)
+    caption = ".spherescope-live-caption"
+    page.locator(caption).first.wait_for(timeout=60_000)
+    seen = page.evaluate(_LUMINANCE_JS, caption)
+    assert seen["luminance"] > 0.5, seen
+    page.close()
