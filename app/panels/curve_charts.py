@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 
 from app.charts import CHART_HEIGHT, run_color_scale
-from app.charts.base import number_text_transform, number_tooltip
+from app.charts.base import log_axis, log_scale, number_text_transform, number_tooltip
 from sphere_engine.catalogue import Source, column_key
 
 ROBUSTNESS_TITLES = {"accuracy": "accuracy under attack", "recall@1": "R@1 under attack"}
@@ -25,7 +25,12 @@ def roc_chart(curves: pd.DataFrame, labels: dict[str, str] | None = None) -> alt
         number_text_transform(alt.Chart(frame), "tar")
         .mark_line(point=alt.OverlayMarkDef(size=12))
         .encode(
-            x=alt.X("far:Q", title="false accept rate (FAR)", scale=alt.Scale(type="log")),
+            x=alt.X(
+                "far:Q",
+                title="false accept rate (FAR)",
+                scale=log_scale(),
+                axis=log_axis(format=".0e", labelExpr=None),
+            ),
             y=alt.Y("tar:Q", title="true accept rate (TAR)", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("run:N", scale=run_color_scale(run_ids, labels), title="run"),
             order="point:Q",

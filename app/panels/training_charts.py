@@ -67,7 +67,25 @@ def rows_json(frame: pd.DataFrame) -> str:
 def _data_free(chart: alt.TopLevelMixin, x: str) -> str:
     """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``, for
     the x axis ``x``, as JSON."""
-    spec = chart.to_dict()
+    return _data_free_spec(chart.to_dict(), x)
+
+
+def drawn_chart(chart: alt.TopLevelMixin, x: str, title: str) -> LiveChart | None:
+    """A chart built with its rows (``charts.metric_lines``, ...) as a ``LiveChart`` for
+    the chart element, which links the x zoom of all its charts and keeps it in the URL
+    (``?zoom=``); None for a chart over several datasets."""
+    spec = chart.to_dict(validate=False)
+    datasets = spec.get("datasets") or {}
+    if len(datasets) != 1:
+        return None
+    (records,) = datasets.values()
+    note = (spec.get("usermeta") or {}).get("points_note")
+    rows = pd.DataFrame.from_records(records)
+    return LiveChart(_data_free_spec(spec, x), rows_json(rows), title, note)
+
+
+def _data_free_spec(spec: dict[str, Any], x: str) -> str:
+    spec = dict(spec)
     spec.pop("datasets", None)
     # The points note travels as a caption. A canvas redraws new rows for a fraction of
     # what an SVG costs (no DOM node per mark and path to rebuild and lay out).

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, data, ui
-from app.panels import evaluations, trust_marker
+from app.panels import evaluations, live_charts, live_feed, training_charts, trust_marker
 from app.panels.chart_controls import chart_controls
 from app.transforms import histogram_cells
 from sphere_engine.catalogue import Source, find
@@ -109,10 +109,7 @@ def main() -> None:
         )
         for metric in metrics
     ]
-    if len(drawn) == 1:
-        ui.show_chart(drawn[0])
-    elif drawn:
-        ui.show_chart(charts.small_multiples(drawn))
+    _show_linked(drawn, metrics, x_axis)
     if ui.first_paint("compare"):  # the metric charts first; the panels below follow
         ui.follow_up()
         return
@@ -127,6 +124,26 @@ def main() -> None:
     else:
         shown = diff.rename(columns={r: color_labels.get(r, r) for r in run_ids})
         st.dataframe(shown, hide_index=True, width="stretch")
+
+
+def _show_linked(drawn: list[alt.TopLevelMixin], metrics: list[str], x: str) -> None:
+    """The metric charts in the chart element of the Run page: zooming one zooms them
+    all, and the zoom is kept in the URL (``?zoom=``). On the wall clock (dates, not
+    numbers, in the rows) they are one Vega-Lite view of small multiples."""
+    built = [training_charts.drawn_chart(c, x, m) for c, m in zip(drawn, metrics, strict=True)]
+    if x != "clock" and built and all(chart is not None for chart in built):
+        notes = [f"{chart.title}: {chart.note}" for chart in built if chart and chart.note]
+        live = live_feed.Drawn(
+            tuple((f"compare:{i}", chart) for i, chart in enumerate(built) if chart),
+            0,
+            "",
+            ("Points drawn of those logged: " + " · ".join(notes),) if notes else (),
+        )
+        live_charts.show(live, feed=None, key="compare.charts")
+    elif len(drawn) == 1:
+        ui.show_chart(drawn[0])
+    elif drawn:
+        ui.show_chart(charts.small_multiples(drawn))
 
 
 def _metric_chart(

@@ -57,7 +57,7 @@ def _diverged_run(store: RunStore, name: str, *, diverge: bool) -> str:
     store.set_status(run_id, "running", device="cpu")
     with store.tracker(run_id, flush_interval=0) as tracker:
         for step in range(1, 41):
-            values = scalars(step, 0.1)
+            values = scalars(step, 0.05 + 0.01 * step)
             if diverge and step >= 30:
                 values["loss/total"] = math.nan
             tracker.track_many(values, step)
@@ -133,3 +133,40 @@ def _check_dark_captions(browser, url: str) -> None:
     seen = page.evaluate(_LUMINANCE_JS, caption)
     assert seen["luminance"] > 0.5, seen
     page.close()
+
+
+#: Each chart's x and y domains (``cell.vegaView``: the chart element's Vega view).
+_DOMAINS_JS = f"""axis => Array.from(document.querySelectorAll('{CHARTS}'),
+  cell => cell.vegaView.scale(axis).domain().map(Number))"""
+
+
+def test_compare_zoom_is_linked_kept_in_the_url_and_log_axes_show_decades(shared_stack, stack_home):
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(stack_home)
+    runs = [_diverged_run(store, f"zoom {i}", diverge=False) for i in range(2)]
+    metrics = "loss/total,norm/var"  # norm variance: a log axis (the default scale)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1400})
+        page.goto(f"{shared_stack}/compare?runs={','.join(runs)}&metrics={metrics}&zoom=step:10,30")
+        charts = page.locator(CHARTS)
+        charts.nth(1).locator("canvas").wait_for(timeout=90_000)
+        page.wait_for_timeout(1000)
+        assert page.evaluate(_DOMAINS_JS, "x") == [[10, 30], [10, 30]]  # the link's zoom
+        # the log axis spans whole decades, ticked at powers of ten
+        low, high = page.evaluate(_DOMAINS_JS, "y")[1]
+        assert [math.log10(low), math.log10(high)] == [
+            pytest.approx(round(math.log10(low))),
+            pytest.approx(round(math.log10(high))),
+        ], (low, high)
+        box = charts.nth(0).bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
+        for _ in range(4):
+            page.mouse.wheel(0, 200)  # zoom out, on the first chart
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(500)
+        first, second = page.evaluate(_DOMAINS_JS, "x")
+        assert first[1] - first[0] > 20 and first == pytest.approx(second)  # linked
+        assert "zoom=step" in page.url and "zoom=step%3A10%2C30" not in page.url, page.url
+        browser.close()
