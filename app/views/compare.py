@@ -301,11 +301,9 @@ def _hyperparameters(run_ids: list[str], keys: list[str]) -> None:
     if stats.empty:
         st.caption("No final values yet (they come from the last evaluation).")
         return
-    ui.show_chart(
-        charts.hyperparameter_chart(
-            stats, key=key, y_title=header, title=f"{header} against {key} (mean ± std over runs)"
-        )
-    )
+    # A short title: a wrapped one was read as "… ± stdover runs)"
+    ui.show_chart(charts.hyperparameter_chart(stats, key=key, y_title=header, title=header))
+    st.caption(f"{header} against {key}: mean ± std over the runs sharing each value.")
 
 
 def _select_sweep(frame: pd.DataFrame) -> None:
