@@ -34,6 +34,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("views/compare.py", "Analyse", "Compare", ":material/compare_arrows:", "compare"),
     PageSpec("views/geometry.py", "Analyse", "Geometry", ":material/scatter_plot:", "geometry"),
     PageSpec("views/explorer.py", "Analyse", "Explorer", ":material/image_search:", "explorer"),
+    PageSpec("views/study.py", "Analyse", "Study", ":material/science:", "study"),
     PageSpec("views/report.py", "Analyse", "Report", ":material/description:", "report"),
     # The default page is served at "/" only; this hidden twin answers /runs (the name
     # the sidebar shows), so a typed or bookmarked /runs finds the page.

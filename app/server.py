@@ -1,5 +1,5 @@
 """The dashboard's server: ``streamlit run app/server.py`` (what ``spherescope up`` runs)
-serves ``app/main.py`` with two additions Streamlit's own server lacks (issue 14):
+serves ``app/main.py`` with two additions Streamlit's own server lacks:
 
 * deep links without failed requests: opened at ``/run?run_id=…``, Streamlit's page
   assumes the server may live under the page's path and probes

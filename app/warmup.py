@@ -1,4 +1,4 @@
-"""What a fresh dashboard server does before its first visitor (issue 14).
+"""What a fresh dashboard server does before its first visitor.
 
 A new server process pays on its first page render for everything no render has done
 yet: importing the app's modules (pandas-heavy data layer, Altair, the worker client),

@@ -1,4 +1,4 @@
-"""Dashboard speed (issue 14): the real stack, a real browser, 50 runs, runs training.
+"""Dashboard speed: the real stack, a real browser, 50 runs, runs training.
 
 It fills a private store with ``--stored`` finished synthetic runs (the Run page's
 diagnostics, evaluations and a snapshot each), starts ``spherescope up`` on it (private

@@ -9,7 +9,7 @@ alternate, on the same models: ``bare`` (the steps alone), ``global``
 with a barrier; rank 0 times it. The ratios are of the medians over blocks of the
 per-step time, against ``bare``.
 
-Target (issue 28): global ≤ 1.10× at log_every=1.
+Target: global ≤ 1.10× at log_every=1.
 
     .venv/bin/python bench/ddp_overhead.py [--rounds 4] [--steps 20] [--batch 32]
 """

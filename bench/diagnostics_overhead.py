@@ -9,7 +9,7 @@ the final evaluation are excluded from both. The ratio is of the medians of all 
 per-step times: a step the scheduler pre-empts (a busy shared machine) does not move a
 median, while it would move a mean or a total.
 
-Targets (issue 2): ratio ≤ 1.05 for LeNet++ at batch 256 on 28×28 inputs and ≤ 1.25 for
+Targets: ratio ≤ 1.05 for LeNet++ at batch 256 on 28×28 inputs and ≤ 1.25 for
 the digits MLP.
 
     .venv/bin/python bench/diagnostics_overhead.py [--data-root ../shared/data] [--rounds 5]

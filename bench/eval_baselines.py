@@ -222,7 +222,7 @@ def robustness_seconds(images: int, data_root: str = "") -> dict[str, float]:
     import torch
 
     from sphere_engine.models.lenet_pp import LeNetPP
-    from sphere_engine.robustness import robustness_accuracy
+    from sphere_engine.robustness import AttackSettings, robustness_accuracy
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
@@ -242,9 +242,8 @@ def robustness_seconds(images: int, data_root: str = "") -> dict[str, float]:
         inputs = torch.rand(images, 1, 28, 28, device=device)
         labels = torch.randint(0, 10, (images,), device=device)
     start = time.perf_counter()
-    robustness_accuracy(
-        model, head, inputs, labels, epsilons=(0.1, 0.2, 0.3), attacks=("pgd",), steps=10
-    )
+    settings = AttackSettings(epsilons=(0.1, 0.2, 0.3), attacks=("pgd",), steps=10)
+    robustness_accuracy(model, head, inputs, labels, settings)
     if device == "cuda":
         torch.cuda.synchronize()
     return {"seconds": time.perf_counter() - start, "images": images, "device": device}

@@ -19,7 +19,11 @@ resident memory, ``ru_maxrss``, of that process alone), killed at ``--timeout``:
 
 A run that exceeds ``--timeout`` is reported as a time-out, one that the kernel kills
 or that raises MemoryError as out of memory. Ratios are against the floor measured in
-the same invocation (``--sizes`` picks the table's rows, e.g. ``60000x128,200000x128``).
+the same invocation (``--sizes`` picks the table's rows, e.g. ``60000x128,200000x128``;
+``NxD/C`` gives a row its own class count). Every row where both ran also prints the
+peer ratio, the peer's time over ours (wall and CPU; a peer time-out gives a lower
+bound). ``--sizes peer`` is the peer-ratio table: 10k × 128 with 100 classes (the
+10k case of ``eval_speed.py``; target ≥ 1.5×), 60k and 200k × 128 with 2,000.
 
 ``--device cuda`` is the GPU row (1M × 512 exact): ``floor`` is then a bare torch exact
 kNN on the device (matmul + topk of the same depth, in query chunks) plus a bare torch
@@ -50,6 +54,7 @@ QUERY_CHUNK = 4096  # the device floor's queries per matmul
 KMEANS_ITERATIONS = 20
 SAMPLE_PER_CENTROID = 256  # faiss.Kmeans's default training sample per centroid
 DEFAULT_SIZES = "60000x128,200000x128,60000x512,200000x512,1000000x128,1000000x512"
+PEER_SIZES = "10000x128/100,60000x128,200000x128"
 SPREAD = 1.2  # noise norm vs centres √2 apart: R@1 below 1 at 2,000 classes
 
 
@@ -230,9 +235,30 @@ def _cell(result: dict, floor: dict | None) -> str:
     return text
 
 
+def peer_ratio(ours: dict, peer: dict, timeout: float) -> str:
+    """The peer's wall and CPU time over ours (a lower bound where the peer timed out)."""
+    if "seconds" not in ours:
+        return "peer ratio: ours did not finish"
+    if "seconds" in peer:
+        wall, cpu = peer["seconds"] / ours["seconds"], peer["cpu"] / ours["cpu"]
+        return f"peer ratio: {wall:.2f}× wall, {cpu:.2f}× cpu (pml time / ours)"
+    if peer.get("error", "").startswith("time-out"):
+        return f"peer ratio: > {timeout / ours['seconds']:.2f}× wall (pml timed out)"
+    return f"peer ratio: pml {peer.get('error', 'did not run')}"
+
+
+def parse_size(size: str, classes: int) -> tuple[int, int, int]:
+    """(count, dim, classes) of ``NxD`` or ``NxD/C``."""
+    shape, _, own = size.lower().partition("/")
+    count, dim = (int(part) for part in shape.split("x"))
+    return count, dim, int(own) if own else classes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default=DEFAULT_SIZES, help="NxD,... (rows of the table)")
+    parser.add_argument(
+        "--sizes", default=DEFAULT_SIZES, help="NxD[/C],... (rows of the table), or peer"
+    )
     parser.add_argument("--classes", type=int, default=2000)
     parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per process")
@@ -255,15 +281,16 @@ def main() -> None:
     print(f"device {args.device}")
     table: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="eval-scale-") as folder:
-        for size in args.sizes.split(","):
-            count, dim = (int(part) for part in size.lower().split("x"))
-            x, y = make_data(count, dim, args.classes)
+        sizes = PEER_SIZES if args.sizes == "peer" else args.sizes
+        for size in sizes.split(","):
+            count, dim, classes = parse_size(size, args.classes)
+            x, y = make_data(count, dim, classes)
             data, labels = Path(folder) / "x.npy", Path(folder) / "y.npy"
             np.save(data, x)
             np.save(labels, y)
             input_gb = x.nbytes / 2**30
             del x
-            print(f"\n{count} × {dim}, {args.classes} classes (input {input_gb:.2f} GB):")
+            print(f"\n{count} × {dim}, {classes} classes (input {input_gb:.2f} GB):")
             results: dict[str, dict] = {}
             for name in chosen:  # each line as soon as it is measured
                 results[name] = measure(name, data, labels, args.timeout, args.device)
@@ -274,6 +301,8 @@ def main() -> None:
                 exact = ours["values"]["recall@1"]
                 approx = ivf["values"]["recall@1_approx"]
                 print(f"  IVF Recall@1 {approx:.4f} vs exact {exact:.4f}: {approx - exact:+.4f}")
+            if "pml" in results and "ours" in results:
+                print("  " + peer_ratio(ours, results["pml"], args.timeout))
             if "values" in ours and "values" in results.get("pml", {}):
                 mine, theirs = ours["values"], results["pml"]["values"]
                 print(
@@ -281,7 +310,7 @@ def main() -> None:
                     f"NMI ours {mine['nmi']:.4f} / pml {theirs['nmi']:.4f}"
                 )
             print("  raw:", json.dumps(results), flush=True)
-            row = {"count": count, "dim": dim, "classes": args.classes, "device": args.device}
+            row = {"count": count, "dim": dim, "classes": classes, "device": args.device}
             table.append(row | {"results": results})
             if args.json:  # after every row: a time-out later keeps what was measured
                 Path(args.json).write_text(json.dumps(table, indent=2))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29's GPU check on a lent GPU machine (about 6 minutes on an H200): the CUDA-graph
+# The diagnostics' GPU check on a lent GPU machine (about 6 minutes on an H200): the CUDA-graph
 # diagnostics against the eager ones (tests/sphere_engine/test_cuda_graph_diagnostics.py,
 # which skips its CUDA tests on a CPU), then bench/backbone_throughput.py at 224 px
 # (ResNet-50, batch 64, bf16, channels_last, 12 workers), with 64-px and 252-px source

@@ -1,4 +1,5 @@
-"""The GPU checks of issue 30, one script for a lent GPU machine (``gpu_eval_check.sh``).
+"""The evaluation's GPU checks (device kNN, k-means), one script for a lent GPU
+machine (``gpu_eval_check.sh``).
 
 Needs torch (with CUDA), numpy and scikit-learn; faiss (CPU or GPU build) is used when
 importable. Three parts, each printed and written to ``$OUT/gpu_eval_check.json``:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 30's GPU checks on a lent GPU machine, in about 2–4 minutes on an H100:
+# The evaluation's GPU checks on a lent GPU machine, in about 2–4 minutes on an H100:
 # exactness of the device kNN against the CPU search, the device k-means, and the
 # 1M × 512 / 200k × 512 rows of bench/eval_scale.py (ours vs bare torch matmul + topk
 # + bare torch k-means). Needs torch with CUDA, numpy, scikit-learn; faiss-cpu if

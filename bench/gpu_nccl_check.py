@@ -1,4 +1,4 @@
-"""GPU check of the SDK in a data-parallel job (issue 28): NCCL on the GPU, gloo beside it.
+"""GPU check of the SDK in a data-parallel job: NCCL on the GPU, gloo beside it.
 
 Runs real ``torchrun`` jobs whose ranks call ``spherescope.init``, ``log_embeddings``
 (embeddings on the GPU, with their gradients), ``log(reduce="mean")`` and gather an

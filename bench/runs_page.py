@@ -5,7 +5,7 @@ evaluations, some queued, running and failed, one sweep), then renders
 ``app/views/runs.py`` under Streamlit's AppTest: cold (a new server process: empty
 caches) and warm (the page's 2 s listing cache expired, the file-system cache warm),
 each ``--repeats`` times, and the parts of a render on their own (listing the runs,
-shaping the table). Target (issue 14): ≤ 1.5 s with 500 runs. ``--warm-start`` first
+shaping the table). Target: ≤ 1.5 s with 500 runs. ``--warm-start`` first
 does what ``app/server.py`` does when the server starts (``app/warmup.py``: imports and
 the Runs table's ended-run values; not the registries, which the Runs page never uses),
 so "first render" is then the first visitor's on a server started a moment before.

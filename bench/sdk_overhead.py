@@ -14,7 +14,7 @@ writes, compaction) lands in the SDK's blocks only, never in the bare steps. Two
 of the medians over blocks: per-step time of the steps alone, and of the whole run
 (init and finish included), both against the bare block's per-step time.
 
-Targets (issue 10, measured this way in issue 28): ≤ 1.25× for the digits MLP at batch
+Targets: ≤ 1.25× for the digits MLP at batch
 40, ≤ 1.05× for ResNet-18 at batch 64 on 32×32 inputs, on CPU.
 
     .venv/bin/python bench/sdk_overhead.py [--rounds 8] [--steps 200] [--only digits|resnet]

@@ -1,4 +1,4 @@
-"""The store at a lab's scale (issue 38): stores of 1k, 10k and 50k runs.
+"""The store at a lab's scale: stores of 1k, 10k and 50k runs.
 
 For each size it fills a private store (run folders and the run catalogue written
 directly, as a year of runs would have left them: meta, status, user and run-info

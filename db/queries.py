@@ -16,6 +16,7 @@ from db import run_log
 from db.config_diff import diff_configs
 from db.export import export_run
 from db.file_catalogue import catalogue_of
+from db.last_values import EVAL_SOURCE, TRAIN_SOURCE, last_values
 from db.reader import query_arrow
 from db.records import RunRecord
 from db.schema import CHECKPOINTS, CURVES, EVALS, SCALARS, SNAPSHOTS
@@ -23,7 +24,7 @@ from db.selection import check_names, check_runs, in_list
 from db.series import metric_series, sample_norms
 from db.step_grid import max_step
 from db.store import RunStore
-from sphere_engine.catalogue import QUALIFIER, Source
+from sphere_engine.catalogue import QUALIFIER
 
 __all__ = [
     "RUN_COLUMNS",
@@ -109,9 +110,6 @@ def eval_series(
     return query_arrow(store, {"evals": (EVALS, runs)}, sql, params).to_pandas()
 
 
-#: Qualifiers of ``final_metrics`` columns: which table a value was read from (the
-#: metric catalogue's ``Source``, ``train:`` / ``eval:``).
-EVAL_SOURCE, TRAIN_SOURCE = Source.EVALUATION.value, Source.TRAINING_BATCH.value
 _QUALIFIER = QUALIFIER
 
 
@@ -131,18 +129,7 @@ def final_metrics(
     runs = check_runs(store, run_ids)
     wanted = check_names(names)
     keys = None if wanted is None else sorted({_bare(n) for n in wanted})
-    where, params = ("TRUE", {}) if keys is None else in_list("name", "n", keys)
-    sql = f"""
-    SELECT run_id, name, arg_max(value, step) AS value, $eval_source AS source
-    FROM evals WHERE {where} GROUP BY run_id, name
-    UNION ALL
-    SELECT run_id, name, arg_max(value, step) AS value, $train_source AS source
-    FROM scalars WHERE {where} GROUP BY run_id, name
-    """
-    params = {**params, "eval_source": EVAL_SOURCE, "train_source": TRAIN_SOURCE}
-    sources = {"evals": (EVALS, runs), "scalars": (SCALARS, runs)}
-    last = query_arrow(store, sources, sql, params).to_pandas()
-    last["column"] = last["source"] + _QUALIFIER + last["name"]
+    last = last_values(store, runs, keys)
     if wanted is None:
         last = last.sort_values(["source", "name"], key=_evaluations_first)
         order = list(dict.fromkeys(last["column"]))

@@ -13,7 +13,8 @@ the ones scored), ``recall@1`` and ``map@r`` over them (NaN for a class of one s
 which cannot be retrieved). An optional ``class_name`` column names string labels.
 
 Each file is written once per step, atomically (``db.atomic``); a step written again
-replaces its files. Torch-free: the writer takes plain arrays.
+replaces its files. Torch-free: the writer takes plain arrays. Like every module of
+``db``, it takes the store's ``FileCatalogue`` (or the ``RunStore`` holding it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from db.atomic import write_atomic
-from db.store import RunStore
+from db.file_catalogue import FileCatalogue, FileSource, catalogue_of
 
 EVALUATIONS = "evaluations"
 QUERIES_FILE = "queries.parquet"
@@ -41,10 +42,10 @@ NORM_COLUMNS = ("norm", "neighbor_norms")  # optional: written when given
 CLASS_COLUMNS = ("label", "samples", "queries", "recall@1", "map@r")
 
 
-def _step_dir(store: RunStore, run_id: str, step: int) -> Path:
+def _step_dir(files: FileCatalogue, run_id: str, step: int) -> Path:
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
         raise ValueError(f"step must be a non-negative integer; got {step!r}")
-    return store.run_dir(run_id) / EVALUATIONS / f"step-{int(step):010d}"
+    return files.run_dir(run_id) / EVALUATIONS / f"step-{int(step):010d}"
 
 
 def _check_columns(table: Mapping[str, Sequence], required: Sequence[str], what: str) -> int:
@@ -69,7 +70,7 @@ def _list_column(rows: object, dtype: type, name: str, length: int) -> pa.Array:
 
 
 def write_query_results(
-    store: RunStore,
+    source: FileSource,
     run_id: str,
     step: int,
     queries: Mapping[str, Sequence],
@@ -82,9 +83,10 @@ def write_query_results(
     (queries × k); ``classes`` maps ``CLASS_COLUMNS`` (and optionally
     ``class_name``) to equal-length arrays.
     """
-    folder = _step_dir(store, run_id, step)
-    if not store.exists(run_id):
-        raise ValueError(f"run {run_id!r} does not exist in {store.home}")
+    files = catalogue_of(source)
+    folder = _step_dir(files, run_id, step)
+    if not files.exists(run_id):
+        raise ValueError(f"run {run_id!r} does not exist in {files.home}")
     count = _check_columns(queries, (*QUERY_COLUMNS, *NEIGHBOR_COLUMNS), "query")
     _check_columns(classes, CLASS_COLUMNS, "class")
     query_columns: dict[str, pa.Array] = {
@@ -127,9 +129,9 @@ def write_query_results(
     return folder
 
 
-def evaluation_steps(store: RunStore, run_id: str) -> list[int]:
+def evaluation_steps(source: FileSource, run_id: str) -> list[int]:
     """Steps of ``run_id`` with stored per-query results, ascending."""
-    root = store.run_dir(run_id) / EVALUATIONS
+    root = catalogue_of(source).run_dir(run_id) / EVALUATIONS
     if not root.is_dir():
         return []
     steps = []
@@ -140,10 +142,10 @@ def evaluation_steps(store: RunStore, run_id: str) -> list[int]:
     return sorted(steps)
 
 
-def _read(store: RunStore, run_id: str, step: int, name: str) -> pd.DataFrame:
-    path = _step_dir(store, run_id, step) / name
+def _read(files: FileCatalogue, run_id: str, step: int, name: str) -> pd.DataFrame:
+    path = _step_dir(files, run_id, step) / name
     if not path.is_file():
-        known = evaluation_steps(store, run_id)
+        known = evaluation_steps(files, run_id)
         raise ValueError(
             f"run {run_id!r} has no per-query results at step {step}; steps with results: "
             f"{known or 'none'}"
@@ -154,18 +156,18 @@ def _read(store: RunStore, run_id: str, step: int, name: str) -> pd.DataFrame:
         raise ValueError(f"{path}: unreadable per-query results ({error})") from None
 
 
-def query_results(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
+def query_results(source: FileSource, run_id: str, step: int) -> pd.DataFrame:
     """The kept queries of one step: ``QUERY_COLUMNS`` + ``NEIGHBOR_COLUMNS`` (lists)."""
-    return _read(store, run_id, step, QUERIES_FILE)
+    return _read(catalogue_of(source), run_id, step, QUERIES_FILE)
 
 
-def per_class_results(store: RunStore, run_id: str, step: int) -> pd.DataFrame:
+def per_class_results(source: FileSource, run_id: str, step: int) -> pd.DataFrame:
     """Per-class R@1 and MAP@R of one step: ``CLASS_COLUMNS`` (+ ``class_name``)."""
-    return _read(store, run_id, step, CLASSES_FILE)
+    return _read(catalogue_of(source), run_id, step, CLASSES_FILE)
 
 
 def store_query_results(
-    store: RunStore,
+    source: FileSource,
     run_id: str,
     step: int,
     results: object,
@@ -177,4 +179,4 @@ def store_query_results(
     classes: dict[str, Sequence] = dict(results.classes)  # type: ignore[attr-defined]
     if class_names is not None:
         classes["class_name"] = [class_names[int(label)] for label in classes["label"]]
-    return write_query_results(store, run_id, step, queries, classes)
+    return write_query_results(source, run_id, step, queries, classes)

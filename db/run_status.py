@@ -53,6 +53,22 @@ def _change(
     *,
     must_claim: bool,
 ) -> None:
+    """The one path of every status change: move ``run_id`` to ``status`` with
+    ``message`` and ``fields`` (``set_status``'s), inside the catalogue journal so the
+    catalogue row follows in the same step.
+
+    The state machine is ``db.records.TRANSITIONS``: queued → running → finished /
+    failed / cancelled / lost; queued may also end without running; an ended run goes
+    back to queued only (a rerun); lost may still end or run (its process was only
+    silent); an unreadable status may end or be rerun, never be guessed lost or started.
+    A change to the same status only updates its message and fields. Entering running
+    from queued takes the run's claim (an ``O_EXCL`` file: exactly one process starts
+    it); ``must_claim`` (``start_run``) refuses any run that is not queued with
+    ``RunAlreadyClaimed``. Entering running stamps ``started_at``, an end
+    ``finished_at`` (and keeps a copy a damaged status is rebuilt from), queued clears
+    both, the cancel flag and the claim. ``ValueError`` for an unknown status, a
+    non-string message or a transition the machine does not have.
+    """
     check_status(status)
     if not isinstance(message, str):
         raise ValueError(f"status message must be a string, got {message!r}")

@@ -8,8 +8,9 @@ the Parquet files through DuckDB (``db.reader``, ``db.queries``).
 ``RunStore`` is a facade: each job lives in its own module, taking the store's
 ``FileCatalogue`` (``store.files``, ``db.file_catalogue``): records in ``db.run_index``,
 status/heartbeat/cancel in ``db.run_status``, tags/notes/run info in
-``db.user_fields``, the lost-run rule in ``db.lost_runs``, writers in ``db.tracker``
-and ``db.compaction``. The readers depend on the catalogue only.
+``db.user_fields``, the lost-run rule in ``db.lost_runs``, writers in ``db.tracker``,
+``db.compaction``, ``db.query_results`` and ``db.thumbnails``. The readers depend on the
+catalogue only; no module below imports this facade.
 """
 
 from __future__ import annotations
@@ -17,14 +18,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from db import layout, lost_runs, run_index, run_status, user_fields
 from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, RunRecord
-
-if TYPE_CHECKING:
-    from db.tracker import StoreTracker
+from db.tracker import StoreTracker
 
 
 class RunStore:
@@ -151,7 +150,7 @@ class RunStore:
             raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
         from db.catalogue.final_values import record_final_values
 
-        record_final_values(self, run_id)  # the catalogue's key final metrics, then the end
+        record_final_values(self.files, run_id)  # the catalogue's key final metrics, then the end
         self.set_status(run_id, status, message, **fields)
         try:
             self.compact(run_id)
@@ -218,9 +217,7 @@ class RunStore:
     # -- writing values --------------------------------------------------------------
     def tracker(self, run_id: str, flush_interval: float = 1.0, **options: Any) -> StoreTracker:
         """The store-backed ``Tracker`` for ``run_training`` (see ``db.tracker``)."""
-        from db.tracker import StoreTracker
-
-        return StoreTracker(self, run_id, flush_interval=flush_interval, **options)
+        return StoreTracker(self.files, run_id, flush_interval=flush_interval, **options)
 
     def compact(self, run_id: str, *, full: bool = True, wait: bool = True) -> dict[str, int]:
         """Merge each table's files into one (``full``) or in tiers (a live run, see

@@ -9,7 +9,8 @@ A training run's evaluation writes the samples it is about to show (an evaluated
 row's image, drawn once per run); the SDK's ``Run.log_samples`` writes the user's own
 images under their sample ids. Each call appends one part, written atomically; a
 sample written again is read from its newest part. Torch-free: images arrive as uint8
-arrays (n × h × w × C, C 1 or 3, or n × h × w) and are kept as PNG bytes.
+arrays (n × h × w × C, C 1 or 3, or n × h × w) and are kept as PNG bytes. Like every
+module of ``db``, it takes the store's ``FileCatalogue`` (or the ``RunStore`` holding it).
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from db.atomic import write_atomic
-from db.store import RunStore
+from db.file_catalogue import FileCatalogue, FileSource, catalogue_of
 
 FOLDER = "thumbnails"
 MAX_SIDE = 256  # pixels: a thumbnail, not a copy of the data set
 _PART = re.compile(r"^part-(\d{6})\.parquet$")
 
 
-def _folder(store: RunStore, run_id: str) -> Path:
-    return store.run_dir(run_id) / FOLDER
+def _folder(files: FileCatalogue, run_id: str) -> Path:
+    return files.run_dir(run_id) / FOLDER
 
 
 def _parts(folder: Path) -> list[Path]:
@@ -88,10 +89,13 @@ def checked_images(
     return ids.astype(np.int64), pixels
 
 
-def write_thumbnails(store: RunStore, run_id: str, samples: Sequence[int], images: object) -> Path:
+def write_thumbnails(
+    source: FileSource, run_id: str, samples: Sequence[int], images: object
+) -> Path:
     """Append ``images`` of ``samples`` to the run's thumbnails; returns the part."""
-    if not store.exists(run_id):
-        raise ValueError(f"run {run_id!r} does not exist in {store.home}")
+    files = catalogue_of(source)
+    if not files.exists(run_id):
+        raise ValueError(f"run {run_id!r} does not exist in {files.home}")
     ids, pixels = checked_images(samples, images)
     table = pa.table(
         {
@@ -99,7 +103,7 @@ def write_thumbnails(store: RunStore, run_id: str, samples: Sequence[int], image
             "png": pa.array([png_bytes(image) for image in pixels], type=pa.binary()),
         }
     )
-    folder = _folder(store, run_id)
+    folder = _folder(files, run_id)
     folder.mkdir(parents=True, exist_ok=True)
     existing = _parts(folder)
     number = int(_PART.match(existing[-1].name).group(1)) + 1 if existing else 0  # type: ignore[union-attr]
@@ -108,11 +112,11 @@ def write_thumbnails(store: RunStore, run_id: str, samples: Sequence[int], image
     return path
 
 
-def thumbnails(store: RunStore, run_id: str, samples: Sequence[int]) -> dict[int, bytes]:
+def thumbnails(source: FileSource, run_id: str, samples: Sequence[int]) -> dict[int, bytes]:
     """PNG bytes of those ``samples`` the run has a thumbnail of (others are absent)."""
     wanted = {int(sample) for sample in samples}
     found: dict[int, bytes] = {}
-    for part in _parts(_folder(store, run_id)):  # oldest first: newer parts win
+    for part in _parts(_folder(catalogue_of(source), run_id)):  # oldest first: newer parts win
         try:
             table = pq.read_table(part)
         except (OSError, pa.ArrowInvalid) as error:
@@ -125,34 +129,37 @@ def thumbnails(store: RunStore, run_id: str, samples: Sequence[int]) -> dict[int
     return found
 
 
-def has_thumbnails(store: RunStore, run_id: str) -> bool:
-    return bool(_parts(_folder(store, run_id)))
+def has_thumbnails(source: FileSource, run_id: str) -> bool:
+    return bool(_parts(_folder(catalogue_of(source), run_id)))
 
 
-def _snapshot_path(store: RunStore, run_id: str, step: int) -> Path:
+def _snapshot_path(files: FileCatalogue, run_id: str, step: int) -> Path:
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
         raise ValueError(f"step must be a non-negative integer; got {step!r}")
-    return _folder(store, run_id) / f"snapshot-{int(step):010d}.parquet"
+    return _folder(files, run_id) / f"snapshot-{int(step):010d}.parquet"
 
 
-def write_snapshot_samples(store: RunStore, run_id: str, step: int, samples: Sequence[int]) -> Path:
+def write_snapshot_samples(
+    source: FileSource, run_id: str, step: int, samples: Sequence[int]
+) -> Path:
     """The sample id of each point of the snapshot at ``step`` (point i is ``samples[i]``),
     so the projector's hover finds each point's thumbnail."""
-    if not store.exists(run_id):
-        raise ValueError(f"run {run_id!r} does not exist in {store.home}")
+    files = catalogue_of(source)
+    if not files.exists(run_id):
+        raise ValueError(f"run {run_id!r} does not exist in {files.home}")
     ids = np.asarray(samples)
     if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
         raise ValueError(f"snapshot samples must be a 1-D array of integer ids; got {ids!r}")
-    path = _snapshot_path(store, run_id, step)
+    path = _snapshot_path(files, run_id, step)
     path.parent.mkdir(parents=True, exist_ok=True)
     table = pa.table({"sample": pa.array(ids.astype(np.int64))})
     write_atomic(path, lambda temp: pq.write_table(table, temp))
     return path
 
 
-def snapshot_samples(store: RunStore, run_id: str, step: int) -> np.ndarray | None:
+def snapshot_samples(source: FileSource, run_id: str, step: int) -> np.ndarray | None:
     """The sample of each snapshot point at ``step``, or None when none was stored."""
-    path = _snapshot_path(store, run_id, step)
+    path = _snapshot_path(catalogue_of(source), run_id, step)
     if not path.is_file():
         return None
     try:

@@ -12,7 +12,8 @@ GPU would idle meanwhile), and a compaction still running is not started twice. 
 write keeps the buffered rows (the next flush retries them), notes the error in the
 run's status file and raises ``StoreWriteError``: nothing is dropped silently.
 
-One tracker writes a run at a time (the worker running it).
+One tracker writes a run at a time (the worker running it). It takes the store's
+``FileCatalogue`` like every module of ``db`` (``RunStore.tracker`` makes one).
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ import time
 import uuid
 from array import array
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from db import layout
+from db import layout, run_index, run_status, user_fields
 from db.chunks import write_table_file
+from db.file_catalogue import FileCatalogue
 from db.named_values import NamedValues, constant_strings
 from db.schema import CHECKPOINTS, CURVES, EVALS, NORMS, SCALARS, SNAPSHOTS, TABLES
 from db.throttle import throttled
@@ -44,9 +46,6 @@ __all__ = ["StoreTracker", "StoreWriteError"]
 WATCHED_FLUSH_S = 0.25
 #: How often the tracker looks at the run's watched marker (one ``stat``).
 WATCH_POLL_S = 1.0
-
-if TYPE_CHECKING:
-    from db.store import RunStore
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +61,12 @@ def _check_step(step: Any) -> int:
 
 
 class StoreTracker:
-    """Writes one run's logged values into ``store``. Use ``store.tracker(run_id)``."""
+    """Writes one run's logged values into the store of ``files``. Use
+    ``store.tracker(run_id)``."""
 
     def __init__(
         self,
-        store: RunStore,
+        files: FileCatalogue,
         run_id: str,
         flush_interval: float = 1.0,
         *,
@@ -85,14 +85,14 @@ class StoreTracker:
             raise ValueError(f"compact_every must be >= 0 (0: never), got {compact_every!r}")
         if max_buffer_rows < 1:
             raise ValueError(f"max_buffer_rows must be >= 1, got {max_buffer_rows!r}")
-        store.get_run(run_id)  # ValueError for an unknown run
-        self.store = store
+        run_index.get_run(files, run_id)  # ValueError for an unknown run
+        self.files = files
         self.run_id = run_id
         self.flush_interval = float(flush_interval)
         self.watched_flush_interval = min(float(watched_flush_interval), self.flush_interval)
         self._watched = False
         self._watched_now = throttled(
-            lambda: store.is_watched(run_id), WATCH_POLL_S, latch=False
+            lambda: run_status.is_watched(files, run_id), WATCH_POLL_S, latch=False
         )  # one ``stat`` at most every WATCH_POLL_S
         self.max_buffer_rows = max_buffer_rows
         self.compact_every = compact_every
@@ -101,7 +101,7 @@ class StoreTracker:
         self.flushes = 0  # completed flushes
         self._token = uuid.uuid4().hex[:12]
         self._seq = 1 + max(
-            layout.scan_table(store.table_dir(run_id, table)).max_seq for table in TABLES
+            layout.scan_table(files.table_dir(run_id, table)).max_seq for table in TABLES
         )
         self._scalars = NamedValues()
         self._evals = NamedValues()
@@ -117,7 +117,7 @@ class StoreTracker:
 
     # -- Tracker protocol -----------------------------------------------------------
     def track_run_info(self, info: Mapping[str, Any]) -> None:
-        self.store.update_run_info(self.run_id, info)
+        user_fields.update_run_info(self.files, self.run_id, info)
 
     def track(self, value: float, name: str, step: int) -> None:
         self.track_many({name: value}, step)
@@ -174,21 +174,21 @@ class StoreTracker:
     def track_query_results(self, results: object, step: int) -> None:
         """Per-query and per-class retrieval results of the evaluation at ``step``,
         written at once as their own files (``db.query_results``)."""
-        from db.query_results import store_query_results
+        from db import query_results  # pandas: loaded by the first evaluation only
 
-        store_query_results(self.store, self.run_id, _check_step(step), results)
+        query_results.store_query_results(self.files, self.run_id, _check_step(step), results)
 
     def track_thumbnails(self, samples: Sequence[int], images: np.ndarray) -> None:
         """Small images of samples, written at once as PNGs (``db.thumbnails``)."""
-        from db.thumbnails import write_thumbnails
+        from db import thumbnails
 
-        write_thumbnails(self.store, self.run_id, samples, images)
+        thumbnails.write_thumbnails(self.files, self.run_id, samples, images)
 
     def track_snapshot_samples(self, samples: Sequence[int], step: int) -> None:
         """The sample id of each point of the snapshot at ``step`` (``db.thumbnails``)."""
-        from db.thumbnails import write_snapshot_samples
+        from db import thumbnails
 
-        write_snapshot_samples(self.store, self.run_id, _check_step(step), samples)
+        thumbnails.write_snapshot_samples(self.files, self.run_id, _check_step(step), samples)
 
     def track_checkpoint(self, path: str, step: int) -> None:
         if not isinstance(path, str) or not path:
@@ -203,37 +203,35 @@ class StoreTracker:
     def flush(self) -> None:
         """Write everything buffered plus the heartbeat; ``StoreWriteError`` on failure."""
         self._last_flush = time.monotonic()
-        if not self.store.exists(self.run_id):
+        if not self.files.exists(self.run_id):
             raise StoreWriteError(f"run {self.run_id} no longer exists (was it deleted?)")
-        failures = []
+        failures: list[tuple[bool, str, str]] = []  # (no space left, what, description)
         pending_tables = [entry for entry in self._pending_tables() if entry[1]]
         seq = self._seq  # one sequence number per flush, shared by the tables it writes
         if pending_tables:
             self._seq += 1
         for table, _, build, clear in pending_tables:
-            path = self.store.table_dir(self.run_id, table) / layout.chunk_name(seq, self._token)
+            path = self.files.table_dir(self.run_id, table) / layout.chunk_name(seq, self._token)
             try:
                 write_table_file(path, table, build(), fsync=self.fsync)
             except Exception as error:
                 # Keep the text, not the exception: its traceback holds the Arrow table,
                 # which pins the buffers the next step must extend (BufferError).
-                failures.append(
-                    (is_no_space(error), f"{table}: {describe_write_error(error, path)}")
-                )
+                failures.append((is_no_space(error), table, describe_write_error(error, path)))
                 continue
             clear()
         try:
-            self.store.heartbeat(self.run_id, *self._progress)
+            run_status.heartbeat(self.files, self.run_id, *self._progress)
         except Exception as error:
-            beat = self.store.run_dir(self.run_id) / layout.HEARTBEAT
-            failures.append((is_no_space(error), f"heartbeat: {describe_write_error(error, beat)}"))
+            beat = self.files.run_dir(self.run_id) / layout.HEARTBEAT
+            failures.append((is_no_space(error), "heartbeat", describe_write_error(error, beat)))
         if failures:
-            message = "; ".join(text for _, text in failures)
+            message = "; ".join(f"{what}: {text}" for _, what, text in failures)
             log.error("run %s: store write failed: %s", self.run_id, message)
             self._note_error(message)
-            full = [text for no_space, text in failures if no_space]
+            full = [text for no_space, _, text in failures if no_space]
             if full:  # one line: "no space left on device writing <path>"
-                raise StoreWriteError(full[0].split(": ", 1)[1])
+                raise StoreWriteError(full[0])
             raise StoreWriteError(f"run {self.run_id}: could not write to the store: {message}")
         self.flushes += 1
         if pending_tables:  # a watched run's more frequent flushes count as fractions:
@@ -255,15 +253,15 @@ class StoreTracker:
         self._compaction.start()
 
     def _compact_now(self) -> None:
-        from db.compaction import CompactionBusy
+        from db import compaction  # duckdb: loaded by the first compaction only
 
         try:
-            self.store.compact(self.run_id, full=False, wait=False)
-        except CompactionBusy:
+            compaction.compact_run(self.files, self.run_id, full=False, wait=False)
+        except compaction.CompactionBusy:
             pass  # another process compacts it now; the next cadence tries again
         except Exception as error:
             log.warning("run %s: compaction failed (will retry): %s", self.run_id, error)
-            self.store.report_problem(f"run {self.run_id}: compaction failed: {error}")
+            self.files.report_problem(f"run {self.run_id}: compaction failed: {error}")
 
     def wait_for_compaction(self, timeout: float | None = None) -> bool:
         """Wait for a compaction in progress; False if it still runs after ``timeout``."""
@@ -393,6 +391,6 @@ class StoreTracker:
 
     def _note_error(self, message: str) -> None:
         try:
-            self.store.note_write_error(self.run_id, message)
+            run_status.note_write_error(self.files, self.run_id, message)
         except Exception as error:  # e.g. the disk is full: one line, no traceback
             log.warning("run %s: could not record the write error: %s", self.run_id, error)

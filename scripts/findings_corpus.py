@@ -354,12 +354,7 @@ def write_synthetic(out: Path) -> None:
             frames.append(series.assign(run=run))
             runs[run] = {"group": group, "seed": seed, "half": half_of(group, seed),
                          "intended": mode, "labels": labels}  # fmt: skip
-    series = pd.concat(frames, ignore_index=True)[["run", "source", "name", "step", "value"]]
-    series = series.astype({"run": "category", "source": "category", "name": "category",
-                            "step": "int32", "value": "float32"})  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
-    series.to_parquet(out / SYNTHETIC_SERIES, index=False, compression="zstd")
-    (out / SYNTHETIC_RUNS).write_text(dump_runs(runs))
+    save(out, frames, runs, SYNTHETIC_SERIES, SYNTHETIC_RUNS)
 
 
 def load(out: Path) -> tuple[list[pd.DataFrame], dict[str, Any]]:
@@ -380,13 +375,20 @@ def dump_runs(runs: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def save(out: Path, frames: list[pd.DataFrame], runs: dict[str, Any]) -> None:
+def save(
+    out: Path,
+    frames: list[pd.DataFrame],
+    runs: dict[str, Any],
+    series_file: str = SERIES,
+    runs_file: str = RUNS,
+) -> None:
+    """The series as compact Parquet (categories, float32) and the runs' descriptions."""
     out.mkdir(parents=True, exist_ok=True)
     series = pd.concat(frames, ignore_index=True)[["run", "source", "name", "step", "value"]]
     series = series.astype({"run": "category", "source": "category", "name": "category",
                             "step": "int32", "value": "float32"})  # fmt: skip
-    series.to_parquet(out / SERIES, index=False, compression="zstd")
-    (out / RUNS).write_text(dump_runs(runs))
+    series.to_parquet(out / series_file, index=False, compression="zstd")
+    (out / runs_file).write_text(dump_runs(runs))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,11 +7,22 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from worker.commands import analyze, export, reproduction, stack, store, submit, train
+from worker.commands import (
+    analyze,
+    embed,
+    export,
+    export_model,
+    reproduction,
+    stack,
+    store,
+    study,
+    submit,
+    train,
+)
 from worker.commands.help_text import DESCRIPTION, ENVIRONMENT
 
 # The order of the help's command list.
-COMMANDS = (train, submit, analyze, export, stack, reproduction, store)
+COMMANDS = (train, submit, study, analyze, export, export_model, embed, stack, reproduction, store)
 
 
 def package_version() -> str:

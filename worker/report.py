@@ -49,6 +49,10 @@ def build_report(
     for name in names or list(EXPERIMENTS):
         data = load_experiment(store, EXPERIMENTS[name])
         parts.append(_section(store, data, figures, out.parent))
+    if not names:
+        from worker.study.report import study_sections
+
+        parts += study_sections(str(store.home))
     text = "\n\n".join(parts) + "\n"
     out.write_text(text)
     return text
@@ -81,6 +85,11 @@ def _header(store: RunStore, command: str) -> str:
 
 
 def _section(store: RunStore, data: ExperimentData, figures: Path, base: Path) -> str:
+    """One experiment's Markdown section of the report: its title and description; with
+    no run, why and the paper's table; else the setup, the command that reproduces it,
+    notes, a reduced-run or incomplete warning, the table of values, the runs used, each
+    claim's verdict, the runs' findings and the experiment's analyses (figures written
+    under ``figures``, linked relative to ``base``)."""
     experiment = data.experiment
     lines = [f"## `{experiment.name}`: {experiment.title}", "", experiment.description]
     if data.runs.empty:

@@ -148,3 +148,10 @@ def limit(
         idx = np.linspace(0, len(limited) - 1, max_points).astype(int)
         limited = limited.iloc[np.unique(idx)]
     return limited, points_note(len(limited), recorded)
+
+
+def chart_points(chart: alt.TopLevelMixin) -> int:
+    """Rows a chart embeds (all its datasets), for tests and assertions."""
+    spec = chart.to_dict()
+    datasets = spec.get("datasets", {})
+    return sum(len(rows) for rows in datasets.values())

@@ -70,7 +70,7 @@ def badges(found: list[Detection] | None) -> str:
 #: Ended runs whose findings were stored under older rules, evaluated again (and
 #: stored) per table render: each costs a read of the run's series (~0.06 s), so a
 #: store of many old runs catches up over a few renders instead of stalling one.
-RESTORED_PER_RENDER = 20
+RESTORED_PER_RENDER = 5
 
 
 def table_findings(frame: pd.DataFrame, live: set[str]) -> list[list[Detection] | None]:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from app import transforms
-from app.charts import MAX_POINTS
+from app.charts.base import MAX_POINTS
 from app.data.cache import LIST_TTL, LIVE_TTL, SLOW_LIVE_TTL, STATIC_TTL, store_read
 from db import evaluation_state, queries
 

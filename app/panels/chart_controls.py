@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import charts
+from app.charts.base import X_AXES, X_LABELS
 
 #: Where a choice is kept across pages (a widget's own state is dropped by Streamlit
 #: when a page without it runs) and its query parameter.
@@ -39,7 +39,7 @@ def _smoothing(text: str) -> float | None:
 
 
 def _x_axis(text: str) -> str | None:
-    return text if text in charts.X_AXES else None
+    return text if text in X_AXES else None
 
 
 def _flag(text: str) -> bool | None:
@@ -80,7 +80,7 @@ def chart_controls(page: str, *, log_color: bool = False) -> tuple[ChartControls
     fields = (
         (f"{page}.smoothing", SMOOTHING, _smoothing, DEFAULT_SMOOTHING, lambda v: f"{v:g}"),
         (f"{page}.log", LOG_Y, _flag, True, lambda v: "1" if v else "0"),
-        (f"{page}.x", X_AXIS, _x_axis, charts.X_AXES[0], str),
+        (f"{page}.x", X_AXIS, _x_axis, X_AXES[0], str),
     )
     # The link is read when the page is opened (a new session, or another page before);
     # afterwards the widgets own the values and write them to the URL.
@@ -102,10 +102,10 @@ def chart_controls(page: str, *, log_color: bool = False) -> tuple[ChartControls
     )
     x_axis = right.radio(
         "x axis",
-        list(charts.X_AXES),
+        list(X_AXES),
         horizontal=True,
         key=f"{page}.x",
-        format_func=charts.X_LABELS.get,
+        format_func=X_LABELS.get,
     )
     for widget, shared, _, _, show in fields:
         _remember(widget, shared, show)

@@ -5,8 +5,14 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts import CHART_HEIGHT, run_color_scale
-from app.charts.base import log_axis, log_scale, number_text_transform, number_tooltip
+from app.charts.base import (
+    CHART_HEIGHT,
+    log_axis,
+    log_scale,
+    number_text_transform,
+    number_tooltip,
+)
+from app.charts.line_charts import run_color_scale
 from sphere_engine.catalogue import Source, column_key
 
 ROBUSTNESS_TITLES = {"accuracy": "accuracy under attack", "recall@1": "R@1 under attack"}

@@ -13,14 +13,23 @@ import dataclasses
 import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 import pandas as pd
 
-from app import charts, data
+from app import data
 from app.charts.base import limit
+from app.charts.heatmap import norm_distribution_heatmap
+from app.charts.line_charts import (
+    band_rows,
+    line_rows,
+    metric_lines,
+    norm_band_chart,
+    sample_norm_chart,
+)
 from app.charts.similarity_heatmap import similarity_distribution_heatmap
 from app.transforms import downsample, histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup, chart_groups, group_keys
@@ -154,7 +163,7 @@ def _empty(*columns: str) -> pd.DataFrame:
 def line_spec(
     x: str, title: str, y_title: str, log_y: bool, legend_title: str, legend: bool
 ) -> str:
-    chart = charts.metric_lines(
+    chart = metric_lines(
         _empty(x, "value").assign(name=pd.Series(dtype=str)),
         x=x,
         title=title,
@@ -168,21 +177,19 @@ def line_spec(
 
 @functools.cache
 def band_spec(x: str, title: str) -> str:
-    return _data_free(charts.norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
+    return _data_free(norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
 
 
 @functools.cache
 def samples_spec(x: str, title: str) -> str:
     empty = _empty(x, "norm").assign(sample=pd.Series(dtype=str))
-    return _data_free(charts.sample_norm_chart(empty, x=x, title=title), x)
+    return _data_free(sample_norm_chart(empty, x=x, title=title), x)
 
 
 @functools.cache
 def heatmap_spec(x: str, title: str, log_color: bool) -> str:
     empty = _empty("x0", "x1", "lower", "upper", "fraction")
-    return _data_free(
-        charts.norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x
-    )
+    return _data_free(norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x)
 
 
 @functools.cache
@@ -267,11 +274,112 @@ def lines(
     y_title: str = "value",
     legend_title: str = "name",
 ) -> LiveChart:
-    """Lines of ``value`` over ``x``, one per ``name`` (``charts.metric_lines``)."""
-    frame, note = charts.line_rows(part, x=x, log_y=log_y, total=total)
+    """Lines of ``value`` over ``x``, one per ``name`` (``metric_lines``)."""
+    frame, note = line_rows(part, x=x, log_y=log_y, total=total)
     legend = frame["name"].nunique() > 1  # one series is named by the title
     spec = line_spec(x, title, y_title, log_y, legend_title, legend)
     return _live_chart(spec, frame[[x, "name", "value"]], title, note)
+
+
+@dataclass(frozen=True)
+class _GroupInputs:
+    """What a group's chart is drawn from: the run's logged ``series`` (long: step,
+    name, value), the page's chart controls and ``points`` per series."""
+
+    group: ChartGroup
+    keys: list[str]
+    run_id: str
+    series: pd.DataFrame
+    totals: data.Totals
+    log_y: bool
+    log_color: bool
+    x: str
+    points: int
+
+    @property
+    def part(self) -> pd.DataFrame:
+        """The rows of the group's keys."""
+        return self.series[self.series["name"].isin(self.keys)]
+
+    @property
+    def total(self) -> int:
+        """The points the group's keys have logged in all."""
+        return data.points_total(self.totals, self.keys)
+
+    @property
+    def heatmap_steps(self) -> int:
+        return max(int(self.points * HEATMAP_STEP_SHARE), 2)
+
+
+def _sample_norms_chart(inputs: _GroupInputs) -> LiveChart | None:
+    x, title = inputs.x, inputs.group.title
+    norms, total = data.sample_norms(inputs.run_id, max_points=inputs.points)
+    if norms.empty:
+        return None
+    if x != "step":
+        at = time_at_steps(norms.assign(run_id=inputs.run_id), inputs.series, x)
+        norms = norms.assign(**{x: at})
+    frame, note = limit(norms, ["sample"], x, total)
+    frame = frame.assign(sample=frame["sample"].astype(str))
+    return _live_chart(samples_spec(x, title), frame[[x, "sample", "norm"]], title, note)
+
+
+def _heatmap_chart(inputs: _GroupInputs) -> LiveChart | None:
+    cells = histogram_cells(downsample(inputs.part, inputs.heatmap_steps), x=inputs.x)
+    if cells.empty:
+        return None
+    frame, note = limit(cells, [], "x0", inputs.total)
+    spec = heatmap_spec(inputs.x, inputs.group.title, inputs.log_color)
+    return _live_chart(spec, frame.drop(columns="run_id"), inputs.group.title, note)
+
+
+def _similarity_heatmap_chart(inputs: _GroupInputs) -> LiveChart | None:
+    part = downsample(inputs.part, inputs.heatmap_steps)
+    cells = _similarity_cells(part, inputs.keys, inputs.x)
+    if cells.empty:
+        return None
+    frame, note = limit(cells, [], "x0", inputs.total)
+    spec = similarity_heatmap_spec(inputs.x, inputs.group.title)
+    return _live_chart(spec, frame.drop(columns="run_id"), inputs.group.title, note)
+
+
+def _band_chart(inputs: _GroupInputs) -> LiveChart | None:
+    x, part = inputs.x, inputs.part
+    if "norm/mean" not in set(part["name"]):
+        return None
+    per_metric = inputs.total // max(part["name"].nunique(), 1)
+    renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
+    frame, note = band_rows(_wide(part, x).rename(columns=renamed), x=x, total=per_metric)
+    columns = [x, "mean", "std", "min", "max", "lower", "upper"]
+    return _live_chart(band_spec(x, inputs.group.title), frame[columns], inputs.group.title, note)
+
+
+def _lines_chart(inputs: _GroupInputs) -> LiveChart | None:
+    group = inputs.group
+    part = drop_all_zero(inputs.part)
+    if part.empty or (group.per_key and _all_zero(part)):  # a term that is 0 at every step
+        return None
+    keys = [k for k in inputs.keys if k in set(part["name"])]
+    single = len(keys) == 1 and group.y_title == "value"
+    return lines(
+        part,
+        x=inputs.x,
+        title=group.title,
+        total=inputs.total,
+        log_y=inputs.log_y and group.log_scale,
+        y_title=keys[0] if single else group.y_title,
+        legend_title=group.legend_title or "name",
+    )
+
+
+#: Each ``ChartGroup.kind``'s chart.
+_CHARTS: dict[str, Callable[[_GroupInputs], LiveChart | None]] = {
+    "lines": _lines_chart,
+    "band": _band_chart,
+    "sample_norms": _sample_norms_chart,
+    "heatmap": _heatmap_chart,
+    "similarity_heatmap": _similarity_heatmap_chart,
+}
 
 
 def group_chart(
@@ -288,54 +396,5 @@ def group_chart(
 ) -> LiveChart | None:
     """One catalogue group's chart, or None when it has nothing to draw (``points``:
     steps per tracked sample)."""
-    if group.kind == "sample_norms":
-        norms, total = data.sample_norms(run_id, max_points=points)
-        if norms.empty:
-            return None
-        if x != "step":
-            norms = norms.assign(**{x: time_at_steps(norms.assign(run_id=run_id), series, x)})
-        frame, note = limit(norms, ["sample"], x, total)
-        frame = frame.assign(sample=frame["sample"].astype(str))
-        rows = frame[[x, "sample", "norm"]]
-        return _live_chart(samples_spec(x, group.title), rows, group.title, note)
-    part = series[series["name"].isin(keys)]
-    total = data.points_total(totals, keys)
-    if group.kind == "heatmap":
-        steps = max(int(points * HEATMAP_STEP_SHARE), 2)
-        cells = histogram_cells(downsample(part, steps), x=x)
-        if cells.empty:
-            return None
-        frame, note = limit(cells, [], "x0", total)
-        spec = heatmap_spec(x, group.title, log_color)
-        return _live_chart(spec, frame.drop(columns="run_id"), group.title, note)
-    if group.kind == "similarity_heatmap":
-        steps = max(int(points * HEATMAP_STEP_SHARE), 2)
-        cells = _similarity_cells(downsample(part, steps), keys, x)
-        if cells.empty:
-            return None
-        frame, note = limit(cells, [], "x0", total)
-        spec = similarity_heatmap_spec(x, group.title)
-        return _live_chart(spec, frame.drop(columns="run_id"), group.title, note)
-    if group.kind == "band":
-        if "norm/mean" not in set(part["name"]):
-            return None
-        per_metric = total // max(part["name"].nunique(), 1)
-        renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
-        wide = _wide(part, x).rename(columns=renamed)
-        frame, note = charts.band_rows(wide, x=x, total=per_metric)
-        columns = [x, "mean", "std", "min", "max", "lower", "upper"]
-        return _live_chart(band_spec(x, group.title), frame[columns], group.title, note)
-    part = drop_all_zero(part)
-    if part.empty or (group.per_key and _all_zero(part)):  # a term that is 0 at every step
-        return None
-    keys = [k for k in keys if k in set(part["name"])]
-    single = len(keys) == 1 and group.y_title == "value"
-    return lines(
-        part,
-        x=x,
-        title=group.title,
-        total=total,
-        log_y=log_y and group.log_scale,
-        y_title=keys[0] if single else group.y_title,
-        legend_title=group.legend_title or "name",
-    )
+    inputs = _GroupInputs(group, keys, run_id, series, totals, log_y, log_color, x, points)
+    return _CHARTS[group.kind](inputs)

@@ -9,7 +9,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app import charts, data, ui
+from app import data, ui
+from app.charts.best_values import highlight_best
+from app.charts.heatmap import norm_distribution_heatmap, norm_domain
+from app.charts.line_charts import group_band_chart, metric_lines, run_color_scale
+from app.charts.summary import hyperparameter_chart, small_multiples
 from app.panels import evaluations, live_charts, live_feed, training_charts, trust_marker
 from app.panels.chart_controls import chart_controls
 from app.transforms import histogram_cells
@@ -29,7 +33,7 @@ def main() -> None:
     # -- widgets ---------------------------------------------------------------------
     frame = data.runs()
     labels = data.run_labels(frame) if not frame.empty else {}
-    ui.warn_unknown_runs(ui.query_ids("runs"), labels)  # issue 14, bug 13
+    ui.warn_unknown_runs(ui.query_ids("runs"), labels)
     sweep_ids = data.sweeps()
     st.selectbox(
         "Sweep (selects its runs)",
@@ -143,7 +147,7 @@ def _show_linked(drawn: list[alt.TopLevelMixin], metrics: list[str], x: str) -> 
     elif len(drawn) == 1:
         ui.show_chart(drawn[0])
     elif drawn:
-        ui.show_chart(charts.small_multiples(drawn))
+        ui.show_chart(small_multiples(drawn))
 
 
 def _metric_chart(
@@ -169,7 +173,7 @@ def _metric_chart(
             total = None
         else:
             stats, total = data.grouped_series(run_ids, key, group_by, smoothing=smoothing, x=x)
-        return charts.group_band_chart(
+        return group_band_chart(
             stats,
             x=x,
             y_title=key,
@@ -184,14 +188,14 @@ def _metric_chart(
         series, totals = data.metric_series(run_ids, [key], smoothing=smoothing)
         total = data.points_total(totals)
     series = series.assign(run=series["run_id"].map(color_labels))
-    return charts.metric_lines(
+    return metric_lines(
         series,
         color="run",
         x=x,
         title=title,
         y_title=key,
         log_y=log,
-        color_scale=charts.run_color_scale(run_ids, color_labels),
+        color_scale=run_color_scale(run_ids, color_labels),
         total=total,
         legend_title="run",
     )
@@ -214,13 +218,13 @@ def _norm_distributions(
     if cells.empty:
         st.caption("No norm histogram logged yet.")
         return
-    domain = charts.norm_domain(cells)
+    domain = norm_domain(cells)
     low, top = float(cells["fraction"].min()), float(cells["fraction"].max())
     for start in range(0, len(shown), 2):
         for column, run_id in zip(st.columns(2), shown[start : start + 2], strict=False):
             with column:
                 ui.show_chart(
-                    charts.norm_distribution_heatmap(
+                    norm_distribution_heatmap(
                         cells[cells["run_id"] == run_id],
                         x=x,
                         norm_domain=domain,
@@ -254,7 +258,7 @@ def _final_tables(run_ids: list[str], group_by: str, frame: pd.DataFrame) -> Non
     shown = table.drop(columns="run_id")
     shown.insert(1, "status", marked)
     st.dataframe(
-        charts.highlight_best(
+        highlight_best(
             shown,
             data.paper_best(),
             exclude=None if rank_all else untrusted,
@@ -302,7 +306,7 @@ def _hyperparameters(run_ids: list[str], keys: list[str]) -> None:
         st.caption("No final values yet (they come from the last evaluation).")
         return
     # A short title: a wrapped one was read as "… ± stdover runs)"
-    ui.show_chart(charts.hyperparameter_chart(stats, key=key, y_title=header, title=header))
+    ui.show_chart(hyperparameter_chart(stats, key=key, y_title=header, title=header))
     st.caption(f"{header} against {key}: mean ± std over the runs sharing each value.")
 
 

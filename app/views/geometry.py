@@ -8,8 +8,14 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from app import charts, data, ui
-from app.charts.geometry import MAX_COORDS, shared_domains
+from app import data, ui
+from app.charts.geometry import (
+    MAX_COORDS,
+    angle_heatmap,
+    norm_histogram,
+    pca_scatter,
+    shared_domains,
+)
 from app.panels import face_conventions, projector, scatter_matrix
 
 #: Columns the scatter matrix shows at first: all 8 fit the page's width, 4 half of it.
@@ -155,11 +161,11 @@ def _panel(
     )
     left, right = st.columns(2) if wide else (st.container(), st.container())
     with left:
-        ui.show_chart(charts.norm_histogram(snap["norm"], domain=shared["norm"]))
+        ui.show_chart(norm_histogram(snap["norm"], domain=shared["norm"]))
     with right:
         projected, explained = data.pca(panel.run_id, panel.step)
         ui.show_chart(
-            charts.pca_scatter(
+            pca_scatter(
                 projected, explained=explained, domain=shared["pca"], classes=shared["classes"]
             )
         )
@@ -169,7 +175,7 @@ def _panel(
     if len(shown) >= 1:
         _matrix(panel, record, basis, shown, shared)
     angles, classes = data.centroid_angles(panel.run_id, panel.step)
-    ui.show_chart(charts.angle_heatmap(angles, classes))
+    ui.show_chart(angle_heatmap(angles, classes))
 
 
 def _matrix(panel: Panel, record, basis: str, shown: list[str], shared: dict) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import data, launch_checks, launch_form, ui
+from app import data, launch_checks, launch_form, study_form, ui
 from app.panels import run_on
 from app.presets import PRESETS
 from app.sweep_form import sweep_size, sweep_widgets
@@ -17,6 +17,9 @@ LAUNCHED = "launch.launched"
 
 def main() -> None:
     st.title("Launch runs")
+    if study_form.study_mode():  # Run, Sweep or Study: a study has a form of its own
+        study_form.render()
+        return
     # -- widgets: presets ------------------------------------------------------------
     with st.expander("Presets (the experiments of SCIENCE.md)", expanded=False):
         preset_key = st.selectbox(
@@ -123,8 +126,7 @@ def _estimate(config: dict) -> None:
     guess = launch_checks.estimate(config, data.runs())
     if guess is None:
         st.caption(
-            "Estimated duration: unknown until a run of this model on this data has "
-            "finished here."
+            "Estimated duration: unknown until a run of this model on this data has finished here."
         )
         return
     st.caption(

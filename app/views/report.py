@@ -13,11 +13,13 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.base import number_axis, with_number_text
+from app.data import studies
 from db.experiment_runs import BY_CONFIG, BY_TAG, experiment_runs, experiment_values
 from db.store import RunStore
 from sphere_engine.experiments import EXPERIMENT_TAG, EXPERIMENTS, VARIANT_TAG, Experiment
 from sphere_engine.experiments.matching import variant_matcher
 from sphere_engine.experiments.paper_values import not_run_message, paper_table
+from sphere_engine.experiments.studies import STUDY_TITLES
 from sphere_engine.experiments.tables import (
     display_table,
     paired_effects,
@@ -119,16 +121,35 @@ def _variant_panels(
     return panels, caption
 
 
+def _study_result(name: str) -> bool:
+    """The result table of the newest study declared for experiment ``name``, if any."""
+    study_id = studies.study_for_experiment(name)
+    if study_id is None:
+        return False
+    st.subheader(f"Study {study_id}")
+    st.markdown(studies.result_table(study_id)["markdown"].split("\n", 2)[2])
+    st.page_link("views/study.py", label="Open the study", icon="🧪",
+                 query_params={"study_id": study_id})  # fmt: skip
+    return True
+
+
 def main() -> None:
     st.title("Reproduction report")
+    titles = {**{n: e.title for n, e in EXPERIMENTS.items()}, **STUDY_TITLES}
     name = st.selectbox(
         "Experiment",
-        list(EXPERIMENTS),
+        list(titles),
         key="report.experiment",
-        format_func=lambda n: f"{n}: {EXPERIMENTS[n].title}",
+        format_func=lambda n: f"{n}: {titles[n]}",
     )
+    if name not in EXPERIMENTS:  # a study preset: its study is the result
+        if not _study_result(name):
+            st.info(f"No study yet: `spherescope study run {name}` or the Launch page's "
+                    "Study mode.", icon=":material/info:")  # fmt: skip
+        st.stop()
     experiment = EXPERIMENTS[name]
     st.caption(experiment.description)
+    _study_result(name)
     runs, values = _load(name)
     if runs.empty:
         st.info(not_run_message(experiment), icon=":material/info:")

@@ -25,6 +25,7 @@ from app.panels import findings as findings_panel
 from app.panels.chart_controls import chart_controls
 from app.panels.downloads import downloads
 from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
+from app.panels.model_exports import model_exports
 from sphere_engine.catalogue import CHART_SECTIONS, label
 
 #: While the run trains the header (status, progress, elapsed) is redrawn this often;
@@ -150,6 +151,7 @@ def _live(
             language="json",
         )
     downloads(run_id)
+    model_exports(run_id)
 
 
 def _checkpoints(run_id: str) -> None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING
 
+from db import user_fields
 from db.catalogue.rows import FINAL_KEY
+from db.file_catalogue import FileSource, catalogue_of
 from sphere_engine.catalogue import RUNS_TABLE, Source, column_key
-
-if TYPE_CHECKING:
-    from db.store import RunStore
 
 log = logging.getLogger(__name__)
 
@@ -19,27 +17,27 @@ log = logging.getLogger(__name__)
 TRAIN_COLUMNS = tuple(column_key(s, k) for s, k in RUNS_TABLE if s is Source.TRAINING_BATCH)
 
 
-def final_values(store: RunStore, run_id: str) -> dict[str, float]:
+def final_values(source: FileSource, run_id: str) -> dict[str, float]:
     """Column key → last value: every evaluation metric, and the Runs table's
     training-step ones (finite values only)."""
-    from db.queries import final_metrics  # pandas and DuckDB: only once a run ends
+    from db.last_values import EVAL_SOURCE, last_values  # DuckDB: only once a run ends
 
-    frame = final_metrics(store, run_id)
-    eval_prefix = f"{Source.EVALUATION}:"
+    last = last_values(source, [run_id], None)
     values = {}
-    for column in frame.columns[2:]:
-        if not (column.startswith(eval_prefix) or column in TRAIN_COLUMNS):
+    rows = zip(last["column"], last["source"], last["value"], strict=True)
+    for column, source_name, value in sorted(rows, key=lambda r: (r[1] != EVAL_SOURCE, r[0])):
+        if source_name != EVAL_SOURCE and column not in TRAIN_COLUMNS:
             continue
-        value = float(frame[column].iloc[0])
         if math.isfinite(value):
-            values[column] = value
+            values[column] = float(value)
     return values
 
 
-def record_final_values(store: RunStore, run_id: str) -> None:
+def record_final_values(source: FileSource, run_id: str) -> None:
     """Store the run's final values in its info (``final_metrics``); never fails the run."""
     try:
-        store.update_run_info(run_id, {FINAL_KEY: final_values(store, run_id)})
+        values = {FINAL_KEY: final_values(source, run_id)}
+        user_fields.update_run_info(catalogue_of(source), run_id, values)
     except OSError as error:
         log.warning("run %s: final values not stored: %s", run_id, error)
     except Exception:

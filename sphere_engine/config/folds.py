@@ -15,19 +15,15 @@ in ``validate`` through ``fold_info``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from sphere_engine.catalogue.facts import FINAL_TEST_PREFIX
 from sphere_engine.catalogue.lookup import find
 from sphere_engine.catalogue.metric import Source
 from sphere_engine.config.config_error import ConfigError
-
-if TYPE_CHECKING:
-    from sphere_engine.config.data_section import DataConfig
-    from sphere_engine.config.run_config import TrainingConfig
+from sphere_engine.config.data_section import DataConfig
 
 
-def check_folds_and_early_stop(data: DataConfig, training: TrainingConfig) -> None:
+def check_folds_and_early_stop(data: DataConfig, early_stop_metric: str) -> None:
     """``data.folds`` is 0 or at least 2 and needs the class-disjoint split; ``data.fold``
     names one of them; ``training.early_stop_metric`` is an evaluation metric with a
     direction."""
@@ -47,7 +43,7 @@ def check_folds_and_early_stop(data: DataConfig, training: TrainingConfig) -> No
             f"{data.fold} is not a fold of data.folds = {data.folds} (allowed: {allowed})",
             related=["data.folds"],
         )
-    metric = training.early_stop_metric
+    metric = early_stop_metric
     entry = find(metric, Source.EVALUATION)
     if entry is None or entry.higher_is_better is None or metric.startswith(FINAL_TEST_PREFIX):
         raise ConfigError(

@@ -347,7 +347,7 @@ class RunConfig:
             raise ConfigError("training.keep_checkpoints", policy_problem)
         check_evaluation_combinations(self.evaluation, self.robustness, self.data)
         check_device_split(self.training.devices, self.data)
-        check_folds_and_early_stop(self.data, self.training)
+        check_folds_and_early_stop(self.data, self.training.early_stop_metric)
 
 
 def field_help(section: str, name: str) -> dict[str, Any]:

@@ -30,30 +30,22 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from sphere_engine.job_rank import JobRank
+
 __all__ = ["DistributedContext", "detect", "launcher_world", "single_process"]
 
 
 @dataclass(frozen=True)
-class DistributedContext:
-    """One process's place in the job; ``group`` is None for a single process."""
+class DistributedContext(JobRank):
+    """One process's place in the job (``JobRank``) and the group it talks over;
+    ``group`` is None for a single process."""
 
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
     source: str = "single process"  # how it was detected, for messages and the run record
     # the ProcessGroup the caller chose; None: the default group. The default group is
     # not held: a reference kept past ``destroy_process_group`` makes torch (2.13, gloo)
     # abort the process at exit ("terminate called without an active exception"), and
     # a ``Run`` lives as long as the user's script
     group: Any = None
-
-    @property
-    def is_distributed(self) -> bool:
-        return self.world_size > 1
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
 
     @property
     def backend(self) -> str:

@@ -6,7 +6,7 @@ Runs at evaluation steps only; the per-step training path never calls it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -22,6 +22,9 @@ from sphere_engine.evaluation.extras import (
     robustness_metrics,
 )
 from sphere_engine.tracking import Tracker
+
+if TYPE_CHECKING:
+    from sphere_engine.metrics.per_query import QueryCollector
 
 ROC_CURVE = "verification/roc"  # tracker curve name: x = FAR, y = TAR
 
@@ -158,19 +161,26 @@ class Evaluator:
 
     def compute(self, captured: Captured, tracker: Tracker, step: int) -> dict[str, float]:
         """The metrics of captured embeddings (numpy, faiss or the kNN backend's device:
-        any thread)."""
-        from sphere_engine.evaluation.thumbnails import shown_rows
-        from sphere_engine.metrics import (
-            evaluate_embeddings,
-            retrieval_protocol_metrics,
-            vertex_alignment,
-        )
-        from sphere_engine.metrics.inputs import check_embeddings, l2_normalize
+        any thread), tracked with the snapshot and what the explorer shows."""
+        host, labels = captured.embeddings, captured.labels
+        metrics = self._retrieval(host, labels, tracker, step)
+        metrics |= self._classifier(captured)
+        metrics |= self._verification(host, labels, tracker, step)
+        metrics |= self._extras(captured)
+        tracker.track_eval(metrics, step)
+        self._snapshot(host, labels, tracker, step)
+        return metrics
+
+    def _retrieval(
+        self, host: np.ndarray, labels: np.ndarray, tracker: Tracker, step: int
+    ) -> dict[str, float]:
+        """Retrieval and clustering metrics; with leave-one-out, each query's results and
+        the thumbnails of the rows the explorer and the projector show."""
+        from sphere_engine.metrics import evaluate_embeddings, retrieval_protocol_metrics
         from sphere_engine.metrics.per_query import QueryCollector
 
         seed = self.config.training.seed
         recall_ks = tuple(self.config.diagnostics.recall_ks)
-        host, labels, logits = captured.embeddings, captured.labels, captured.logits
         # leave-one-out keeps per-query results; query–gallery runs only its own search
         leave_one_out = self.is_query is None
         # the final test is its metrics only (no per-query results, thumbnails, snapshot)
@@ -194,39 +204,74 @@ class Evaluator:
                 recall_ks=recall_ks,
                 backend=self.config.evaluation.knn_backend,
             )
-        shown = self.snapshot_rows  # the projector's hover: the snapshot's points
-        if collector is not None:
-            points = check_embeddings(host)
-            unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
-            results = collector.results(unit, unit, labels, "cosine", norms, norms)
-            results.classes["class_name"] = class_names(self.dataset, results.classes["label"])
-            tracker.track_query_results(results, step)
-            shown = np.union1d(shown, shown_rows(results.queries))  # the explorer's strips
+        shown = self._query_results(collector, host, labels, tracker, step)
         if not self.final_test:
             self._thumbnails(shown, tracker)
-        if logits is not None and self.config.evaluation.softmax_clustering:
+        return metrics
+
+    def _query_results(
+        self,
+        collector: QueryCollector | None,
+        host: np.ndarray,
+        labels: np.ndarray,
+        tracker: Tracker,
+        step: int,
+    ) -> np.ndarray:
+        """Track each query's results (when collected); the evaluated rows whose
+        thumbnails the pages show: the snapshot's points (the projector's hover) and
+        the explorer's strips."""
+        from sphere_engine.evaluation.thumbnails import shown_rows
+        from sphere_engine.metrics.inputs import check_embeddings, l2_normalize
+
+        if collector is None:
+            return self.snapshot_rows
+        points = check_embeddings(host)
+        unit, norms = l2_normalize(points), np.linalg.norm(points, axis=1)
+        results = collector.results(unit, unit, labels, "cosine", norms, norms)
+        results.classes["class_name"] = class_names(self.dataset, results.classes["label"])
+        tracker.track_query_results(results, step)
+        return np.union1d(self.snapshot_rows, shown_rows(results.queries))
+
+    def _classifier(self, captured: Captured) -> dict[str, float]:
+        """A head's metrics: softmax-output clustering; on the training classes its
+        accuracy and, for a fixed head, each class centroid's angle to its vertex."""
+        logits, labels = captured.logits, captured.labels
+        metrics: dict[str, float] = {}
+        if logits is None:
+            return metrics
+        if self.config.evaluation.softmax_clustering:
             from sphere_engine.metrics import softmax_clustering_metrics
 
-            metrics |= softmax_clustering_metrics(logits, labels, seed=seed)
-        if logits is not None and self.same_classes:
+            metrics |= softmax_clustering_metrics(logits, labels, seed=self.config.training.seed)
+        if self.same_classes:
+            from sphere_engine.metrics import vertex_alignment
+
             predictions = logits.argmax(dim=1).numpy()
             metrics["classifier_accuracy"] = float((predictions == labels).mean())
             if captured.vertices is not None:
-                metrics |= vertex_alignment(host, labels, captured.vertices)
-        metrics |= self._verification(host, labels, tracker, step)
+                metrics |= vertex_alignment(captured.embeddings, labels, captured.vertices)
+        return metrics
+
+    def _extras(self, captured: Captured) -> dict[str, float]:
+        """The linear probe's accuracy and the robustness curves, when captured."""
+        metrics: dict[str, float] = {}
         if captured.probe is not None:
             from sphere_engine.metrics import linear_probe_accuracy
 
-            metrics |= linear_probe_accuracy(*captured.probe, host, labels)
+            metrics |= linear_probe_accuracy(*captured.probe, captured.embeddings, captured.labels)
         if captured.robustness is not None:
             metrics |= captured.robustness
-        tracker.track_eval(metrics, step)
-        if len(self.snapshot_rows):
-            rows = self.snapshot_rows
-            tracker.track_snapshot(host[rows], original_classes(self.dataset, labels[rows]), step)
-            # point i of the snapshot is evaluated row rows[i]
-            tracker.track_snapshot_samples(rows, step)
         return metrics
+
+    def _snapshot(self, host: np.ndarray, labels: np.ndarray, tracker: Tracker, step: int) -> None:
+        """The snapshot of raw test embeddings for the geometry pages (none at the final
+        test: its ``snapshot_rows`` are empty)."""
+        if not len(self.snapshot_rows):
+            return
+        rows = self.snapshot_rows
+        tracker.track_snapshot(host[rows], original_classes(self.dataset, labels[rows]), step)
+        # point i of the snapshot is evaluated row rows[i]
+        tracker.track_snapshot_samples(rows, step)
 
     def _thumbnails(self, rows: np.ndarray, tracker: Tracker) -> None:
         """Thumbnails of the evaluated ``rows`` not sent before (``thumbnails.py``):

@@ -38,8 +38,6 @@ def evaluate_external(
     the leave-one-out retrieval (``external_query_results``)."""
     from sphere_engine.metrics import evaluate_embeddings, vertex_alignment
 
-    if (reference is None) != (reference_labels is None):
-        raise ValueError("reference and reference_labels must be given together")
     if not isinstance(snapshot_size, int) or snapshot_size < 0:
         raise ValueError(f"snapshot_size must be an integer >= 0, got {snapshot_size!r}")
     points = _host(embeddings, "embeddings").astype(np.float32, copy=False)

@@ -6,8 +6,6 @@ Called by ``evaluation.Evaluator`` at evaluation steps only (never per training 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 from torch import nn
@@ -77,23 +75,23 @@ def robustness_metrics(
     """Accuracy under attack for a classifier head whose classes are the test classes
     (``head`` given), else R@1 of attacked queries against the clean gallery; keys of
     ``sphere_engine.robustness`` per attack and ε (pixel units)."""
-    from sphere_engine.robustness import robustness_accuracy, robustness_recall
+    from sphere_engine.robustness import AttackSettings, robustness_accuracy, robustness_recall
 
     # validation refuses robustness for datasets without a pixel range (the one check)
     assert pixel_range is not None, "robustness without a pixel range passed validation"
     pixel_model = PixelModel(model, pixel_range)
     pixels = pixel_range.to_pixels(inputs)
     targets = torch.as_tensor(labels, device=inputs.device)
-    options: dict[str, Any] = {
-        "epsilons": tuple(config.epsilons),
-        "attacks": tuple(config.attacks),
-        "steps": config.steps,
-        "step_size": config.step_size or None,
-        "random_start": config.random_start,
-        "input_range": (0.0, 1.0),
-        "seed": seed,
-    }
+    settings = AttackSettings(
+        epsilons=tuple(config.epsilons),
+        attacks=tuple(config.attacks),
+        steps=config.steps,
+        step_size=config.step_size or None,
+        random_start=config.random_start,
+        input_range=(0.0, 1.0),
+        seed=seed,
+    )
     with torch.enable_grad():
         if head is not None:
-            return robustness_accuracy(pixel_model, head, pixels, targets, **options)
-        return robustness_recall(pixel_model, pixels, targets, **options)
+            return robustness_accuracy(pixel_model, head, pixels, targets, settings)
+        return robustness_recall(pixel_model, pixels, targets, settings)

@@ -7,7 +7,13 @@ from typing import Any
 import numpy as np
 
 from sphere_engine.geometry import angles_degrees, class_centroids, row_angles_degrees
-from sphere_engine.metrics.inputs import check_embeddings, check_labels, check_pair, l2_normalize
+from sphere_engine.metrics.inputs import (
+    check_embeddings,
+    check_labels,
+    check_pair,
+    check_same_dimension,
+    l2_normalize,
+)
 
 _BLOCK_ROWS = 1024  # rows of the centroid Gram matrix held at once
 
@@ -63,11 +69,7 @@ def vertex_alignment(embeddings: Any, labels: Any, vertices: Any) -> dict[str, f
     points = check_embeddings(embeddings)
     true = check_labels(labels, points.shape[0])
     corners = check_embeddings(vertices, "vertices")
-    if corners.shape[1] != points.shape[1]:
-        raise ValueError(
-            f"vertices have dimension {corners.shape[1]} but embeddings have "
-            f"{points.shape[1]}; they must match"
-        )
+    check_same_dimension(corners, "vertices", points, "the embeddings")
     if true.min() < 0 or true.max() >= corners.shape[0]:
         raise ValueError(
             f"labels must lie in 0..{corners.shape[0] - 1} (one vertex per class); "

@@ -17,13 +17,7 @@ from sphere_engine.metrics.hypersphere import (
     subsample,
     uniformity_scores,
 )
-from sphere_engine.metrics.inputs import (
-    check_embeddings,
-    check_ks,
-    check_labels,
-    check_pair,
-    l2_normalize,
-)
+from sphere_engine.metrics.inputs import check_ks, check_pair, check_reference, l2_normalize
 from sphere_engine.metrics.norms import norm_statistics
 from sphere_engine.metrics.per_query import QueryCollector
 from sphere_engine.metrics.retrieval import KNN_NEIGHBORS, retrieval_scores
@@ -80,21 +74,14 @@ def evaluate_embeddings(
     points, true = check_pair(embeddings, labels)
     ks = check_ks(ks)
     chosen = resolve_backend(backend)
-    if (reference is None) != (reference_labels is None):
-        raise ValueError("reference and reference_labels must be given together")
+    checked_reference = check_reference(points, reference, reference_labels)
     unit = l2_normalize(points)
     search_points = unit if normalize else points
 
-    if reference is None:
+    if checked_reference is None:
         ref, ref_labels, exclude_self = search_points, true, True
     else:
-        ref = check_embeddings(reference, "reference")
-        ref_labels = check_labels(reference_labels, ref.shape[0], "reference_labels")
-        if ref.shape[1] != points.shape[1]:
-            raise ValueError(
-                f"reference has dimension {ref.shape[1]} but embeddings have "
-                f"{points.shape[1]}; they must match"
-            )
+        ref, ref_labels = checked_reference
         ref = l2_normalize(ref, "reference") if normalize else ref
         exclude_self = False
 

@@ -110,6 +110,30 @@ def check_pair(embeddings: Any, labels: Any, *, min_classes: int = 2) -> tuple[n
     return x, y
 
 
+def check_same_dimension(array: np.ndarray, name: str, other: np.ndarray, other_name: str) -> None:
+    """A one-line ValueError unless the two arrays' rows have one dimension."""
+    if array.shape[1] != other.shape[1]:
+        raise ValueError(
+            f"{name} has dimension {array.shape[1]} and {other_name} dimension "
+            f"{other.shape[1]}; they must match"
+        )
+
+
+def check_reference(
+    queries: np.ndarray, reference: Any, reference_labels: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The checked (reference float32 M × d, reference_labels int64 M) searched by the
+    checked ``queries``, or None when neither is given (leave-one-out retrieval); one is
+    given without the other, or a dimension unlike the queries', is a ValueError."""
+    if (reference is None) != (reference_labels is None):
+        raise ValueError("reference and reference_labels must be given together")
+    if reference is None:
+        return None
+    checked = check_embeddings(reference, "reference")
+    check_same_dimension(checked, "reference", queries, "the embeddings")
+    return checked, check_labels(reference_labels, checked.shape[0], "reference_labels")
+
+
 def l2_normalize(embeddings: np.ndarray, name: str = "embeddings") -> np.ndarray:
     """Rows scaled to unit L2 norm (N × d float32); zero rows are an error."""
     norms = row_norms(embeddings)

@@ -25,6 +25,7 @@ from sklearn.cluster import KMeans
 from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics.blas_threads import single_blas_thread
 from sphere_engine.metrics.device_kmeans import device_kmeans_labels
+from sphere_engine.metrics.neighbors import search_on_every_core
 
 _FAISS_BLOCK = 10  # Lloyd iterations per faiss call between convergence checks
 EXACT_MAX_POINTS = 20_000
@@ -101,7 +102,8 @@ def kmeans_labels(
             num_clusters, init=centres, n_init=1, max_iter=max_iter, tol=0.0, random_state=seed
         )
         return model.fit(points).labels_.astype(np.int64)
-    return _faiss_kmeans(points, centres, seed=seed, max_iter=max_iter)
+    with backends.single_faiss_thread():
+        return _faiss_kmeans(points, centres, seed=seed, max_iter=max_iter)
 
 
 def _faiss_kmeans(points: np.ndarray, centres: np.ndarray, *, seed: int, max_iter: int):
@@ -165,5 +167,8 @@ def sampled_kmeans_labels(
         gpu=backend == "faiss-gpu",
     )
     kmeans.train(points[sample])
-    _, assignment = kmeans.index.search(points, 1)
+    if backend == "faiss-gpu":
+        _, assignment = kmeans.index.search(points, 1)
+    else:
+        _, assignment = search_on_every_core(kmeans.index, points, 1)
     return assignment[:, 0].astype(np.int64)

@@ -17,7 +17,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from sphere_engine.metrics.inputs import check_embeddings, check_labels, check_pair, l2_normalize
+from sphere_engine.metrics.inputs import (
+    check_embeddings,
+    check_labels,
+    check_pair,
+    check_same_dimension,
+    l2_normalize,
+)
 
 
 def linear_probe_accuracy(
@@ -35,11 +41,7 @@ def linear_probe_accuracy(
     train_x, train_y = check_pair(train_embeddings, train_labels)
     test_x = check_embeddings(test_embeddings, "test_embeddings")
     test_y = check_labels(test_labels, test_x.shape[0], "test_labels")
-    if test_x.shape[1] != train_x.shape[1]:
-        raise ValueError(
-            f"test_embeddings have dimension {test_x.shape[1]} but train embeddings have "
-            f"{train_x.shape[1]}; they must match"
-        )
+    check_same_dimension(test_x, "test_embeddings", train_x, "the train embeddings")
     if isinstance(c, bool) or not isinstance(c, int | float) or not c > 0:
         raise ValueError(f"c must be a positive number; got {c!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:

@@ -22,7 +22,9 @@ columns as its most demanding query.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +32,7 @@ import torch
 
 from sphere_engine.metrics import backend as backends
 from sphere_engine.metrics.device_knn import DeviceSearcher, device_budget_bytes
+from sphere_engine.metrics.inputs import check_same_dimension
 
 METRICS = ("cosine", "euclidean")
 FAISS_MAX_K = 2048  # longer lists go through torch topk (see ``_FaissSearcher``)
@@ -37,6 +40,26 @@ FAISS_MAX_K = 2048  # longer lists go through torch topk (see ``_FaissSearcher``
 # k-wide result arrays still small.
 FAISS_MAX_CHUNK = 65536
 FAISS_GPU_MAX_K = 2048  # faiss's GPU k-selection handles at most this many
+FAISS_MIN_PART = 1024  # queries per core at least when a CPU search is split
+
+
+def search_on_every_core(index: object, queries: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
+    """``index.search(queries, k)`` of a CPU faiss index, the queries split into one part
+    per core, each searched by its own thread with one OpenMP thread (faiss releases
+    the GIL). faiss's own OpenMP split ends each of its many steps at a barrier where
+    idle threads spin, on shared cores at several times the work; independent parts
+    never wait for each other."""
+    parts = min(len(os.sched_getaffinity(0)), -(-queries.shape[0] // FAISS_MIN_PART))
+
+    def search(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with backends.single_faiss_thread():  # OpenMP settings are per thread
+            return index.search(rows, k)
+
+    if parts <= 1:
+        return search(queries)
+    with ThreadPoolExecutor(parts) as pool:
+        found = list(pool.map(search, np.array_split(queries, parts)))
+    return np.concatenate([part[0] for part in found]), np.concatenate([part[1] for part in found])
 
 
 @dataclass(frozen=True)
@@ -118,13 +141,16 @@ class _FaissSearcher(_HostSearcher):
     def chunk_rows(self, k: int) -> int:
         return _chunk_rows(self.size, k, self.memory_budget_mb, "faiss")
 
+    def search_index(self, queries: np.ndarray, fetch: int) -> tuple[np.ndarray, np.ndarray]:
+        return search_on_every_core(self.index, queries, fetch)
+
     def search(
         self, queries: np.ndarray, query_ids: np.ndarray, k: int, exclude_self: bool
     ) -> tuple[np.ndarray, np.ndarray]:
         if k > FAISS_MAX_K:
             return self.fallback.search(queries, query_ids, k, exclude_self)
         fetch = min(k + int(exclude_self), self.size)
-        scores, indices = self.index.search(queries, fetch)
+        scores, indices = self.search_index(queries, fetch)
         if self.metric == "euclidean":
             scores = -scores
         if not exclude_self:
@@ -155,6 +181,9 @@ class _FaissGpuSearcher(_FaissSearcher):
         self.reference, self.metric, self.size = reference, metric, reference.shape[0]
         self.memory_budget_mb = memory_budget_mb
         self.device_search, self.index = device_search, index
+
+    def search_index(self, queries: np.ndarray, fetch: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.search(queries, fetch)  # one device: no split
 
     def chunk_rows(self, k: int) -> int:
         if self.index is None or k + 2 > FAISS_GPU_MAX_K:
@@ -296,11 +325,7 @@ def ranked_neighbors(
         raise ValueError(f"metric must be one of {list(METRICS)}; got {metric!r}")
     if exclude_self and queries.shape != reference.shape:
         raise ValueError("exclude_self needs queries and reference to be the same rows")
-    if queries.shape[1] != reference.shape[1]:
-        raise ValueError(
-            f"queries have dimension {queries.shape[1]} but the reference has "
-            f"{reference.shape[1]}; they must match"
-        )
+    check_same_dimension(queries, "queries", reference, "the reference")
     num_candidates = reference.shape[0] - int(exclude_self)
     if num_candidates < 1:
         raise ValueError("need at least one candidate neighbour per query")

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -228,6 +228,8 @@ class _Search:
     by_class_sq: np.ndarray  # their squared norms (the Euclidean metric)
     order: np.ndarray  # reference index of each class-ordered column
     position: np.ndarray  # class-ordered column of each reference index
+    classes: np.ndarray  # the reference's classes, sorted
+    starts: np.ndarray  # each class's first class-ordered column
     exclude_self: bool
     metric: str
     k: int
@@ -235,6 +237,42 @@ class _Search:
     rows: int  # queries per block
     candidate_cap: int  # candidates handled at once (memory)
     buffers: threading.local = field(default_factory=threading.local)
+
+    @classmethod
+    def build(
+        cls,
+        queries: np.ndarray,
+        reference: np.ndarray,
+        reference_labels: np.ndarray,
+        widest: int,
+        queried: int,
+        *,
+        exclude_self: bool,
+        k: int,
+        metric: str,
+        budget: int,
+    ) -> _Search:
+        """The reference in class order and the block size: as many rows as fit
+        ``budget`` bytes with their scores, mask, the class columns twice (``widest``
+        of them at most) and the per-row work arrays; at most ``_BLOCK_ROWS`` and the
+        ``queried`` rows."""
+        size = reference.shape[0]
+        order = np.argsort(reference_labels, kind="stable")  # each class contiguous
+        position = np.empty_like(order)
+        position[order] = np.arange(size)
+        classes, starts = np.unique(reference_labels[order], return_index=True)
+        by_class_t = np.ascontiguousarray(reference[order].T)
+        k = min(k, size - int(exclude_self))
+        rows = max(1, min(budget // (5 * size + 12 * widest + 64), _BLOCK_ROWS, queried))
+        return cls(
+            queries, reference, by_class_t, (by_class_t * by_class_t).sum(0), order, position,
+            classes, starts, exclude_self, metric, k, min(k + 1, size - int(exclude_self)),
+            rows, max(size, budget // (4 * _CANDIDATE_BYTES)),
+        )  # fmt: skip
+
+    def first_column(self, label: int) -> int:
+        """The class-ordered column where class ``label`` starts."""
+        return int(self.starts[np.searchsorted(self.classes, label)])
 
     def buffer(self) -> tuple[np.ndarray, np.ndarray]:
         """This thread's (rows × n) float32 score and bool mask buffers, reused by each
@@ -245,6 +283,62 @@ class _Search:
             # Padded to whole uint64 words for the counting (``_candidate_mask``).
             self.buffers.mask = np.zeros((self.rows, -(-size // 8) * 8), dtype=bool)
         return self.buffers.scores, self.buffers.mask
+
+
+class _Guesses:
+    """K's guess per class (see the module doc): a block reads its class's when it
+    starts and updates it when it ends. A class none of whose blocks has finished yet
+    starts from the share of R of the last finished block of any class (classes of one
+    embedding are alike; at 10k / 100 classes every class is a single block, and R/32
+    left ~27 % of rows crowded), the very first blocks from R/32."""
+
+    def __init__(self) -> None:
+        self.per_class: dict[int, int] = {}
+        self.latest_share = 1 / 32  # of R: a few % of the top R are negatives
+
+    def start(self, index: int, r: int) -> int:
+        return self.per_class.get(index, max(1, int(self.latest_share * r)))
+
+    def finish(self, index: int, r: int, block: RankedBlock) -> None:
+        # About as many positives as top-R negatives fall below the R-th score (see
+        # the module doc): the median passes for about half the rows, the others
+        # retry once with the K their count vouches for. Set when the block ends, not
+        # when it is yielded, so that the class's next blocks already start from it.
+        guess = max(1, int(np.median(r - block.hits_in_r)))
+        self.per_class[index] = guess
+        self.latest_share = guess / r
+
+
+def _class_blocks(
+    query_labels: np.ndarray, query_rows: np.ndarray, rows: int
+) -> list[tuple[int, np.ndarray]]:
+    """(class index, up to ``rows`` query rows of that class) for every queried row."""
+    grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
+    bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
+    return [
+        (index, members[begin : begin + rows])
+        for index, members in enumerate(np.split(grouped, bounds))
+        for begin in range(0, members.size, rows)
+    ]
+
+
+def _run_in_order(
+    run: Callable[[tuple[int, np.ndarray]], RankedBlock],
+    tasks: list[tuple[int, np.ndarray]],
+    threads: int,
+) -> Iterator[RankedBlock]:
+    """``run`` of each task on ``threads`` threads, yielded in task order. Each thread
+    runs its own blocks start to end, single-threaded sgemm included: no barrier
+    between threads, no BLAS worker spinning beside the numpy passes; up to 4 tasks a
+    thread are queued ahead, so no thread idles on a slow one."""
+    with ThreadPoolExecutor(threads) as pool, single_blas_thread():
+        pending: deque = deque()
+        for task in tasks:
+            pending.append(pool.submit(run, task))
+            if len(pending) > 4 * threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def ranked_blocks(
@@ -268,65 +362,24 @@ def ranked_blocks(
     its share of ``memory_budget_mb`` with its score rows and work arrays (up to
     4 blocks per thread are queued ahead; what they hold is small).
     """
-    size = reference.shape[0]
-    order = np.argsort(reference_labels, kind="stable")  # each class contiguous
-    sorted_labels = reference_labels[order]
-    position = np.empty_like(order)
-    position[order] = np.arange(size)
-    classes, starts = np.unique(sorted_labels, return_index=True)
-    by_class_t = np.ascontiguousarray(reference[order].T)
-    k = min(k, size - int(exclude_self))
     threads = max(1, torch.get_num_threads())
-    budget = int(memory_budget_mb * 2**20) // threads
-    widest = int(positives[query_rows].max()) + int(exclude_self)
-    # Scores, mask, the class columns twice, and the per-row work arrays.
-    rows = max(1, min(budget // (5 * size + 12 * widest + 64), _BLOCK_ROWS, query_rows.size))
-    search = _Search(
-        queries, reference, by_class_t, (by_class_t * by_class_t).sum(0), order, position,
-        exclude_self, metric, k, min(k + 1, size - int(exclude_self)), rows,
-        max(size, budget // (4 * _CANDIDATE_BYTES)),
+    search = _Search.build(
+        queries, reference, reference_labels,
+        widest=int(positives[query_rows].max()) + int(exclude_self), queried=query_rows.size,
+        exclude_self=exclude_self, k=k, metric=metric,
+        budget=int(memory_budget_mb * 2**20) // threads,
     )  # fmt: skip
-
-    grouped = query_rows[np.argsort(query_labels[query_rows], kind="stable")]
-    bounds = np.flatnonzero(np.diff(query_labels[grouped])) + 1
-    classes_of = np.split(grouped, bounds)
-    # Per class, K's guess (see the module doc): a block reads it when it starts and
-    # updates it when it ends. A class none of whose blocks has finished yet starts
-    # from the share of R of the last finished block of any class (classes of one
-    # embedding are alike; at 10k / 100 classes every class is a single block, and
-    # R/32 left ~27 % of rows crowded), the very first blocks from R/32.
-    guesses: dict[int, int] = {}
-    latest_share = [1 / 32]  # of R: a few % of the top R are negatives
-    tasks = [
-        (index, members[begin : begin + rows])
-        for index, members in enumerate(classes_of)
-        for begin in range(0, members.size, rows)
-    ]
+    guesses = _Guesses()
 
     def run(task: tuple[int, np.ndarray]) -> RankedBlock:
         index, ids = task
         r = int(positives[ids[0]])
-        first = int(starts[np.searchsorted(classes, query_labels[ids[0]])])
-        guess = guesses.get(index, max(1, int(latest_share[0] * r)))
-        block = _score_and_count(search, ids, r, first, guess)
-        # About as many positives as top-R negatives fall below the R-th score (see
-        # the module doc): the median passes for about half the rows, the others
-        # retry once with the K their count vouches for. Set here, not when the block
-        # is yielded, so that the class's next blocks already start from it.
-        guesses[index] = max(1, int(np.median(r - block.hits_in_r)))
-        latest_share[0] = guesses[index] / r
+        first = search.first_column(query_labels[ids[0]])
+        block = _score_and_count(search, ids, r, first, guesses.start(index, r))
+        guesses.finish(index, r, block)
         return block
 
-    # Each thread runs its own blocks start to end, single-threaded sgemm included: no
-    # barrier between threads, no BLAS worker spinning beside the numpy passes.
-    with ThreadPoolExecutor(threads) as pool, single_blas_thread():
-        pending: deque = deque()
-        for task in tasks:
-            pending.append(pool.submit(run, task))
-            if len(pending) > 4 * threads:  # queued work: no thread idles on a slow one
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+    yield from _run_in_order(run, _class_blocks(query_labels, query_rows, search.rows), threads)
 
 
 def _score_and_count(

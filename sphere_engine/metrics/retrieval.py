@@ -28,13 +28,21 @@ query ranks its R nearest there. ``retrieval/max_r`` reports the largest R.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS
 from sphere_engine.metrics.backend import DEVICE_BACKENDS, resolve_backend
-from sphere_engine.metrics.inputs import check_embeddings, check_ks, check_labels, l2_normalize
+from sphere_engine.metrics.inputs import (
+    check_embeddings,
+    check_ks,
+    check_labels,
+    check_reference,
+    l2_normalize,
+)
 from sphere_engine.metrics.neighbors import ranked_neighbors
 from sphere_engine.metrics.per_query import QueryCollector
 from sphere_engine.metrics.positive_ranks import ranked_blocks
@@ -70,30 +78,37 @@ def _majority_vote(votes: np.ndarray) -> np.ndarray:
 Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def _ranked_lists(
-    queries: np.ndarray,
-    reference: np.ndarray,
-    positives: np.ndarray,
-    rows: np.ndarray,
-    nearest: int,
-    exclude_self: bool,
-    metric: str,
-    backend: str,
-    memory_budget_mb: float,
-    query_labels: np.ndarray,
-    reference_labels: np.ndarray,
-) -> Iterator[Block]:
+@dataclass(frozen=True)
+class RankingSearch:
+    """What both ways of ranking one evaluation's queries share: the checked arrays,
+    each query's R (``positives``), the neighbours kept per query and how to search."""
+
+    queries: np.ndarray
+    query_labels: np.ndarray
+    reference: np.ndarray
+    reference_labels: np.ndarray
+    positives: np.ndarray
+    nearest: int
+    exclude_self: bool
+    metric: str
+    backend: str
+    memory_budget_mb: float
+
+
+def _ranked_lists(search: RankingSearch, rows: np.ndarray) -> Iterator[Block]:
     """(queries, nearest neighbours, positives in the top R, R · AP@R) from ranked
-    lists of max(R, nearest) neighbours per query (the short-R queries)."""
+    lists of max(R, nearest) neighbours per query (the short-R queries ``rows``)."""
     if rows.size == 0:
         return
-    need = np.maximum(positives[rows], nearest)
+    need = np.maximum(search.positives[rows], search.nearest)
     for chunk in ranked_neighbors(
-        queries, reference, need, exclude_self=exclude_self, query_rows=rows,
-        metric=metric, backend=backend, memory_budget_mb=memory_budget_mb,
+        search.queries, search.reference, need, exclude_self=search.exclude_self,
+        query_rows=rows, metric=search.metric, backend=search.backend,
+        memory_budget_mb=search.memory_budget_mb,
     ):  # fmt: skip
-        r = positives[chunk.queries]
-        relevant = reference_labels[chunk.indices] == query_labels[chunk.queries][:, None]
+        r = search.positives[chunk.queries]
+        query_labels = search.query_labels[chunk.queries]
+        relevant = search.reference_labels[chunk.indices] == query_labels[:, None]
         rank = np.arange(1, relevant.shape[1] + 1)
         relevant_in_r = relevant & (rank[None, :] <= r[:, None])
         found = np.cumsum(relevant_in_r, axis=1)  # positives among the first i
@@ -101,27 +116,15 @@ def _ranked_lists(
         yield chunk.queries, chunk.indices, found[:, -1], precision_sum
 
 
-def _counted_ranks(
-    queries: np.ndarray,
-    query_labels: np.ndarray,
-    reference: np.ndarray,
-    reference_labels: np.ndarray,
-    positives: np.ndarray,
-    rows: np.ndarray,
-    nearest: int,
-    exclude_self: bool,
-    metric: str,
-    backend: str,
-    memory_budget_mb: float,
-) -> Iterator[Block]:
-    """The same for the long-R queries, by rank counting (``positive_ranks.py``)."""
-    resolve_backend(backend)  # validated; counting is a numpy sgemm search either way
+def _counted_ranks(search: RankingSearch, rows: np.ndarray) -> Iterator[Block]:
+    """The same for the long-R queries ``rows``, by rank counting (``positive_ranks.py``)."""
+    resolve_backend(search.backend)  # validated; counting is a numpy sgemm search either way
     if rows.size == 0:
         return
     for block in ranked_blocks(
-        queries, query_labels, reference, reference_labels, positives, rows,
-        exclude_self=exclude_self, k=nearest, metric=metric,
-        memory_budget_mb=memory_budget_mb,
+        search.queries, search.query_labels, search.reference, search.reference_labels,
+        search.positives, rows, exclude_self=search.exclude_self, k=search.nearest,
+        metric=search.metric, memory_budget_mb=search.memory_budget_mb,
     ):  # fmt: skip
         yield block.queries, block.nearest, block.hits_in_r, block.precision_sum
 
@@ -168,16 +171,13 @@ def retrieval_scores(
     nearest = max(max(ks), knn, 0 if collector is None else collector.top_k)
     # On a device, ranking R neighbours costs one topk per chunk: no counting there.
     long = positives[used] > (np.inf if backend in DEVICE_BACKENDS else COUNTING_MIN_R)
-    for queried, neighbours, hits_in_r, precision_sum in (
-        *_ranked_lists(
-            queries, reference, positives, used[~long], nearest, exclude_self, metric,
-            backend, memory_budget_mb, query_labels, reference_labels,
-        ),
-        *_counted_ranks(
-            queries, query_labels, reference, reference_labels, positives, used[long],
-            nearest, exclude_self, metric, backend, memory_budget_mb,
-        ),
-    ):  # fmt: skip
+    search = RankingSearch(
+        queries, query_labels, reference, reference_labels, positives, nearest,
+        exclude_self, metric, backend, memory_budget_mb,
+    )  # fmt: skip
+    for queried, neighbours, hits_in_r, precision_sum in chain(
+        _ranked_lists(search, used[~long]), _counted_ranks(search, used[long])
+    ):  # each block reduced before the next is searched
         labels = query_labels[queried]
         r = positives[queried]
         neighbour_labels = reference_labels[neighbours]
@@ -223,21 +223,13 @@ def retrieval_metrics(
     ks = check_ks(ks)
     if isinstance(knn, bool) or not isinstance(knn, int) or knn < 1:
         raise ValueError(f"knn must be a positive integer; got {knn!r}")
-    if (reference is None) != (reference_labels is None):
-        raise ValueError("reference and reference_labels must be given together")
-    if reference is None:
+    checked_reference = check_reference(queries, reference, reference_labels)
+    if checked_reference is None:
         ref, ref_labels, exclude_self = queries, query_labels, True
         if queries.shape[0] < 2:
             raise ValueError("embeddings need at least 2 rows for leave-one-out retrieval")
     else:
-        ref = check_embeddings(reference, "reference")
-        ref_labels = check_labels(reference_labels, ref.shape[0], "reference_labels")
-        exclude_self = False
-        if ref.shape[1] != queries.shape[1]:
-            raise ValueError(
-                f"reference has dimension {ref.shape[1]} but embeddings have "
-                f"{queries.shape[1]}; they must match"
-            )
+        (ref, ref_labels), exclude_self = checked_reference, False
     if normalize:
         queries = l2_normalize(queries)
         ref = queries if exclude_self else l2_normalize(ref, "reference")

@@ -19,6 +19,7 @@ processes (``torch.distributed`` initialised, gloo on CPU, NCCL on GPU):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -27,30 +28,23 @@ import torch
 from torch import Tensor
 
 from sphere_engine.distributed import DistributedContext, gather_batch, gather_rows
+from sphere_engine.job_rank import JobRank
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class DataParallel:
-    rank: int = 0
-    world_size: int = 1
+class DataParallel(JobRank):
+    """The loop's collectives for this process's place in the job (``JobRank``)."""
 
     @classmethod
     def from_process_group(cls) -> DataParallel:
         """This process's place in the initialised default process group."""
         import torch.distributed as dist
 
-        return cls(dist.get_rank(), dist.get_world_size())
-
-    @property
-    def enabled(self) -> bool:
-        return self.world_size > 1
-
-    @property
-    def is_main(self) -> bool:
-        """Rank 0: the one process that evaluates, checkpoints and reports."""
-        return self.rank == 0
+        rank = dist.get_rank()
+        local_rank = int(os.environ.get("LOCAL_RANK", rank))
+        return cls(rank, dist.get_world_size(), local_rank)
 
     def shard(self, batch: Sequence[T]) -> list[T]:
         """This rank's contiguous slice of the global batch (``config.devices`` checked
@@ -61,7 +55,7 @@ class DataParallel:
 
     def wrap(self, model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
         """The module the loop calls for training: ``model`` itself, or under DDP."""
-        if not self.enabled:
+        if not self.is_distributed:
             return model
         from torch.nn.parallel import DistributedDataParallel
 
@@ -76,7 +70,7 @@ class DataParallel:
     def average_gradients(self, parameters: Iterable[torch.nn.Parameter]) -> None:
         """Average the gradients of parameters outside the DDP-wrapped model (a
         classifier head's weights) over the ranks, as DDP does for the model's."""
-        if not self.enabled:
+        if not self.is_distributed:
             return
         import torch.distributed as dist
 
@@ -95,7 +89,7 @@ class DataParallel:
     def context(self) -> DistributedContext:
         """The job as ``sphere_engine.distributed``'s collectives (shared with the SDK)
         see it: the default process group."""
-        return DistributedContext(self.rank, self.world_size, source="devices")
+        return DistributedContext(self.rank, self.world_size, self.local_rank, source="devices")
 
     def global_batch(
         self, embeddings: Tensor, labels: Tensor, gradients: Tensor | None
@@ -103,7 +97,7 @@ class DataParallel:
         """The global batch's embeddings, labels and embedding gradients, in rank order.
         The job minimises the mean of the ranks' losses (DDP averages the parameter
         gradients), so the gradient of its objective for an embedding is its rank's / N."""
-        if not self.enabled:
+        if not self.is_distributed:
             return embeddings, labels, gradients
         context = self.context
         # every rank's shard has the same size (``shard``): nothing to exchange
@@ -116,7 +110,7 @@ class DataParallel:
 
     def mean(self, named: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """Each named 0-dim tensor averaged over the ranks (one all-reduce for all)."""
-        if not self.enabled or not named:
+        if not self.is_distributed or not named:
             return dict(named)
         import torch.distributed as dist
 

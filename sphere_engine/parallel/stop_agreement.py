@@ -29,7 +29,7 @@ class StopAgreement:
         self._earlier: AsyncHostCopy | None = None  # the previous call's vote, on its way
 
     def __call__(self, stop: bool) -> bool:
-        if not self.parallel.enabled:
+        if not self.parallel.is_distributed:
             return stop
         import torch.distributed as dist
 

@@ -1,6 +1,6 @@
 """Robustness curves: accuracy, or R@1 against a clean gallery, as a function of ε.
 
-Keys, one per attack in ``attacks`` and ε in ``epsilons`` (ε written with ``%g``):
+Keys, one per attack and ε of the ``AttackSettings`` (ε written with ``%g``):
 
 - ``robustness_accuracy``: ``robustness/{fgsm,pgd}/accuracy@eps=0.1`` — accuracy of
   ``head(model(x'))`` on inputs attacked with the cross-entropy loss;
@@ -12,29 +12,23 @@ Keys, one per attack in ``attacks`` and ε in ``epsilons`` (ε written with ``%g
   other gallery sample are left out, as in ``sphere_engine.metrics.retrieval``.
 
 The model is put in eval mode and its parameters frozen for the evaluation (both
-restored afterwards: autograd then computes no weight gradients); inputs
-are processed in batches of ``batch_size``; the PGD random starts come from a torch
-generator seeded with ``seed``, so a result is reproducible on one device.
+restored afterwards: autograd then computes no weight gradients); inputs are attacked
+in batches of ``settings.batch_size``, PGD's random starts seeded with ``settings.seed``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sphere_engine.catalogue.facts import ATTACKS, DEFAULT_EPSILONS
-from sphere_engine.robustness.attacks import (
-    LossOf,
-    check_attack_options,
-    classification_loss,
-    embedding_shift_loss,
-    fgsm,
-    pgd,
-)
+from sphere_engine.robustness.attack_settings import AttackSettings
+from sphere_engine.robustness.attacks import LossOf, classification_loss, embedding_shift_loss
+
+DEFAULT_SETTINGS = AttackSettings()
 
 
 @contextmanager
@@ -62,47 +56,18 @@ def _eval_mode(*modules: nn.Module) -> Iterator[None]:
             module.train(training)
 
 
-def _check(
-    inputs: torch.Tensor,
-    labels: torch.Tensor,
-    epsilons: Sequence[float],
-    attacks: Sequence[str],
-    input_range: tuple[float, float],
-    batch_size: int,
-) -> None:
+def _check(inputs: torch.Tensor, labels: torch.Tensor, settings: AttackSettings) -> None:
     if labels.ndim != 1 or labels.shape[0] != inputs.shape[0] or inputs.shape[0] == 0:
         raise ValueError(
             f"labels must be 1-D with one entry per input; got {tuple(labels.shape)} for "
             f"{inputs.shape[0]} inputs"
         )
-    if not epsilons:
-        raise ValueError("epsilons must list at least one ε")
-    for epsilon in epsilons:
-        check_attack_options(epsilon, input_range)
-    unknown = [attack for attack in attacks if attack not in ATTACKS]
-    if unknown or not attacks:
-        raise ValueError(f"attacks must be a non-empty subset of {list(ATTACKS)}; got {attacks!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
-    low, high = input_range
+    low, high = settings.input_range
     if inputs.min() < low or inputs.max() > high:
         raise ValueError(
             f"inputs span [{float(inputs.min()):.4g}, {float(inputs.max()):.4g}], outside "
-            f"input_range {input_range!r}"
+            f"input_range {settings.input_range!r}"
         )
-
-
-def _attack(
-    name: str,
-    loss_of: LossOf,
-    inputs: torch.Tensor,
-    epsilon: float,
-    options: dict,
-    generator: torch.Generator,
-) -> torch.Tensor:
-    if name == "fgsm":
-        return fgsm(loss_of, inputs, epsilon, input_range=options["input_range"])
-    return pgd(loss_of, inputs, epsilon, generator=generator, **options)
 
 
 def _curve(
@@ -110,24 +75,18 @@ def _curve(
     loss_for_batch: Callable[[slice], LossOf],
     score_batch: Callable[[slice, torch.Tensor], torch.Tensor],
     metric: str,
-    *,
-    epsilons: Sequence[float],
-    attacks: Sequence[str],
-    options: dict,
-    batch_size: int,
-    seed: int,
+    settings: AttackSettings,
 ) -> dict[str, float]:
     """Sum of per-sample scores of attacked batches / counted samples, per attack and ε."""
     result = {}
-    for attack in attacks:
-        generator = torch.Generator().manual_seed(seed)
-        for epsilon in epsilons:
+    for attack in settings.attacks:
+        generator = torch.Generator().manual_seed(settings.seed)
+        for epsilon in settings.epsilons:
             total, counted = 0.0, 0
-            for start in range(0, inputs.shape[0], batch_size):
-                rows = slice(start, start + batch_size)
-                attacked = _attack(
-                    attack, loss_for_batch(rows), inputs[rows], epsilon, options, generator
-                )
+            for start in range(0, inputs.shape[0], settings.batch_size):
+                rows = slice(start, start + settings.batch_size)
+                loss_of = loss_for_batch(rows)
+                attacked = settings.attack(attack, loss_of, inputs[rows], epsilon, generator)
                 with torch.no_grad():
                     scores = score_batch(rows, attacked)
                 total += float(scores.nansum())
@@ -142,32 +101,18 @@ def robustness_accuracy(
     head: nn.Module,
     inputs: torch.Tensor,
     labels: torch.Tensor,
-    *,
-    epsilons: Sequence[float] = DEFAULT_EPSILONS,
-    attacks: Sequence[str] = ATTACKS,
-    steps: int = 10,
-    step_size: float | None = None,
-    random_start: bool = True,
-    input_range: tuple[float, float] = (0.0, 1.0),
-    batch_size: int = 512,
-    seed: int = 0,
+    settings: AttackSettings = DEFAULT_SETTINGS,
 ) -> dict[str, float]:
     """Classifier accuracy under attack (``model``: inputs → embeddings, ``head``:
     embeddings → logits) per attack and ε; ``inputs``: N × ... tensor, ``labels``: N."""
-    _check(inputs, labels, epsilons, attacks, input_range, batch_size)
-    options = {"steps": steps, "step_size": step_size, "random_start": random_start}
-    options["input_range"] = input_range
+    _check(inputs, labels, settings)
     with _eval_mode(model, head):
         return _curve(
             inputs,
             lambda rows: classification_loss(model, head, labels[rows]),
             lambda rows, attacked: (head(model(attacked)).argmax(1) == labels[rows]).float(),
             "accuracy",
-            epsilons=epsilons,
-            attacks=attacks,
-            options=options,
-            batch_size=batch_size,
-            seed=seed,
+            settings,
         )
 
 
@@ -175,26 +120,18 @@ def robustness_recall(
     model: nn.Module,
     inputs: torch.Tensor,
     labels: torch.Tensor,
+    settings: AttackSettings = DEFAULT_SETTINGS,
     *,
     gallery_embeddings: torch.Tensor | None = None,
     gallery_labels: torch.Tensor | None = None,
-    epsilons: Sequence[float] = DEFAULT_EPSILONS,
-    attacks: Sequence[str] = ATTACKS,
-    steps: int = 10,
-    step_size: float | None = None,
-    random_start: bool = True,
-    input_range: tuple[float, float] = (0.0, 1.0),
-    batch_size: int = 512,
-    seed: int = 0,
 ) -> dict[str, float]:
     """R@1 of attacked queries (N inputs, N labels) against a clean gallery: the given
     G × d ``gallery_embeddings`` with G ``gallery_labels``, or else the clean
     embeddings of ``inputs`` themselves with each query's own row excluded."""
-    _check(inputs, labels, epsilons, attacks, input_range, batch_size)
+    _check(inputs, labels, settings)
     if (gallery_embeddings is None) != (gallery_labels is None):
         raise ValueError("gallery_embeddings and gallery_labels must be given together")
-    options = {"steps": steps, "step_size": step_size, "random_start": random_start}
-    options["input_range"] = input_range
+    batch_size = settings.batch_size
     with _eval_mode(model), torch.no_grad():
         clean = torch.cat(
             [
@@ -224,9 +161,5 @@ def robustness_recall(
             lambda rows: embedding_shift_loss(model, clean[rows]),
             hits,
             "recall@1",
-            epsilons=epsilons,
-            attacks=attacks,
-            options=options,
-            batch_size=batch_size,
-            seed=seed,
+            settings,
         )

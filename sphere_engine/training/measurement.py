@@ -73,7 +73,7 @@ def measure_step(
     }
     gradients = setup.precision.unscaled(embeddings.grad) if with_gradients else None
     record = objective.mining_record()
-    if parallel.enabled:  # the named values averaged over ranks, the global batch's
+    if parallel.is_distributed:  # the named values averaged over ranks, the global batch's
         mined = record.statistics() if record is not None else {}
         stats.add(parallel.mean({**named, **mined}))
         if record is not None:  # this rank's batch (counts)

@@ -171,7 +171,7 @@ def prepare_training(
         seed=training.seed,
         num_workers=resolve_num_workers(data.num_workers, splits.train),
         device=device,
-        shard=parallel.shard if parallel.enabled else None,
+        shard=parallel.shard if parallel.is_distributed else None,
     )
     tracked_ids = choose_tracked_samples(
         splits.train.labels, config.diagnostics.tracked_samples, training.seed
@@ -188,7 +188,7 @@ def prepare_training(
         directions=DirectionTracker(),
     )
     batch_pass = batch_groups
-    if graphs and not parallel.enabled:  # a job's statistics gather (collectives)
+    if graphs and not parallel.is_distributed:  # a job's statistics gather (collectives)
         batch_pass = GraphedPass(batch_groups, name="the batch's statistics")
     return TrainingSetup(
         config=config,

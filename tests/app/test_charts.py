@@ -1,4 +1,4 @@
-"""app/charts.py: point caps, "N of M points", stable colours, geometry charts."""
+"""app/charts/: point caps, "N of M points", stable colours, geometry charts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,19 @@ import json
 import numpy as np
 import pandas as pd
 
-from app import charts
+from app.charts.base import MAX_POINTS, TITLE_CHARS, chart_points
+from app.charts.best_values import highlight_best
+from app.charts.geometry import angle_heatmap, norm_histogram, pca_scatter
+from app.charts.line_charts import (
+    group_band_chart,
+    metric_lines,
+    norm_band_chart,
+    run_color_scale,
+    run_colors,
+    sample_norm_chart,
+)
+from app.charts.palette import RUN_PALETTE
+from app.charts.summary import small_multiples
 
 
 def _lines(runs: int, points: int) -> pd.DataFrame:
@@ -31,39 +43,39 @@ def _lines(runs: int, points: int) -> pd.DataFrame:
 
 def test_metric_lines_caps_points_and_says_n_of_m():
     frame = _lines(3, 4000)
-    chart = charts.metric_lines(frame, color="run_id", band=True, title="norm/var")
-    shown = charts.chart_points(chart)
-    assert 0 < shown <= charts.MAX_POINTS
+    chart = metric_lines(frame, color="run_id", band=True, title="norm/var")
+    shown = chart_points(chart)
+    assert 0 < shown <= MAX_POINTS
     assert chart.usermeta["points_note"] == f"{shown:,} of 12,000 points"
 
 
 def test_metric_lines_without_downsampling_has_no_note():
-    chart = charts.metric_lines(_lines(2, 50), color="run_id")
-    assert charts.chart_points(chart) == 100
+    chart = metric_lines(_lines(2, 50), color="run_id")
+    assert chart_points(chart) == 100
     assert chart.usermeta["points_note"] is None
 
 
 def test_note_counts_points_dropped_before_the_chart():
     # the database already downsampled 1,000 recorded points to 100
-    chart = charts.metric_lines(_lines(1, 100), total=1000)
+    chart = metric_lines(_lines(1, 100), total=1000)
     assert chart.usermeta["points_note"] == "100 of 1,000 points"
 
 
 def test_log_scale_drops_non_positive_values():
     frame = pd.DataFrame({"step": [1, 2, 3], "value": [0.0, 1.0, 10.0], "name": "norm/var"})
-    chart = charts.metric_lines(frame, log_y=True)
+    chart = metric_lines(frame, log_y=True)
     spec = chart.to_dict()
     assert spec["encoding"]["y"]["scale"]["type"] == "log"
-    assert charts.chart_points(chart) == 2
+    assert chart_points(chart) == 2
 
 
 def test_run_colours_are_stable_whatever_the_order():
-    first = charts.run_color_scale(["b", "c", "a"]).to_dict()
-    second = charts.run_color_scale(["c", "a", "b"]).to_dict()
+    first = run_color_scale(["b", "c", "a"]).to_dict()
+    second = run_color_scale(["c", "a", "b"]).to_dict()
     assert first == second
     assert first["domain"] == ["a", "b", "c"]
-    assert charts.run_colors(["c", "a"]) == {"a": charts.RUN_PALETTE[0], "c": charts.RUN_PALETTE[1]}
-    labelled = charts.run_color_scale(["b", "a"], {"a": "SEC · a", "b": "plain · b"})
+    assert run_colors(["c", "a"]) == {"a": RUN_PALETTE[0], "c": RUN_PALETTE[1]}
+    labelled = run_color_scale(["b", "a"], {"a": "SEC · a", "b": "plain · b"})
     assert labelled.to_dict()["domain"] == ["SEC · a", "plain · b"]
 
 
@@ -77,7 +89,7 @@ def test_norm_band_chart_has_mean_std_and_min_max_layers():
             "max": [3.0, 4.5],
         }
     )
-    chart = charts.norm_band_chart(wide)
+    chart = norm_band_chart(wide)
     spec = chart.to_dict()
     assert len(spec["layer"]) == 3
     rows = next(iter(spec["datasets"].values()))
@@ -92,13 +104,13 @@ def test_sample_norm_chart_caps_many_tracked_samples():
             "norm": 1.0,
         }
     )
-    chart = charts.sample_norm_chart(frame, total=16000)
-    assert charts.chart_points(chart) <= charts.MAX_POINTS
-    assert chart.usermeta["points_note"] == f"{charts.chart_points(chart):,} of 16,000 points"
+    chart = sample_norm_chart(frame, total=16000)
+    assert chart_points(chart) <= MAX_POINTS
+    assert chart.usermeta["points_note"] == f"{chart_points(chart):,} of 16,000 points"
 
 
 def test_histogram_counts_every_sample():
-    chart = charts.norm_histogram(np.array([1.0, 1.1, 2.0, 2.0, 5.0]), bins=4)
+    chart = norm_histogram(np.array([1.0, 1.1, 2.0, 2.0, 5.0]), bins=4)
     rows = next(iter(chart.to_dict()["datasets"].values()))
     assert sum(r["count"] for r in rows) == 5
     assert len(rows) == 4
@@ -106,7 +118,7 @@ def test_histogram_counts_every_sample():
 
 def test_angle_heatmap_has_k_squared_cells():
     angles = np.array([[0.0, 90.0], [90.0, 0.0]])
-    chart = charts.angle_heatmap(angles, [0, 1])
+    chart = angle_heatmap(angles, [0, 1])
     rows = next(iter(chart.to_dict()["datasets"].values()))
     assert [(r["class_a"], r["class_b"], r["angle"]) for r in rows] == [
         ("0", "0", 0.0),
@@ -128,15 +140,15 @@ def test_group_band_and_pca_charts_embed_their_rows():
             "runs": [2, 2, 2],
         }
     )
-    assert charts.chart_points(charts.group_band_chart(stats)) == 3
+    assert chart_points(group_band_chart(stats)) == 3
     pca = pd.DataFrame({"pc1": [0.0, 1.0], "pc2": [1.0, 0.0], "label": [0, 1]})
-    spec = charts.pca_scatter(pca, explained=(0.75, 0.25)).to_dict()
+    spec = pca_scatter(pca, explained=(0.75, 0.25)).to_dict()
     assert spec["encoding"]["x"]["title"] == "PC1 (75% of variance)"
 
 
 def test_highlight_best_marks_one_cell_per_scored_column():
     table = pd.DataFrame({"run": ["a", "b"], "R@1": [80.0, 85.0], "mean norm var": [7.6, 3.2]})
-    html = charts.highlight_best(table, {"R@1": True, "mean norm var": False}).to_html()
+    html = highlight_best(table, {"R@1": True, "mean norm var": False}).to_html()
     assert "row1_col1" in html and "row1_col2" in html
     assert "row0_col1" not in html.split("</style>")[0]
     assert "font-weight: bold" in html
@@ -144,22 +156,22 @@ def test_highlight_best_marks_one_cell_per_scored_column():
 
 def test_single_series_has_no_legend_and_palette_has_contrast():
     one = pd.DataFrame({"step": [1, 2], "value": [1.0, 2.0], "name": ["loss/total"] * 2})
-    assert charts.metric_lines(one).to_dict()["encoding"]["color"]["legend"] is None
+    assert metric_lines(one).to_dict()["encoding"]["color"]["legend"] is None
     two = pd.concat([one, one.assign(name="loss/sec")])
-    assert charts.metric_lines(two).to_dict()["encoding"]["color"]["legend"] is not None
+    assert metric_lines(two).to_dict()["encoding"]["color"]["legend"] is not None
 
     def luminance(colour: str) -> float:
         red, green, blue = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
         return 0.2126 * red + 0.7152 * green + 0.0722 * blue
 
     # no pastel colours: every class / metric colour is clearly darker than white
-    assert max(luminance(c) for c in charts.RUN_PALETTE) < 0.7
+    assert max(luminance(c) for c in RUN_PALETTE) < 0.7
 
 
 def test_final_table_numbers_keep_the_digits_that_separate_runs():
-    """Bug 4: "norm var" 0.000605 vs 0.00746 showed as 0.00 vs 0.01, a 0.00 cell best."""
+    """The column "norm var": 0.000605 vs 0.00746 showed as 0.00 vs 0.01, a 0.00 cell best."""
     table = pd.DataFrame({"run": ["a", "b"], "R@1": [80.0, 85.5], "norm var": [0.000605, 0.00746]})
-    html = charts.highlight_best(table, {"R@1": True, "norm var": False}).to_html()
+    html = highlight_best(table, {"R@1": True, "norm var": False}).to_html()
     assert "0.00060" in html and "0.00746" in html
     assert ">0.00<" not in html and ">0.01<" not in html
     assert ">80.00<" in html and ">85.50<" in html  # at least two decimals, as before
@@ -175,29 +187,29 @@ def test_column_decimals_separate_close_values():
 
 
 def test_long_titles_wrap_instead_of_being_cut_off():
-    """Bug 12: the gradient chart's one-line title was clipped at the chart's edge."""
+    """The gradient chart's one-line title was clipped at the chart's edge."""
     title = "Gradient magnitude vs 1/‖f‖ (correlation) and radial cosine"
-    spec = charts.metric_lines(_lines(1, 5), title=title).to_dict()
+    spec = metric_lines(_lines(1, 5), title=title).to_dict()
     lines = spec["title"]["text"]
     assert isinstance(lines, list) and len(lines) == 2
-    assert all(len(line) <= charts.TITLE_CHARS for line in lines)
+    assert all(len(line) <= TITLE_CHARS for line in lines)
     assert " ".join(lines) == title
-    short = charts.metric_lines(_lines(1, 5), title="Loss terms").to_dict()
+    short = metric_lines(_lines(1, 5), title="Loss terms").to_dict()
     assert short["title"]["text"] == "Loss terms"
 
 
 def test_geometry_charts_take_shared_domains():
-    """Bug 6: side by side, each run had its own axes and colours."""
-    hist = charts.norm_histogram(np.array([0.25, 0.3]), domain=(0.2, 0.65)).to_dict()
+    """Side by side, each run had its own axes and colours."""
+    hist = norm_histogram(np.array([0.25, 0.3]), domain=(0.2, 0.65)).to_dict()
     assert hist["encoding"]["x"]["scale"]["domain"] == [0.2, 0.65]
     bins = next(iter(hist["datasets"].values()))
     assert bins[0]["start"] == 0.2 and bins[-1]["end"] == 0.65
     pca = pd.DataFrame({"pc1": [0.0, 1.0], "pc2": [1.0, 0.0], "label": [0, 1]})
-    spec = charts.pca_scatter(pca, domain=(-2.0, 2.0), classes=[0, 1, 2]).to_dict()
+    spec = pca_scatter(pca, domain=(-2.0, 2.0), classes=[0, 1, 2]).to_dict()
     assert spec["encoding"]["x"]["scale"]["domain"] == [-2.0, 2.0]
     assert spec["encoding"]["color"]["scale"]["domain"] == ["0", "1", "2"]
     assert [row["label"] for row in next(iter(spec["datasets"].values()))] == ["0", "1"]
-    angles = charts.angle_heatmap(np.zeros((2, 2)), [0, 1]).to_dict()
+    angles = angle_heatmap(np.zeros((2, 2)), [0, 1]).to_dict()
     assert angles["encoding"]["color"]["scale"]["domain"] == [0.0, 180.0]
 
 
@@ -205,8 +217,8 @@ def test_small_multiples_share_one_x_zoom_without_a_warning(recwarn) -> None:
     """Compare's small multiples: zooming one zooms all (one scale-bound parameter over
     every view), and Altair's de-duplication warning stays out of the server log."""
     frame = pd.DataFrame({"step": [1, 2, 3], "value": [0.1, 0.2, 0.3], "name": "norm/var"})
-    parts = [charts.metric_lines(frame, title=t) for t in ("a", "b", "c")]
-    spec = charts.small_multiples(parts).to_dict()
+    parts = [metric_lines(frame, title=t) for t in ("a", "b", "c")]
+    spec = small_multiples(parts).to_dict()
     (param,) = spec["params"]
     assert param["bind"] == "scales" and param["select"]["encodings"] == ["x"]
     assert len(param["views"]) == 3
@@ -230,20 +242,20 @@ def _lab(colour: str) -> tuple[float, float, float]:
 def test_every_pair_of_run_colours_is_told_apart():
     """Twenty runs of a sweep: no colour is a shade of another (CIE76 distance; the
     old second ten repeated the first ten a shade darker, at 4.6)."""
-    labs = [_lab(c) for c in charts.RUN_PALETTE]
+    labs = [_lab(c) for c in RUN_PALETTE]
     closest = min(
         sum((p - q) ** 2 for p, q in zip(a, b, strict=True)) ** 0.5
         for i, a in enumerate(labs)
         for b in labs[i + 1 :]
     )
-    assert len(set(charts.RUN_PALETTE)) == 20 and closest > 20
+    assert len(set(RUN_PALETTE)) == 20 and closest > 20
 
 
 def test_legends_list_every_run_whole():
     """A legend is a column of whole labels (a row of them was cut off after 3 runs)."""
     names = [f"a run with a long name {i} · 20261125-120000-{i:08x}" for i in range(8)]
     frame = pd.DataFrame({"step": [1, 2] * 8, "value": 1.0, "name": np.repeat(names, 2)})
-    legend = charts.metric_lines(frame).to_dict()["encoding"]["color"]["legend"]
+    legend = metric_lines(frame).to_dict()["encoding"]["color"]["legend"]
     assert legend["columns"] == 1 and legend["labelLimit"] == 0
     assert legend["direction"] == "vertical"
 
@@ -266,11 +278,11 @@ def test_a_loss_term_that_is_zero_throughout_is_not_drawn():
 
 
 def test_axes_and_tooltips_write_numbers_by_the_one_rule() -> None:
-    """Issue 27 item 8: numbers with ad-hoc formats (".5g" here, ".4g" there, none on
+    """Numbers with ad-hoc formats (".5g" here, ".4g" there, none on
     the axes)."""
     from sphere_engine.catalogue.numbers import VEGA_LABEL_EXPR
 
-    spec = charts.metric_lines(_lines(2, 5), title="t").to_dict()
+    spec = metric_lines(_lines(2, 5), title="t").to_dict()
     assert spec["encoding"]["y"]["axis"]["labelExpr"] == VEGA_LABEL_EXPR
     assert spec["encoding"]["x"]["axis"]["format"] == ",d"  # steps: thousands separators
     tooltip = {t["field"]: t for t in spec["encoding"]["tooltip"]}
@@ -280,7 +292,7 @@ def test_axes_and_tooltips_write_numbers_by_the_one_rule() -> None:
 
 
 def test_each_loss_term_is_its_own_chart_and_a_zero_term_none() -> None:
-    """Issue 27 item 8: with η = 0 a loss term's scale flattened the others."""
+    """With η = 0 a loss term's scale flattened the others."""
     from app.panels.training_charts import chart_plan
 
     plan = chart_plan(frozenset({"loss/total", "loss/metric", "loss/sec", "norm/mean"}))
@@ -293,7 +305,7 @@ def test_each_loss_term_is_its_own_chart_and_a_zero_term_none() -> None:
 
 
 def test_every_chart_tooltip_writes_numbers_by_the_one_rule() -> None:
-    """Issue 27 item 8's last gap: tooltips with d3's ",.3r" rounded integer digits
+    """Tooltips with d3's ",.3r" rounded integer digits
     (a norm of 12,345 read 12,300); each numeric tooltip is now the browser-written
     text of ``format_number``'s rule."""
     import pandas as pd

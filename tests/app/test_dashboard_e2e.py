@@ -134,7 +134,7 @@ class BrowserLog:
 
 
 def _check_cleared_number_is_reported(page, base: str) -> None:
-    """Issue 14, bug 2: a cleared number is reported and disables Launch; it never
+    """A cleared number is reported and disables Launch; it never
     comes back as an older value."""
     from playwright.sync_api import expect
 
@@ -245,13 +245,13 @@ def test_launch_watch_cancel_compare_geometry(stack):
             page.screenshot(path=str(ARTIFACTS / "geometry.png"), full_page=True)
             assert not page.get_by_text("Something went wrong").count()
 
-            # 7. links to runs that do not exist say so (issue 14, bug 13)
+            # 7. links to runs that do not exist say so
             page.goto(f"{base}/geometry?run_id=nope")
             page.get_by_text("No run with id nope").wait_for(timeout=60_000)
             page.goto(f"{base}/compare?runs=nope")
             page.get_by_text("No run with id nope").wait_for(timeout=60_000)
             log.check()
-            # and the stack's own log carries no noise (issue 14, bug 15)
+            # and the stack's own log carries no noise
             stack_log = (ARTIFACTS / "e2e-stack.log").read_text()
             for noise in ("superuser privileges", "as revoked in backend", "Loading faiss"):
                 assert noise not in stack_log, noise

@@ -1,7 +1,7 @@
 """Every page opened by deep link, in headless Chromium against the dashboard server
 ``spherescope up`` runs (``app/server.py``): no failed request, no console error.
 
-Issue 14, bug 15: opened at ``/run?run_id=…``, Streamlit's frontend first probed
+Opened at ``/run?run_id=…``, Streamlit's frontend first probed
 ``/run/_stcore/health`` and ``/run/_stcore/host-config`` (404s, streamlit/streamlit#7074)
 before falling back to ``/``. Served by ``app/main.py`` alone this test fails.
 """

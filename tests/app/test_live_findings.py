@@ -67,3 +67,26 @@ def test_the_memo_forgets_runs_not_asked_for_within_the_max_age(
     _log(store, running, range(3, 4))
     dashboard_findings.live_findings(running, 3)  # logged more: evaluated again
     assert {run for _, run in dashboard_findings._live} == {running}
+
+
+def test_the_table_evaluates_a_few_runs_stored_under_older_rules_per_render(
+    store: RunStore,
+) -> None:
+    # runs ended before the rules changed: a render re-evaluates (and stores) a few of
+    # them, so a store of many old runs catches up without stalling one render
+    dashboard_findings = importlib.import_module("app.data.findings")
+    run_ids = []
+    for index in range(dashboard_findings.RESTORED_PER_RENDER + 2):
+        run_id = store.create_run({}, f"old {index}", kind="train")
+        store.set_status(run_id, "running", device="cpu")
+        _log(store, run_id, range(1, 4))
+        store.set_status(run_id, "finished", device="cpu")
+        store.update_run_info(run_id, {run_findings.INFO_KEY: []})  # no version: older rules
+        run_ids.append(run_id)
+    st.cache_data.clear()
+    data.runs_table(data.runs())
+    current = [run_findings.stored_current(store.get_run(r).run_info) for r in run_ids]
+    assert sum(current) == dashboard_findings.RESTORED_PER_RENDER
+    st.cache_data.clear()
+    data.runs_table(data.runs())
+    assert all(run_findings.stored_current(store.get_run(r).run_info) for r in run_ids)

@@ -1,6 +1,6 @@
 """The live Run page in headless Chromium against the real stack: its chart element
-polls the live feed and swaps new rows into its Vega views in place (issue 14:
-watching must be cheap), and zooming one chart zooms them all."""
+polls the live feed and swaps new rows into its Vega views in place (watching
+must be cheap), and zooming one chart zooms them all."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ _TILE_TEXTS_JS = (
 
 
 def _check_evaluation_tile(page, store: RunStore, run_id: str) -> None:
-    """Issue 30: an evaluation in flight has its own tile (step, time), gone when done."""
+    """An evaluation in flight has its own tile (step, time), gone when done."""
     with store.tracker(run_id, flush_interval=0) as tracker:
         tracker.track(1.0, "eval/pending", 50)  # as the background evaluation submits
     page.wait_for_function(
@@ -114,8 +114,8 @@ def _check_evaluation_tile(page, store: RunStore, run_id: str) -> None:
 
 
 def _check_top_of_page_and_link(page, store: RunStore, run_id: str) -> None:
-    """Issue 27: the key numbers and Cancel at the top (item 3), custom SDK metrics
-    drawn (item 3), no author chrome (item 9), the view in the URL (item 5)."""
+    """The key numbers and Cancel at the top, custom SDK metrics drawn, no author
+    chrome, the view in the URL."""
     tiles = page.locator(".spherescope-tile")
     page.wait_for_function(
         "() => Array.from(document.querySelectorAll('.spherescope-tile'))"
@@ -213,7 +213,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(shared_stack, s
         reset = page.evaluate(_X_DOMAINS_JS)
         assert all(high >= 120 for _, high in reset), reset  # every chart, the whole run
         # Zoomed, then another x axis: a range in steps means nothing in seconds, so the
-        # charts of the new axis show the whole run (they went blank: issue 27 item 1).
+        # charts of the new axis show the whole run (they went blank).
         for _ in range(5):
             page.mouse.wheel(0, -200)
             page.wait_for_timeout(50)
@@ -307,7 +307,7 @@ _Y_TOPS_JS = f"""() => Object.fromEntries(Array.from(document.querySelectorAll('
 
 
 def test_each_loss_term_has_its_own_scale_and_a_zero_term_no_chart(shared_stack, stack_home):
-    """Issue 27 item 8: with a regulariser term 500 times the metric loss, the loss chart
+    """With a regulariser term 500 times the metric loss, the loss chart
     showed the total and the metric term as a flat line at 0; a term zero at every step
     (η = 0) drew a line of its own."""
     from playwright.sync_api import sync_playwright

@@ -1,4 +1,4 @@
-"""The Report page in headless Chromium (issue 27 item 7): a run launched untagged with
+"""The Report page in headless Chromium: a run launched untagged with
 a preset's config counts and is named as such, a claim with one seed a side reads
 "inconclusive" with its n, and the paper's values on another dataset get their own
 panel."""

@@ -33,7 +33,7 @@ def test_at_most_eight_coordinates_and_max_points_with_the_vertices():
 
 
 def test_shared_domains_and_class_colours_side_by_side():
-    """Bug 6: side by side, each run had its own axes and colours (and a pastel palette)."""
+    """Side by side, each run had its own axes and colours (and a pastel palette)."""
     points = pd.DataFrame({"c0": [0.1, 0.2], "c1": [0.3, 0.4], "label": [0, 2]})
     domains = {"c0": (-1.0, 1.0), "c1": (-2.0, 3.0)}
     data = matrix_data(points, ["c0", "c1"], domains=domains, classes=[0, 1, 2])

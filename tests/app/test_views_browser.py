@@ -65,7 +65,7 @@ def _matrices(page, count: int) -> list[dict]:
 
 
 def test_geometry_matrices_fit_their_columns_and_do_not_overlap(tmp_path):
-    """Bug 5: the 8th column was cut off; side by side the grids clipped and overlapped."""
+    """The 8th column was cut off; side by side the grids clipped and overlapped."""
     from playwright.sync_api import sync_playwright
 
     # a stack of its own: side by side, the second run is the page's default pick, which

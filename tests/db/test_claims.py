@@ -1,5 +1,5 @@
-"""Exactly one of several processes racing for one queued run starts it (issue 13,
-item 3): the queued → running claim is an ``O_EXCL`` file, not a read-then-write."""
+"""Exactly one of several processes racing for one queued run starts it: the
+queued → running claim is an ``O_EXCL`` file, not a read-then-write."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A long-lived reader recovers from files damaged or removed under it (issue 13,
-items 8 and 9): the damaged file is quarantined and reported, vanished files are
+"""A long-lived reader recovers from files damaged or removed under it: the
+damaged file is quarantined and reported, vanished files are
 skipped, and the read answers with what is left instead of raising."""
 
 from __future__ import annotations

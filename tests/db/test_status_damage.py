@@ -1,5 +1,5 @@
 """A damaged ``status.json`` is shown as such, rebuilt where the run's other files allow,
-and never rewritten on a guess (issue 13, item 7)."""
+and never rewritten on a guess."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from db import StoreTracker, StoreWriteError, queries
+from db import StoreTracker, StoreWriteError, compaction, queries
 from db.layout import scan_table
 
 TRACKER_METHODS = (
@@ -175,11 +175,11 @@ def test_a_compaction_runs_beside_the_training_step_not_in_it(store, config, mon
     release = threading.Event()
     calls: list[tuple[str, dict]] = []
 
-    def slow_compact(run, **options):
+    def slow_compact(files, run, **options):
         calls.append((threading.current_thread().name, options))
         release.wait(30)
 
-    monkeypatch.setattr(store, "compact", slow_compact)
+    monkeypatch.setattr(compaction, "compact_run", slow_compact)
     tracker = store.tracker(run_id, flush_interval=0, compact_every=1)
     tracker.track(1.0, "a", 1)  # flush 1: starts a compaction, which blocks
     tracker.track(2.0, "a", 2)  # flush 2: the first still runs

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from db import run_status
+from db import compaction, run_status
 from db import tracker as tracker_module
 from db.store import RunStore
 
@@ -62,7 +62,7 @@ def test_watched_flushes_do_not_compact_more_often(tmp_path, clock, monkeypatch)
     run_id = _run(store)
     store.mark_watched(run_id)
     compactions = []
-    monkeypatch.setattr(store, "compact", lambda run, **_: compactions.append(run))
+    monkeypatch.setattr(compaction, "compact_run", lambda files, run, **_: compactions.append(run))
     tracker = store.tracker(run_id, flush_interval=1.0, watched_flush_interval=0.5, compact_every=2)
     for step in range(1, 5):  # four watched flushes, 0.5 s apart: 2 s of flushing
         clock[0] += 0.5

@@ -1,5 +1,5 @@
 """sphere_engine.experiments.verdicts: the one verdict of the Report page and
-``spherescope report`` — "agrees" only when the seeds can tell (issue 27 item 7)."""
+``spherescope report`` — "agrees" only when the seeds can tell."""
 
 from __future__ import annotations
 

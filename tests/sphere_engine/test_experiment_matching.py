@@ -1,5 +1,5 @@
 """sphere_engine.experiments.matching: an untagged run with a variant's config is that
-variant's, whatever its seed, steps, device or data folder (issue 27 item 7)."""
+variant's, whatever its seed, steps, device or data folder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""sphere_engine.catalogue.numbers: the one way a number is written (issue 27 item 8)."""
+"""sphere_engine.catalogue.numbers: the one way a number is written."""
 
 from __future__ import annotations
 

@@ -174,3 +174,46 @@ def test_a_missing_dataset_root_fails_but_download_or_the_files_pass(tmp_path) -
     for name in ("train-images", "train-labels", "t10k-images", "t10k-labels"):
         (raw / f"{name}-idx{3 if 'images' in name else 1}-ubyte").write_bytes(b"")
     validate(RunConfig.from_dict(small(data={**mnist, "root": str(tmp_path)})))
+
+
+def test_components_name_their_fields_and_no_message_is_read_for_one(monkeypatch) -> None:
+    """A component's ConfigError keeps its path; any other refusal is reported under the
+    section that chose the component, even when its message starts like a path."""
+    import sphere_engine.data
+    import sphere_engine.models.build
+
+    config = RunConfig.from_dict(small())
+
+    def refuse(error: ValueError):
+        def raising(*args: object, **kwargs: object) -> None:
+            raise error
+
+        return raising
+
+    monkeypatch.setattr(sphere_engine.data, "dataset_info", refuse(ValueError("data.root: x")))
+    with pytest.raises(ConfigError) as caught:
+        validate(config)
+    assert caught.value.paths == ("data",)
+    assert str(caught.value) == "data: data.root: x"
+
+    split = ConfigError("data.split", "not for this dataset")
+    monkeypatch.setattr(sphere_engine.data, "dataset_info", refuse(split))
+    with pytest.raises(ConfigError) as caught:
+        validate(config)
+    assert caught.value is split
+
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        sphere_engine.models.build, "check_backbone", refuse(ValueError("data.image_size: y"))
+    )
+    with pytest.raises(ConfigError) as caught:
+        validate(config)
+    assert caught.value.paths == ("model.name", "data.name")
+
+
+def test_a_missing_dataset_folder_is_a_config_error_from_the_dataset_itself() -> None:
+    from sphere_engine.data import dataset_info
+
+    with pytest.raises(ConfigError) as caught:
+        dataset_info("image_folder", root="/no/such/folder", split="class_disjoint")
+    assert caught.value.paths == ("data.root",)

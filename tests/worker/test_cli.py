@@ -31,7 +31,7 @@ def test_train_and_analyze_delegate_to_local_run(monkeypatch) -> None:
         (
             "train",
             ("run.toml", ["optimizer.lr=0.1", "a.b=1"]),
-            {"name": None, "tags": [], "as_json": False},
+            {"name": None, "tags": [], "as_json": False, "project": None},
         ),
         ("an", ("emb.npz", "r.json"), none),
         ("an", ("emb.npz", None), none),

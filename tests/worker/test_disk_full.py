@@ -1,4 +1,4 @@
-"""A full disk under the run store (issue 13, item 10): a real ``spherescope train`` and
+"""A full disk under the run store: a real ``spherescope train`` and
 a real worker write into a small tmpfs until it is full (runs long enough that their
 scalars are flushed before the evaluations fill it: a 400-step run could finish
 within the first flush interval and leave no row to check). The run ends ``failed`` with

@@ -77,7 +77,7 @@ def test_a_killed_worker_leaves_a_lost_run_that_is_never_run_again(store, worker
 
 
 def test_a_workers_reaper_never_rewrites_a_damaged_status(store, worker) -> None:
-    """Issue 13, item 7: the reaper thread of a real worker marks a silent run lost but
+    """The reaper thread of a real worker marks a silent run lost but
     leaves a run whose status.json is damaged as it is (shown ``unknown``)."""
     damaged, silent = (store.create_run(config(), status="running") for _ in range(2))
     # both silent for longer than the limit already: the reaper's next pass judges them

@@ -1,4 +1,4 @@
-"""A broker restart does not orphan queued runs (issue 13, item 3): a worker that starts
+"""A broker restart does not orphan queued runs: a worker that starts
 against the restarted Redis enqueues them again, and the run trains exactly once."""
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def test_report_of_an_empty_store_says_what_to_run(store: RunStore, tmp_path: Pa
 def test_report_uses_untagged_runs_with_a_variants_config_and_one_seed_is_inconclusive(
     store: RunStore, tmp_path: Path
 ) -> None:
-    """Issue 27 item 7: a preset run launched from the form untagged was left out, and
+    """A preset run launched from the form untagged was left out, and
     a claim printed "agrees" on one seed a side."""
     from sphere_engine.experiments import EXPERIMENT_TAG, VARIANT_TAG
     from worker.report import build_report

@@ -112,7 +112,7 @@ def spy_enqueue(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     ("bad", "message"),
     [
         (config(steps=0), r"training\.steps: 0 is below the minimum 1"),
-        (config(optimizer={"name": "rmsprop"}), r"optimizer\.name: 'rmsprop' is not allowed"),
+        (config(optimizer={"name": "lion"}), r"optimizer\.name: 'lion' is not allowed"),
         (config(objective={"name": "no-such-loss"}), r"no-such-loss"),
         # Registry, option and data checks (validate(), not from_dict) also run at launch.
         (

@@ -1,4 +1,4 @@
-"""The worker's log stays quiet (issue 14, bug 15): no superuser warning for a JSON-only
+"""The worker's log stays quiet: no superuser warning for a JSON-only
 app running as root (containers, CI), no faiss loader chatter in every run's child."""
 
 from __future__ import annotations

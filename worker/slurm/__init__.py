@@ -1,4 +1,4 @@
-"""Runs on a SLURM cluster (issue 25): submitted through submitit as one SLURM job per
+"""Runs on a SLURM cluster: submitted through submitit as one SLURM job per
 run, followed through SLURM's states, cancelled with scancel, resumed after a requeue.
 
 - ``request``: the resources a run asks SLURM for (``SlurmRequest``);

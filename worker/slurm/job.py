@@ -120,7 +120,7 @@ class JobPlan:
 
 def share(plan: JobPlan | None, parallel: DataParallel) -> JobPlan:
     """Rank 0's ``plan``, on every rank (a broadcast; the plan itself on one process)."""
-    if not parallel.enabled:
+    if not parallel.is_distributed:
         assert plan is not None
         return plan
     import torch.distributed as dist
@@ -167,6 +167,18 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
 
     # ---- rank 0: the run's one writer
     def _lead(self, signals: JobSignals, parallel: DataParallel) -> str:
+        """Rank 0, the run's one writer; the run's outcome.
+
+        1. Plan: arm the preemption warning before the job's end, resume when SLURM
+           requeued a started job (status running or lost), claim the run
+           (``RunLifecycle.start``; a run no longer startable ends here with its status).
+           Whatever happens, every rank receives the plan (``share``), so the followers
+           never wait on a lead that failed.
+        2. Train (``_train``) with the run's log captured; an exception is recorded by
+           the lifecycle (``finish(error)``) and raised again.
+        3. Hand over: a run stopped by SLURM stays running and the job requeues itself
+           with its checkpoint (``_hand_over``); any other outcome ends the lifecycle.
+        """
         plan = JobPlan(train=False)
         try:
             end = job_end_time(self.time_min)
@@ -228,6 +240,11 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
     def _train(
         self, run: RunLifecycle, signals: JobSignals, plan: JobPlan, parallel: DataParallel
     ) -> str:
+        """Train the run until it ends or ``plan.stop_at`` (the job's time limit less a
+        margin), then say why it stopped, in this order: a user's cancel (cancelled),
+        the time limit (failed), a failed node of the job (lost), SLURM's signal to stop
+        (``REQUEUED``: the status stays running, waiting to resume), else finished.
+        Every outcome but the requeue is recorded here with the run's device."""
         from sphere_engine.train import run_training  # torch: only inside the job
 
         store = run.store
@@ -315,7 +332,7 @@ def failed_nodes() -> str:
 
 
 def _device(result: TrainingResult, parallel: DataParallel) -> str:
-    return f"{result.device} ×{parallel.world_size}" if parallel.enabled else result.device
+    return f"{result.device} ×{parallel.world_size}" if parallel.is_distributed else result.device
 
 
 def _leave_running(run: RunLifecycle) -> None:

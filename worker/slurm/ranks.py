@@ -10,14 +10,15 @@ from dataclasses import dataclass
 
 import submitit
 
+from sphere_engine.job_rank import JobRank
+
 PORT_BASE, PORT_SPAN = 20000, 20000
 
 
 @dataclass(frozen=True)
-class SlurmRanks:
-    rank: int = 0
-    local_rank: int = 0
-    world_size: int = 1
+class SlurmRanks(JobRank):
+    """A task's place in its job (``JobRank``) and the job's rendezvous."""
+
     local_world_size: int = 1
     master_addr: str = "127.0.0.1"
     master_port: int = PORT_BASE

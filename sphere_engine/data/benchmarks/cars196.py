@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.data.benchmarks.listed_images import check_listed_images
 from sphere_engine.data.benchmarks.official_layout import Listing, OfficialLayout
 from sphere_engine.data.registry import DATASETS
 
@@ -39,8 +40,10 @@ class Cars196(OfficialLayout):
                 "data.root", f"{str(path)!r} is not a Cars196 annotation file ({error})"
             ) from None
         names = [_text(n) for n in np.atleast_1d(mat.get("class_names", []))]
+        paths = [path.parent / p for p in rel_paths]
+        check_listed_images(root, paths, path.name)
         return Listing(
-            paths=[path.parent / p for p in rel_paths],
+            paths=paths,
             labels=classes,
             parts=np.where(classes <= LAST_TRAIN_CLASS, "train", "test"),
             class_names={i + 1: name for i, name in enumerate(names)},

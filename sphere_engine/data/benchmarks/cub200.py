@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.data.benchmarks.listed_images import check_listed_images
 from sphere_engine.data.benchmarks.official_layout import Listing, OfficialLayout
 from sphere_engine.data.registry import DATASETS
 
@@ -40,8 +41,10 @@ class CUB200(OfficialLayout):
                 "data.root", f"image_class_labels.txt has no class for image {missing[0]}"
             )
         classes = np.array([int(labels[i]) for i in ids], dtype=np.int64)
+        paths = [base / "images" / images[i] for i in ids]
+        check_listed_images(root, paths, "images.txt")
         return Listing(
-            paths=[base / "images" / images[i] for i in ids],
+            paths=paths,
             labels=classes,
             parts=np.where(classes <= LAST_TRAIN_CLASS, "train", "test"),
             class_names={k: v.split(".", 1)[-1].replace("_", " ") for k, v in names.items()},

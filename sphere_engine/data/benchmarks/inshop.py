@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.data.benchmarks.listed_images import check_listed_images
 from sphere_engine.data.benchmarks.official_layout import Listing, OfficialLayout
 from sphere_engine.data.registry import DATASETS
 
@@ -15,7 +16,9 @@ _PARTS = ("train", "query", "gallery")
 @DATASETS.register("inshop")
 class InShop(OfficialLayout):
     """``data.root`` holds ``list_eval_partition.txt`` (at the root or in ``Eval/``) and
-    the ``img/`` folder. The test split is query + gallery; with
+    the images its lines name (``img/...``): in ``img/`` at the root, or in ``Img/img/``
+    as the release unpacks (``Img/img.zip`` extracted in ``Img/``). The test split is
+    query + gallery; with
     ``evaluation.retrieval_protocol = "query_gallery"`` the queries are the official
     ones (the test dataset's ``is_query``), not a seeded fraction."""
 
@@ -24,7 +27,7 @@ class InShop(OfficialLayout):
 
     def listing(self, root: Path) -> Listing:
         listed = self.marker(root, "list_eval_partition.txt")
-        base = listed.parent.parent if listed.parent.name == "Eval" else listed.parent
+        base = _image_base(listed.parent.parent if listed.parent.name == "Eval" else listed.parent)
         paths, items, parts = [], [], []
         for line in listed.read_text().splitlines()[2:]:
             fields = line.split()
@@ -33,5 +36,14 @@ class InShop(OfficialLayout):
             paths.append(base / fields[0])
             items.append(int(fields[1].removeprefix("id_")))
             parts.append(fields[2])
+        check_listed_images(root, paths, listed.name)
         names = {item: f"id_{item:08d}" for item in items}
         return Listing(paths, np.array(items, dtype=np.int64), np.array(parts), names)
+
+
+def _image_base(base: Path) -> Path:
+    """The folder the listed ``img/...`` paths are relative to: ``base`` when it holds
+    ``img/``, else ``base/Img`` (the release's layout) when that does."""
+    if not (base / "img").is_dir() and (base / "Img" / "img").is_dir():
+        return base / "Img"
+    return base

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sphere_engine.data.benchmarks.listed_images import check_listed_images
 from sphere_engine.data.benchmarks.official_layout import Listing, OfficialLayout
 from sphere_engine.data.registry import DATASETS
 
@@ -39,4 +40,5 @@ class SOP(OfficialLayout):
                 names.setdefault(cls, f"{rel.split('/')[0].removesuffix('_final')}/{cls}")
             labels += classes
             parts += [part] * len(classes)
+        check_listed_images(root, paths, "Ebay_train.txt and Ebay_test.txt")
         return Listing(paths, np.array(labels, dtype=np.int64), np.array(parts), names)

@@ -44,7 +44,7 @@ MOSTLY_DEAD = 0.8
         "by about ten more steps in its direction. On the default Launch config (digits, "
         "4,000 steps) 78 % of the weight movement after the loss reached 0 came from "
         "zero-loss steps, and Recall@1 fell from 0.923 to 0.814; with the weights held on "
-        "zero-loss steps it ended at 0.934 (bench/zero_loss_updates.py). "
+        "zero-loss steps it ended at 0.934 (scripts/zero_loss_updates.py). "
         "The metric loss was exactly zero (or the miner returned no pair or triplet) for "
         "a long stretch of steps. A margin-based loss only learns from the pairs that "
         "violate its margin; when the miner finds none, the gradient is zero and the run "
@@ -59,7 +59,8 @@ MOSTLY_DEAD = 0.8
     action="Use harder mining (batch-hard), larger batches (more negatives per anchor) or a "
     "larger margin, or a loss that weighs every pair (multi-similarity, N-pair); check that "
     "batches hold several samples per class. If the evaluation falls once the loss is 0, "
-    "keep the best checkpoint (early stopping) or stop there.",
+    "keep the best checkpoint (training.keep_checkpoints) or stop early "
+    "(training.early_stop_patience).",
 )
 def dead_loss(run: RunSeries) -> Hit | None:
     loss = run.series("loss/metric")

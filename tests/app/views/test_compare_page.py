@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from app_fixtures import charts_of, first_paint, open_page, texts
 
-from app import charts
+from app.charts.palette import RUN_PALETTE
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -36,7 +36,7 @@ def test_two_runs_overlay_with_stable_colours(filled):
     assert color["domain"] == [
         {filled.sec: "sec run", filled.plain: "plain run"}[r] + f" · {r}" for r in ordered
     ]
-    assert color["range"] == charts.RUN_PALETTE[:2]
+    assert color["range"] == RUN_PALETTE[:2]
 
 
 def test_a_fresh_page_draws_the_metric_chart_then_the_panels(filled):
@@ -91,7 +91,7 @@ def test_sweep_selects_its_runs(filled):
 
 
 def test_eval_metrics_follow_group_by_and_x_axis(filled):
-    """Bug 11: an evaluation metric ignored "Group by" (and smoothing), silently."""
+    """An evaluation metric ignored "Group by" (and smoothing), silently."""
     app = open_page(
         "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
     )
@@ -139,7 +139,7 @@ def test_grouped_final_table_and_hyperparameter_view(filled):
 
 
 def test_wall_clock_x_axis(filled):
-    """Issue 14: Compare offers the wall clock too; a grouping cannot average runs
+    """Compare offers the wall clock too; a grouping cannot average runs
     at different times, so it draws each run and says so."""
     app = open_page(
         "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}

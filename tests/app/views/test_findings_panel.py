@@ -35,6 +35,7 @@ def test_a_diverged_run_shows_its_finding_with_the_evidence_chart(two_runs) -> N
     assert not app.exception
     errors = texts(app.error)
     assert any("Training diverged" in e and "mean norm grew" in e for e in errors), errors
+    assert any("Untrusted result" in m and "Training diverged" in m for m in texts(app.markdown))
     assert any("Why, and what to try" in e.label for e in app.expander)
     evidence = [s for s in charts_of(app) if "Evidence" in str(s.get("title"))]
     assert len(evidence) == 1

@@ -87,7 +87,7 @@ def test_run_without_snapshot_explains(filled):
 
 
 def test_side_by_side_shares_axes_colours_and_one_step_slider(filled):
-    """Bug 6: side by side, each run had its own axes and colour scales."""
+    """Side by side, each run had its own axes and colour scales."""
     app = open_page("views/geometry.py", {"run_id": filled.sec})
     app.toggle(key="geometry.pair").set_value(True).run()
     app.selectbox(key="geometry.run1").set_value(filled.plain).run()

@@ -7,6 +7,7 @@ from app_fixtures import open_page, texts
 
 import worker
 from app.presets import PRESETS
+from sphere_engine.catalogue.facts import OPTIMIZERS
 from sphere_engine.config import RunConfig
 
 
@@ -59,7 +60,7 @@ def test_form_has_a_field_with_help_for_every_setting(home):
     assert "Learning rate" in lr.help
     steps = app.number_input(key="lf0.training.steps")
     assert "min 1" in steps.help
-    assert app.selectbox(key="lf0.optimizer.name").options == ["sgd", "adam", "adamw"]
+    assert app.selectbox(key="lf0.optimizer.name").options == list(OPTIMIZERS)
     assert "digits" in app.selectbox(key="lf0.data.name").options
     # options of the chosen loss come from its registry entry, with help and default
     margin = app.number_input(key="lf0.objective.options.loss.triplet.margin")
@@ -151,11 +152,11 @@ def test_sweep_mode_expands_grid_times_seeds(home, launched):
     assert any("Launched 6 runs in sweep `sweep-fake`" in s for s in texts(app.success))
 
 
-# ----------------------------------------------------------------------------- issue 14
+# ------------------------------------------------------------------- form edits and errors
 
 
 def test_switching_objective_kind_keeps_each_kinds_choice_and_options(home):
-    """Bug 1: head simplex with margin "auto", then kind loss, must not leak the head's
+    """Head simplex with margin "auto", then kind loss, must not leak the head's
     options into the loss nor pick another loss; switching back restores the head."""
     app = open_page("views/launch.py")
     app.selectbox(key="lf0.objective.name.loss").set_value("semihard_triplet").run()
@@ -176,7 +177,7 @@ def test_switching_objective_kind_keeps_each_kinds_choice_and_options(home):
 
 
 def test_a_cleared_number_is_reported_not_replaced_by_an_old_value(home):
-    """Bug 2: clearing a number must not bring back an earlier value."""
+    """Clearing a number must not bring back an earlier value."""
     app = open_page("views/launch.py")
     lr = "lf0.optimizer.lr"
     app.number_input(key=lr).set_value(0.005).run()
@@ -200,7 +201,7 @@ def _sweep(app, values: str, seeds: str):
 
 
 def test_sweep_values_are_validated_before_launch(home, launched):
-    """Bug 3: an invalid grid value disables the button with the field's message."""
+    """An invalid grid value disables the button with the field's message."""
     app = _sweep(open_page("views/launch.py"), "0.01, -1", "0, 1")
     assert not app.exception
     button = app.button(key="launch.go")
@@ -213,7 +214,7 @@ def test_sweep_values_are_validated_before_launch(home, launched):
 
 
 def test_sweep_seeds_are_parsed_strictly(home, launched):
-    """Bug 3: seeds "a, b" are an error naming the field, never dropped silently."""
+    """Seeds "a, b" are an error naming the field, never dropped silently."""
     app = _sweep(open_page("views/launch.py"), "0.01, 0.1", "a, b")
     assert any(e.startswith("Seeds: 'a' is not a whole number") for e in texts(app.error))
     assert app.button(key="launch.go").disabled
@@ -224,7 +225,7 @@ def test_sweep_seeds_are_parsed_strictly(home, launched):
 
 
 def test_error_names_its_tab_and_shows_inside_it(home):
-    """Bug 17: an error for a field on another tab is shown on that tab and named above
+    """An error for a field on another tab is shown on that tab and named above
     the tabs, not only in the bottom banner."""
     app = open_page("views/launch.py")
     app.number_input(key="lf0.data.samples_per_class").set_value(0).run()
@@ -256,7 +257,7 @@ def test_a_batch_that_does_not_split_across_devices_is_shown_under_training_devi
 
 
 def test_missing_data_root_is_shown_next_to_the_field(home, tmp_path):
-    """Bug 14: the form validates like the launcher, so a missing data.root is reported
+    """The form validates like the launcher, so a missing data.root is reported
     inline on the Data tab before launch."""
     from sphere_engine.validation import validate
 
@@ -275,7 +276,7 @@ def test_missing_data_root_is_shown_next_to_the_field(home, tmp_path):
 
 
 def test_labels_are_readable_and_counts_are_pluralised(home):
-    """Bug 17: labels come from the config's declared labels, not raw field names."""
+    """Labels come from the config's declared labels, not raw field names."""
     app = open_page("views/launch.py")
     assert app.number_input(key="lf0.data.samples_per_class").label == "Samples per class (K)"
     assert app.text_input(key="lf0.data.root").label == "Data folder"
@@ -286,7 +287,7 @@ def test_labels_are_readable_and_counts_are_pluralised(home):
 
 
 def test_absurd_settings_are_confirmed_before_launch_and_the_launch_toasts_a_link(home, launched):
-    """Issue 27 item 6: 10M steps or lr ≥ 10 are warned about and launch only once
+    """10M steps or lr ≥ 10 are warned about and launch only once
     confirmed; the launch says so in a toast (in view wherever the page is scrolled)
     with a link to the run."""
     app = open_page("views/launch.py")

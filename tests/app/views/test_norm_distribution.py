@@ -57,7 +57,7 @@ def test_compare_shows_runs_side_by_side_on_one_axis(store):
 
 
 def test_log_colour_scale_toggle_on_run_and_compare(store):
-    """Issue 14: a log-scale toggle everywhere a variance is shown, the heatmap too."""
+    """A log-scale toggle everywhere a variance is shown, the heatmap too."""
     low, high = _record(store, "small norms", 30), _record(store, "large norms", 70)
     app = open_page("views/run.py", {"run_id": low})
     (heatmap,) = [s for s in all_run_charts(app) if _title(s) == TITLE]

@@ -48,10 +48,35 @@ def test_table_claims_and_chart_of_an_experiment(store):
     assert table.loc["softmax + isotropic", "train norm var"] == "1.50 ± 0.707"
     claims = [t for t in texts(app.markdown) if "**agrees**" in t or "**disagrees**" in t]
     assert any("agrees**: The isotropic regulariser improves k-means NMI" in t for t in claims)
-    # each claim's evidence: n, mean ± std, effect size and test (issue 27 item 7)
+    # each claim's evidence: n, mean ± std, effect size and test
     evidence = [c for c in texts(app.caption) if "(n = 2)" in c]
     assert evidence and all("±" in c for c in evidence)
     (spec,) = charts_of(app)  # the chosen metric per variant, first: classifier acc
     rows = next(iter(spec["datasets"].values()))
     means = {row["variant"]: row["mean"] for row in rows}
     assert means["softmax"] == 91.0 and means["softmax + isotropic"] == 92.0
+
+
+def test_a_study_preset_shows_its_studys_result_table(store):
+    from sphere_engine.experiments.studies import study_preset
+    from worker.study.runs import reproduction_tags
+    from worker.study.spec import parse_spec
+    from worker.study.storage import create_study_folder
+
+    table = study_preset("study-cpu")
+    study_id = create_study_folder(store.home, parse_spec(table))
+    values = {"triplet": (0.20, 0.22, 0.21), "ms": (0.30, 0.31, 0.29)}
+    for arm, per_repro in values.items():
+        for repro, value in enumerate(per_repro):
+            for fold in (0, 1):
+                tags = reproduction_tags(study_id, arm, repro, fold)
+                run_id = store.create_run({}, f"{arm} {repro} {fold}", tags=tags, status="running")
+                with store.tracker(run_id, flush_interval=0) as tracker:
+                    tracker.track_eval({"test/map@r": value, "test/precision@1": 0.5}, 10)
+                store.set_status(run_id, "finished")
+    app = open_page("views/report.py")
+    app.selectbox(key="report.experiment").set_value("study-cpu").run()
+    assert not app.exception
+    text = "\n".join(texts(app.markdown))
+    assert "| ms | 3 |" in text and "| triplet | 3 |" in text
+    assert "30.00 ±" in text and "21.00 ±" in text  # MAP@R means over the reproductions

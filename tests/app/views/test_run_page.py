@@ -92,7 +92,7 @@ def test_a_fresh_page_draws_its_charts_then_the_rest(filled):
     assert FOLLOW_UP_KEY in app.session_state  # armed: the timer's rerun follows
     app.run()
     # the whole page: the open tab's seven charts (the overview) and the panels below
-    assert len(charts_of(app)) == 7 and app.code and len(app.expander) == 5  # and Notes
+    assert len(charts_of(app)) == 7 and app.code and len(app.expander) == 6  # + Notes, exports
     assert FOLLOW_UP_KEY not in app.session_state  # no further follow-up
     app.run()
     assert len(charts_of(app)) == 7  # later runs draw the whole page
@@ -161,7 +161,7 @@ def test_page_errors_are_messages_not_tracebacks(filled, monkeypatch):
 
 
 def test_evaluation_picker_is_usable_before_the_first_evaluation(filled):
-    """Bug 9: opened before any evaluation, the picker had no options, so it was
+    """Opened before any evaluation, the picker had no options, so it was
     disabled, and it is drawn once, outside the live fragment: disabled for good."""
     app = open_page("views/run.py", {"run_id": filled.failed})
     assert not app.exception
@@ -173,7 +173,7 @@ def test_evaluation_picker_is_usable_before_the_first_evaluation(filled):
 
 
 def test_relative_time_reaches_tracked_samples_and_evaluations(filled):
-    """Bug 10: "relative time" left the tracked-sample and evaluation charts on steps."""
+    """The "relative time" axis left the tracked-sample and evaluation charts on steps."""
     app = open_page("views/run.py", {"run_id": filled.sec})
     app.radio(key="run.x").set_value("time").run()
     assert not app.exception and not app.error
@@ -224,7 +224,7 @@ def test_run_log_tail_and_checkpoints_with_download(filled_fresh, store):
 
 
 def test_wall_clock_x_axis_reaches_every_chart(filled):
-    """Issue 14: a wall-clock x axis (local time on a temporal axis) besides step and
+    """A wall-clock x axis (local time on a temporal axis) besides step and
     relative time, for the training charts, tracked samples and evaluations."""
     import os
 

@@ -164,7 +164,7 @@ def test_the_points_notes_of_the_charts_share_one_caption(store):
 
 
 def test_a_poll_reads_and_builds_only_the_open_tab(store, monkeypatch):
-    """Issue 14 (watching must be cheap): a poll builds the open tab's charts only, and
+    """Watching must be cheap: a poll builds the open tab's charts only, and
     reads only their series; another tab is read and drawn once opened."""
     run_id = running_run(store, "live run", range(1, 11), total=100)
     read = _spy_reads(monkeypatch, lambda args, kwargs: set(args[2]))

@@ -1,6 +1,6 @@
-"""What the Run and Runs pages say about a run, by its status and kind (issue 14, bugs 7
-and 8): no "a queued run starts when a worker is free" for a failed run or a finished
-analysis, and a queued cuda run says that no live worker serves the gpu queue."""
+"""What the Run and Runs pages say about a run, by its status and kind: no "a queued run
+starts when a worker is free" for a failed run or a finished analysis, and a queued cuda
+run says that no live worker serves the gpu queue."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def test_clone_fills_the_launch_form(filled):
 
 
 def test_config_columns_metric_filter_and_tags_edited_in_the_table(filled):
-    """Issue 27 item 4: config columns picked from the runs' keys (the differing ones
+    """Config columns picked from the runs' keys (the differing ones
     offered first), sort and filter by a final metric, tags saved from the table."""
     from app.panels import runs_columns
 
@@ -117,7 +117,7 @@ def test_config_columns_metric_filter_and_tags_edited_in_the_table(filled):
 
 
 def test_the_first_screenful_is_drawn_without_the_grid(filled):
-    """Issue 27 item 10: a fresh Runs page paints its newest runs as a plain table (the
+    """A fresh Runs page paints its newest runs as a plain table (the
     grid component's code was most of its time to first content); the grid follows."""
     from app_fixtures import APP_MAIN
     from streamlit.testing.v1 import AppTest

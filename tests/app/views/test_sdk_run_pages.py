@@ -91,8 +91,7 @@ def test_the_run_page_builds_a_download_only_when_it_is_clicked(sdk_run: str, mo
 
 
 def test_run_page_shows_what_is_known_of_an_sdk_run(sdk_run: str):
-    """No "step 6 of ?" and no device "–": the step alone, the tensors' device, the host
-    (issue 27 item 3)."""
+    """No "step 6 of ?" and no device "–": the step alone, the tensors' device, the host."""
     app = open_page("views/run.py", {"run_id": sdk_run})
     assert not app.exception and not app.error
     tiles = app.markdown[0].value

@@ -1,4 +1,4 @@
-"""Links naming runs that do not exist (issue 14, bug 13): the page says so, naming
+"""Links naming runs that do not exist: the page says so, naming
 the id, instead of showing nothing or silently another run."""
 
 from __future__ import annotations

@@ -79,3 +79,26 @@ def test_faiss_calls_take_large_query_chunks_within_the_budget():
     assert _chunk_rows(200_000, 100, 256.0, "faiss") >= 16_384
     assert _chunk_rows(200_000, 100, 256.0, "torch") < 400  # one score row per query
     assert _chunk_rows(200_000, 100, 0.01, "faiss") < 10
+
+
+def test_exact_kmeans_runs_faiss_on_one_thread_and_restores_it(monkeypatch, make_clustered):
+    # Lloyd steps on an evaluation-sized set are tiny: with two OpenMP threads the
+    # idle one spins at every barrier (0.39 vs 0.09 s CPU at 10k × 128 / 100 classes).
+    faiss = backends.faiss
+    seen = []
+    original = faiss.Kmeans.train
+
+    def train(self, *args, **kwargs):
+        seen.append(faiss.omp_get_max_threads())
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(faiss.Kmeans, "train", train)
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)
+    try:
+        x, _ = make_clustered(3, 50, 4, spread=0.3)
+        kmeans_labels(x, 3, backend="faiss")
+        assert seen and set(seen) == {1}
+        assert faiss.omp_get_max_threads() == 2
+    finally:
+        faiss.omp_set_num_threads(before)

@@ -55,6 +55,31 @@ def test_bad_options(options, message):
         evaluate_embeddings(GOOD_X, GOOD_Y, **options)
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"reference": GOOD_X}, "reference and reference_labels must be given together"),
+        ({"reference_labels": GOOD_Y}, "reference and reference_labels must be given together"),
+        (
+            {"reference": GOOD_X[:, :3], "reference_labels": GOOD_Y},
+            "reference has dimension 3 and the embeddings dimension 4; they must match",
+        ),
+    ],
+)
+@pytest.mark.parametrize("entry", ["evaluate_embeddings", "retrieval_metrics", "external"])
+def test_every_entry_checks_the_reference_the_same_way(entry, options, message):
+    from sphere_engine.evaluation.external import evaluate_external
+    from sphere_engine.metrics import retrieval_metrics
+
+    call = {
+        "evaluate_embeddings": evaluate_embeddings,
+        "retrieval_metrics": retrieval_metrics,
+        "external": evaluate_external,
+    }[entry]
+    with pytest.raises(ValueError, match=message):
+        call(GOOD_X, GOOD_Y, **options)
+
+
 def test_integer_valued_float_labels_and_half_tensors_are_accepted():
     result = evaluate_embeddings(torch.from_numpy(GOOD_X).half(), GOOD_Y.astype(float))
     assert result["retrieval/queries"] == 12

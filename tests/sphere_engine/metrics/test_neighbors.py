@@ -107,3 +107,30 @@ def test_long_lists_under_the_faiss_backend_give_the_same_ranking(monkeypatch, m
     long = collect(ranked_neighbors(x, x, 40, exclude_self=True, backend="faiss"), 150)
     np.testing.assert_array_equal(short[0], long[0])
     np.testing.assert_array_equal(short[0], brute_ranking(x, 40, True))
+
+
+def test_cpu_faiss_search_runs_one_single_threaded_part_per_core(monkeypatch):
+    faiss = backends.faiss
+    rng = np.random.default_rng(5)
+    reference = rng.standard_normal((300, 16)).astype(np.float32)
+    queries = rng.standard_normal((3000, 16)).astype(np.float32)
+    index = neighbors.flat_index(reference, "euclidean")
+    seen: list[tuple[int, int]] = []
+
+    class Recording:
+        def search(self, rows, k):
+            seen.append((rows.shape[0], faiss.omp_get_max_threads()))
+            return index.search(rows, k)
+
+    monkeypatch.setattr(neighbors.os, "sched_getaffinity", lambda pid: {0, 1})
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)
+    try:
+        scores, found = neighbors.search_on_every_core(Recording(), queries, 5)
+        assert faiss.omp_get_max_threads() == 2  # this thread's setting is untouched
+    finally:
+        faiss.omp_set_num_threads(before)
+    expected_scores, expected = index.search(queries, 5)
+    np.testing.assert_array_equal(found, expected)
+    np.testing.assert_array_equal(scores, expected_scores)
+    assert sorted(seen) == [(1500, 1), (1500, 1)]

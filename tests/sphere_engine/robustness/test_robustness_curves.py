@@ -9,15 +9,16 @@ import pytest
 import torch
 
 from sphere_engine.metrics import retrieval_metrics
-from sphere_engine.robustness import robustness_accuracy, robustness_recall
+from sphere_engine.robustness import AttackSettings, robustness_accuracy, robustness_recall
 
 EPSILONS = (0.0, 0.05, 0.1, 0.2, 0.3)
+SETTINGS = AttackSettings(epsilons=EPSILONS, steps=10, batch_size=100)
 
 
 def test_accuracy_curve(digits_model):
     model, head, x, y = digits_model
     model.train(), head.eval()  # the evaluation switches to eval mode and back
-    result = robustness_accuracy(model, head, x, y, epsilons=EPSILONS, steps=10, batch_size=100)
+    result = robustness_accuracy(model, head, x, y, SETTINGS)
     assert model.training and not head.training
     with torch.no_grad():
         clean = float((head(model(x)).argmax(1) == y).float().mean())
@@ -30,13 +31,13 @@ def test_accuracy_curve(digits_model):
     fgsm_curve = np.array([result[f"robustness/fgsm/accuracy@eps={e:g}"] for e in EPSILONS])
     pgd_curve = np.array([result[f"robustness/pgd/accuracy@eps={e:g}"] for e in EPSILONS])
     assert pgd_curve[1:].mean() < fgsm_curve[1:].mean()  # PGD stronger on average
-    again = robustness_accuracy(model, head, x, y, epsilons=EPSILONS, steps=10, batch_size=100)
+    again = robustness_accuracy(model, head, x, y, SETTINGS)
     assert again == result
 
 
 def test_recall_curve_against_the_clean_gallery(digits_model):
     model, _, x, y = digits_model
-    result = robustness_recall(model, x, y, epsilons=(0.0, 0.1, 0.3), batch_size=64)
+    result = robustness_recall(model, x, y, AttackSettings(epsilons=(0.0, 0.1, 0.3), batch_size=64))
     with torch.no_grad():
         embeddings = model(x)
     clean = retrieval_metrics(embeddings, y, ks=(1,))["recall@1"]
@@ -52,10 +53,9 @@ def test_recall_curve_against_the_clean_gallery(digits_model):
         model,
         x[half:],
         y[half:],
+        AttackSettings(epsilons=(0.0,), attacks=("fgsm",)),
         gallery_embeddings=embeddings[gallery],
         gallery_labels=y[gallery],
-        epsilons=(0.0,),
-        attacks=("fgsm",),
     )
     expected = retrieval_metrics(
         embeddings[half:],
@@ -81,7 +81,7 @@ def test_recall_curve_against_the_clean_gallery(digits_model):
 def test_bad_options(digits_model, options, message):
     model, head, x, y = digits_model
     with pytest.raises(ValueError, match=message):
-        robustness_accuracy(model, head, x, y, **options)
+        robustness_accuracy(model, head, x, y, AttackSettings(**options))
     with pytest.raises(ValueError, match="one entry per input"):
         robustness_accuracy(model, head, x, y[:-1])
 
@@ -99,8 +99,8 @@ def test_parameters_frozen_during_the_attack_and_restored(digits_model):
     seen = []
     hook = head.register_forward_hook(lambda *_: seen.append(_trainable(model, head)))
     try:
-        robustness_accuracy(model, head, x, y, epsilons=(0.1,), steps=2, batch_size=100)
-        robustness_recall(model, x, y, epsilons=(0.1,), steps=2, attacks=("pgd",))
+        robustness_accuracy(model, head, x, y, AttackSettings((0.1,), steps=2, batch_size=100))
+        robustness_recall(model, x, y, AttackSettings((0.1,), ("pgd",), steps=2))
     finally:
         hook.remove()
         model[0].bias.requires_grad_(True)
@@ -123,7 +123,7 @@ def test_parameters_and_mode_restored_after_an_error(digits_model):
     hook = head.register_forward_hook(fail_on_the_third_call)
     try:
         with pytest.raises(RuntimeError, match="boom"):
-            robustness_accuracy(model, head, x, y, epsilons=(0.1,), steps=5, batch_size=100)
+            robustness_accuracy(model, head, x, y, AttackSettings((0.1,), steps=5, batch_size=100))
     finally:
         hook.remove()
     assert all(_trainable(model, head)) and model.training and not head.training

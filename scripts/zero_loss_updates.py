@@ -1,7 +1,7 @@
 """Why the default Launch config's Recall@1 falls after its loss reaches 0: the weight
 updates of the steps after the loss first reaches exactly 0, per optimiser.
 
-    PYTHONPATH=. python bench/zero_loss_updates.py [--steps 4000]
+    PYTHONPATH=. python scripts/zero_loss_updates.py [--steps 4000]
 
 Trains the default config (triplet, Adam 1e-3, digits) and variants (SGD, Adam with
 weight decay, AdamW) in this process, and prints per variant: the step the loss first
