@@ -187,7 +187,8 @@ FIRST_CONTENT = {
     # the first screenful is a plain table (app.panels.runs_preview), then the grid
     "runs": (".spherescope-runs-preview", ".spherescope-runs-preview"),
     "run": (LIVE_CHART, DRAWN_LIVE_CHART),
-    "compare": (CHART, DRAWN_CHART),
+    # its metric charts are the Run page's chart element (linked zoom)
+    "compare": (f"{CHART}, {LIVE_CHART}", f"{DRAWN_CHART}, {DRAWN_LIVE_CHART}"),
     "geometry": (CHART, DRAWN_CHART),
     "launch": ('[data-testid="stTabs"]', '[data-testid="stTabs"]'),  # its form's tabs
     # a table, a chart or the page's notice of what it needs (the bench's store has no
