@@ -25,10 +25,10 @@ from app.auth import require_access  # noqa: E402
 from app.navigation import PAGES  # noqa: E402
 from app.panels.project_picker import project_picker  # noqa: E402
 
-#: Every icon is an emoji or a bundled Material symbol. The favicon must be an emoji:
-#: Streamlit draws an emoji favicon as an inline SVG, but fetches a ``:material/...:``
-#: favicon from fonts.gstatic.com (nothing the dashboard shows may come from the internet).
-APP_ICON = "🌐"
+#: The favicon is a bundled image: Streamlit fetches a ``:material/...:`` favicon from
+#: fonts.gstatic.com (nothing the dashboard shows may come from the internet), and an
+#: emoji one is an empty box on a machine without an emoji font.
+APP_ICON = str(Path(__file__).resolve().parent / "static" / "favicon.png")
 
 
 def main() -> None:

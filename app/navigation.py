@@ -12,7 +12,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class PageSpec:
     """One ``st.Page``: its file (relative to ``app/main.py``), sidebar section, title,
-    emoji icon and URL path; ``default`` is served at ``/``; ``hidden`` pages are in no
+    Material icon (``:material/name:``, drawn from the font Streamlit bundles) and URL
+    path; ``default`` is served at ``/``; ``hidden`` pages are in no
     section of the sidebar."""
 
     file: str
@@ -24,20 +25,20 @@ class PageSpec:
     hidden: bool = False
 
 
-#: Every page icon is an emoji (see ``main.APP_ICON``: nothing shown may come from the
-#: internet).
+#: Every page icon is a bundled Material symbol: an emoji was an empty box on a machine
+#: without an emoji font.
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("views/runs.py", "Train", "Runs", "📋", "overview", default=True),
-    PageSpec("views/launch.py", "Train", "Launch", "🚀", "launch"),
-    PageSpec("views/run.py", "Analyse", "Run", "📈", "run"),
-    PageSpec("views/compare.py", "Analyse", "Compare", "⚖️", "compare"),
-    PageSpec("views/geometry.py", "Analyse", "Geometry", "🔵", "geometry"),
-    PageSpec("views/explorer.py", "Analyse", "Explorer", "🔎", "explorer"),
-    PageSpec("views/study.py", "Analyse", "Study", "🧪", "study"),
-    PageSpec("views/report.py", "Analyse", "Report", "📄", "report"),
+    PageSpec("views/runs.py", "Train", "Runs", ":material/table_rows:", "overview", default=True),
+    PageSpec("views/launch.py", "Train", "Launch", ":material/rocket_launch:", "launch"),
+    PageSpec("views/run.py", "Analyse", "Run", ":material/monitoring:", "run"),
+    PageSpec("views/compare.py", "Analyse", "Compare", ":material/compare_arrows:", "compare"),
+    PageSpec("views/geometry.py", "Analyse", "Geometry", ":material/scatter_plot:", "geometry"),
+    PageSpec("views/explorer.py", "Analyse", "Explorer", ":material/image_search:", "explorer"),
+    PageSpec("views/study.py", "Analyse", "Study", ":material/science:", "study"),
+    PageSpec("views/report.py", "Analyse", "Report", ":material/description:", "report"),
     # The default page is served at "/" only; this hidden twin answers /runs (the name
     # the sidebar shows), so a typed or bookmarked /runs finds the page.
-    PageSpec("views/runs.py", "", "Runs", "📋", "runs", hidden=True),
+    PageSpec("views/runs.py", "", "Runs", ":material/table_rows:", "runs", hidden=True),
 )
 
 

@@ -98,4 +98,9 @@ async def warm_start(_: st.App) -> AsyncIterator[None]:
     yield
 
 
+# Serving users, not the app's authors: no Deploy button nor author menu items. Set
+# here because `spherescope up` runs from anywhere, where the repository's
+# .streamlit/config.toml is not read (client options may be set at run time).
+st.set_option("client.toolbarMode", "viewer")
+
 app = st.App("main.py", routes=[*deep_link_routes(), live_feed_route()], lifespan=warm_start)

@@ -189,7 +189,8 @@ FIRST_CONTENT = {
     "runs": (".spherescope-runs-preview", ".spherescope-runs-preview"),
     "runs grid": (RUNS_GRID, RUNS_GRID),  # the same page's data grid, which follows
     "run": (LIVE_CHART, DRAWN_LIVE_CHART),
-    "compare": (CHART, DRAWN_CHART),
+    # its metric charts are the Run page's chart element (linked zoom)
+    "compare": (f"{CHART}, {LIVE_CHART}", f"{DRAWN_CHART}, {DRAWN_LIVE_CHART}"),
     "geometry": (CHART, DRAWN_CHART),
     "launch": ('[data-testid="stTabs"]', '[data-testid="stTabs"]'),  # its form's tabs
     # a table, a chart or the page's notice of what it needs (the bench's store has no

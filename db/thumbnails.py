@@ -53,6 +53,19 @@ def png_bytes(image: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+def upscaled_png(png: bytes, at_least: int) -> bytes:
+    """``png`` enlarged by a whole factor (nearest neighbour: each pixel a crisp block)
+    until its shorter side is at least ``at_least`` pixels; as is when it already is."""
+    with Image.open(io.BytesIO(png)) as image:
+        factor = -(-at_least // max(1, min(image.size)))
+        if factor <= 1:
+            return png
+        size = (image.width * factor, image.height * factor)
+        buffer = io.BytesIO()
+        image.resize(size, Image.Resampling.NEAREST).save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
 def checked_images(
     samples: Sequence[int], images: object, what: str = "thumbnails"
 ) -> tuple[np.ndarray, np.ndarray]:

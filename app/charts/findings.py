@@ -6,7 +6,16 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, finish, number_text_transform, number_tooltip, zoomable
+from app.charts.base import (
+    CHART_HEIGHT,
+    finish,
+    log_axis,
+    log_scale,
+    number_axis,
+    number_text_transform,
+    number_tooltip,
+    zoomable,
+)
 
 SPAN_COLOR = "#d62728"
 
@@ -27,7 +36,9 @@ def evidence_chart(
         .mark_line(point=len(shown) < 60)
         .encode(
             x=alt.X("step:Q", title="step"),
-            y=alt.Y("value:Q", title="value", scale=alt.Scale(type="log" if log else "linear")),
+            y=alt.Y("value:Q", axis=log_axis("value"), scale=log_scale())
+            if log
+            else alt.Y("value:Q", axis=number_axis("value")),
             color=alt.Color("series:N", title="series"),
             tooltip=["series:N", "step:Q", number_tooltip("value")],
         )

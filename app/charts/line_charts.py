@@ -13,6 +13,8 @@ from app.charts.base import (
     CHART_HEIGHT,
     finish,
     limit,
+    log_axis,
+    log_scale,
     number_axis,
     number_text_transform,
     number_tooltip,
@@ -44,7 +46,11 @@ def run_colors(run_ids: Sequence[str]) -> dict[str, str]:
 
 
 def _y_scale(log_y: bool) -> alt.Scale:
-    return alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    return log_scale() if log_y else alt.Scale(zero=False)
+
+
+def _y_axis(title: str, log_y: bool) -> alt.Axis:
+    return log_axis(title) if log_y else number_axis(title)
 
 
 def _positive(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -106,7 +112,7 @@ def metric_lines(
     )
     base = alt.Chart(frame).encode(x=x_encoding(x))
     line = number_text_transform(base.mark_line(interpolate="linear"), "value").encode(
-        y=alt.Y("value:Q", axis=number_axis(y_title), scale=_y_scale(log_y)),
+        y=alt.Y("value:Q", axis=_y_axis(y_title, log_y), scale=_y_scale(log_y)),
         color=color_enc,
         tooltip=[alt.Tooltip(f"{color}:N"), x_tooltip(x), number_tooltip("value")],
     )
@@ -199,7 +205,7 @@ def group_band_chart(
         x=x_encoding(x), color=alt.Color("group:N", scale=CATEGORY_SCALE, legend=legend_style())
     )
     band = base.mark_area(opacity=0.2).encode(
-        y=alt.Y("lower:Q", axis=number_axis(y_title), scale=_y_scale(log_y)), y2="upper:Q"
+        y=alt.Y("lower:Q", axis=_y_axis(y_title, log_y), scale=_y_scale(log_y)), y2="upper:Q"
     )
     line = number_text_transform(base.mark_line(), "mean", "std").encode(
         y="mean:Q",

@@ -8,7 +8,7 @@ from collections.abc import Collection
 import altair as alt
 import pandas as pd
 
-from app.charts.base import finish
+from app.charts.base import finish, number_text_transform, number_tooltip
 from app.charts.geometry import class_names
 from app.charts.palette import RUN_PALETTE
 
@@ -37,11 +37,14 @@ def projector_scatter(
         colour=[name if name in coloured else OTHER for name in names],
         found=names.isin(list(found)) if found else True,
     )
+    # found classes drawn last (on top): a number to order by (a nominal order is
+    # no order, and Vega warned about it on every draw)
+    frame = frame.assign(on_top=frame["found"].astype(int))
     has_other = bool((frame["colour"] == OTHER).any())
     domain = [*coloured, *([OTHER] if has_other else [])]
     palette = [*RUN_PALETTE[: len(coloured)], *([OTHER_COLOUR] if has_other else [])]
     chart = (
-        alt.Chart(frame)
+        number_text_transform(alt.Chart(frame), "norm")
         .mark_circle(size=18)
         .encode(
             x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False, ticks=False)),
@@ -53,11 +56,11 @@ def projector_scatter(
                 legend=alt.Legend(columns=2, symbolLimit=MAX_COLOURS + 1),
             ),
             opacity=alt.condition("datum.found", alt.value(0.85), alt.value(0.08)),
-            order=alt.Order("found:N"),
+            order=alt.Order("on_top:Q"),
             tooltip=[
                 alt.Tooltip("name:N", title="class"),
                 alt.Tooltip("point:Q", title="point"),
-                alt.Tooltip("norm:Q", title="‖f‖", format=".3g"),
+                number_tooltip("norm", "‖f‖"),
                 # a data URI under the key "image": vega-tooltip shows it as a picture
                 *([alt.Tooltip("image:N", title="image")] if "image" in points else []),
             ],

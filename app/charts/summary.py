@@ -57,7 +57,10 @@ def hyperparameter_chart(
         number_tooltip("std"),
         alt.Tooltip("runs:Q"),
     ]
-    line = base.mark_line(point=True).encode(
+    # A line between categories (optimisers, losses) claims an order they do not have:
+    # points alone there.
+    mark = base.mark_line(point=True) if numeric else base.mark_point(filled=True, size=80)
+    line = mark.encode(
         y=alt.Y("mean:Q", title=y_title, scale=alt.Scale(zero=False)), tooltip=tooltip
     )
     bars = base.mark_errorbar(ticks=True).encode(y=alt.Y("lower:Q", title=y_title), y2="upper:Q")

@@ -23,6 +23,9 @@ SAMPLE_CAP = 10_000
 #: The hover's images travel inside the chart's data: at most this many bytes of them
 #: (2,000 digits take ~0.5 MB; large photos stop short and the rest show no image).
 HOVER_IMAGE_BYTES = 4_000_000
+#: The hover's pictures are at least this many pixels a side: an 8×8 digit drawn at its
+#: own size was a speck.
+HOVER_IMAGE_PX = 64
 #: A transparent pixel for the points without an image: vega-tooltip would draw a
 #: missing "image" value as a broken picture.
 NO_IMAGE = (
@@ -91,7 +94,8 @@ def point_images(
     for point, sample in wanted.items():
         if sample not in pngs:
             continue
-        uri = "data:image/png;base64," + base64.b64encode(pngs[sample]).decode("ascii")
+        png = thumbnails.upscaled_png(pngs[sample], HOVER_IMAGE_PX)
+        uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
         size += len(uri)
         if size > HOVER_IMAGE_BYTES:
             break

@@ -5,7 +5,13 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from app.charts.base import CHART_HEIGHT, number_text_transform, number_tooltip
+from app.charts.base import (
+    CHART_HEIGHT,
+    log_axis,
+    log_scale,
+    number_text_transform,
+    number_tooltip,
+)
 from app.charts.line_charts import run_color_scale
 from sphere_engine.catalogue import Source, column_key
 
@@ -25,7 +31,12 @@ def roc_chart(curves: pd.DataFrame, labels: dict[str, str] | None = None) -> alt
         number_text_transform(alt.Chart(frame), "tar")
         .mark_line(point=alt.OverlayMarkDef(size=12))
         .encode(
-            x=alt.X("far:Q", title="false accept rate (FAR)", scale=alt.Scale(type="log")),
+            x=alt.X(
+                "far:Q",
+                title="false accept rate (FAR)",
+                scale=log_scale(),
+                axis=log_axis(format=".0e", labelExpr=None),
+            ),
             y=alt.Y("tar:Q", title="true accept rate (TAR)", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("run:N", scale=run_color_scale(run_ids, labels), title="run"),
             order="point:Q",

@@ -8,9 +8,17 @@ import streamlit as st
 
 from app import ui
 from app.charts.findings import evidence_chart
-from app.data.findings import BOXES, MARKS, evidence_series, findings
+from app.data.findings import BOXES, evidence_series, findings
 from db.findings import untrusted_reasons
-from sphere_engine.findings import get_finding
+from sphere_engine.findings import Severity, get_finding
+
+#: The expanders' icons: bundled Material symbols (an emoji is an empty box without an
+#: emoji font).
+ICONS = {
+    Severity.CRITICAL: ":material/dangerous:",
+    Severity.WARNING: ":material/warning:",
+    Severity.INFO: ":material/info:",
+}
 
 
 def show(run_id: str, *, live: bool) -> None:
@@ -33,7 +41,8 @@ def show(run_id: str, *, live: bool) -> None:
             f"**{detection.title}** — {detection.message}{as_of}", icon=None
         )
         with st.expander(
-            f"{MARKS[detection.severity]} Why, and what to try: {detection.title}",
+            f"Why, and what to try: {detection.title}",
+            icon=ICONS[detection.severity],
             key=f"run.finding.{detection.name}",
         ):
             finding = get_finding(detection.name)

@@ -50,7 +50,7 @@ def strip_html(
         "</figcaption></figure>"
     ]
     for item in neighbours.to_dict("records"):
-        mark, kind = ("✅", "correct") if item["correct"] else ("❌", "wrong")
+        mark, kind = ("✓", "correct") if item["correct"] else ("✗", "wrong")
         sample, rank, name = int(item["neighbour"]), int(item["rank"]), html.escape(item["class"])
         figures.append(
             f'<figure class="{kind}" title="#{rank}: sample {sample}, class {name}">'

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data, ui
+from app.panels import trust_marker
 from sphere_engine.catalogue.numbers import format_number as number
 
 #: (column of ``data.final_metrics``, tile label): the first of each tuple logged wins.
@@ -30,10 +31,12 @@ METRIC_NAMES = [column for column, _ in (*LOSS, *VARIANCE, *QUALITY)]
 #: Tiles as one HTML block that wraps on a narrow page: st.metric's large digits were
 #: cut off ("600 o…") seven to a row.
 _TILE = (
-    '<div class="spherescope-tile" style="min-width:7.5rem;flex:1 1 0">'
+    '<div class="spherescope-tile" style="min-width:7.5rem;flex:1 0 auto">'
     '<div style="font-size:0.85rem;opacity:0.7">{label}</div>'
     '<div style="font-size:1.5rem;font-weight:600;white-space:nowrap">{value}</div></div>'
 )
+# A tile never shrinks below its value (``flex: 1 0 auto``): with a zero basis a long
+# value ("12,000 of 20,000") ran under the next tile instead of wrapping the row.
 
 _ROW = "display:flex;flex-wrap:wrap;gap:1rem"
 
@@ -86,7 +89,11 @@ def tiles(record: Any) -> None:
     if running is not None:  # a slow evaluation shows as such, not only as a chart
         since = ui.format_seconds(max(0.0, time.time() - running.submitted_at))
         shown.append(("Evaluation running", f"step {running.step:,} · {since}"))
-    cells = "".join(_TILE.format(label=escape(k), value=escape(v)) for k, v in shown)
+    values = [escape(v) for _, v in shown]
+    values[0] += trust_marker.marker_html(trust_marker.reasons(data.findings(record.run_id)))
+    cells = "".join(
+        _TILE.format(label=escape(k), value=v) for (k, _), v in zip(shown, values, strict=True)
+    )
     st.markdown(
         f'<div class="spherescope-tiles" style="{_ROW}">{cells}</div>',
         unsafe_allow_html=True,

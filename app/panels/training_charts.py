@@ -76,7 +76,25 @@ def rows_json(frame: pd.DataFrame) -> str:
 def _data_free(chart: alt.TopLevelMixin, x: str) -> str:
     """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``, for
     the x axis ``x``, as JSON."""
-    spec = chart.to_dict()
+    return _data_free_spec(chart.to_dict(), x)
+
+
+def drawn_chart(chart: alt.TopLevelMixin, x: str, title: str) -> LiveChart | None:
+    """A chart built with its rows (``charts.metric_lines``, ...) as a ``LiveChart`` for
+    the chart element, which links the x zoom of all its charts and keeps it in the URL
+    (``?zoom=``); None for a chart over several datasets."""
+    spec = chart.to_dict(validate=False)
+    datasets = spec.get("datasets") or {}
+    if len(datasets) != 1:
+        return None
+    (records,) = datasets.values()
+    note = (spec.get("usermeta") or {}).get("points_note")
+    rows = pd.DataFrame.from_records(records)
+    return LiveChart(_data_free_spec(spec, x), rows_json(rows), title, note)
+
+
+def _data_free_spec(spec: dict[str, Any], x: str) -> str:
+    spec = dict(spec)
     spec.pop("datasets", None)
     # The points note travels as a caption. A canvas redraws new rows for a fraction of
     # what an SVG costs (no DOM node per mark and path to rebuild and lay out).
@@ -225,14 +243,25 @@ def drop_all_zero(part: pd.DataFrame) -> pd.DataFrame:
     every series is."""
     if part.empty:
         return part
-    zero = part.groupby("name")["value"].agg(lambda v: bool((v.fillna(0) == 0).all()))
+    zero = part.groupby("name")[_extremes(part)].agg(_zero_everywhere).all(axis=1)
     if zero.all() or not zero.any():
         return part
     return part[~part["name"].isin(zero[zero].index)]
 
 
+def _extremes(part: pd.DataFrame) -> list[str]:
+    """The columns that say whether a series moved: a downsampled bucket's last value
+    can be 0 while its min or max is not (a loss active on some steps of each bucket:
+    judged on ``value`` alone, a live run's loss charts vanished at step 11k)."""
+    return ["value", *(c for c in ("min", "max") if c in part)]
+
+
+def _zero_everywhere(values: pd.Series) -> bool:
+    return bool((values.fillna(0) == 0).all())
+
+
 def _all_zero(part: pd.DataFrame) -> bool:
-    return bool((part["value"].fillna(0) == 0).all())
+    return all(_zero_everywhere(part[column]) for column in _extremes(part))
 
 
 def lines(

@@ -3,6 +3,8 @@ view, the config diff, groups."""
 
 from __future__ import annotations
 
+from html import escape
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -12,7 +14,7 @@ from app.charts.best_values import highlight_best
 from app.charts.heatmap import norm_distribution_heatmap, norm_domain
 from app.charts.line_charts import group_band_chart, metric_lines, run_color_scale
 from app.charts.summary import hyperparameter_chart, small_multiples
-from app.panels import evaluations
+from app.panels import evaluations, live_charts, live_feed, training_charts, trust_marker
 from app.panels.chart_controls import chart_controls
 from app.transforms import histogram_cells
 from sphere_engine.catalogue import Source, find
@@ -111,16 +113,13 @@ def main() -> None:
         )
         for metric in metrics
     ]
-    if len(drawn) == 1:
-        ui.show_chart(drawn[0])
-    elif drawn:
-        ui.show_chart(small_multiples(drawn))
+    _show_linked(drawn, metrics, x_axis)
     if ui.first_paint("compare"):  # the metric charts first; the panels below follow
         ui.follow_up()
         return
     if histogram_keys:
         _norm_distributions(run_ids, histogram_keys, color_labels, x=x_axis)
-    _final_tables(run_ids, group_by)
+    _final_tables(run_ids, group_by, frame)
     evaluations.show(run_ids, color_labels)
     _hyperparameters(run_ids, group_keys)
     st.subheader("Config differences")
@@ -129,6 +128,26 @@ def main() -> None:
     else:
         shown = diff.rename(columns={r: color_labels.get(r, r) for r in run_ids})
         st.dataframe(shown, hide_index=True, width="stretch")
+
+
+def _show_linked(drawn: list[alt.TopLevelMixin], metrics: list[str], x: str) -> None:
+    """The metric charts in the chart element of the Run page: zooming one zooms them
+    all, and the zoom is kept in the URL (``?zoom=``). On the wall clock (dates, not
+    numbers, in the rows) they are one Vega-Lite view of small multiples."""
+    built = [training_charts.drawn_chart(c, x, m) for c, m in zip(drawn, metrics, strict=True)]
+    if x != "clock" and built and all(chart is not None for chart in built):
+        notes = [f"{chart.title}: {chart.note}" for chart in built if chart and chart.note]
+        live = live_feed.Drawn(
+            tuple((f"compare:{i}", chart) for i, chart in enumerate(built) if chart),
+            0,
+            "",
+            ("Points drawn of those logged: " + " · ".join(notes),) if notes else (),
+        )
+        live_charts.show(live, feed=None, key="compare.charts")
+    elif len(drawn) == 1:
+        ui.show_chart(drawn[0])
+    elif drawn:
+        ui.show_chart(small_multiples(drawn))
 
 
 def _metric_chart(
@@ -222,26 +241,39 @@ def _norm_distributions(
         st.caption(f"The first {MAX_HEATMAPS} of {len(run_ids)} runs.")
 
 
-def _final_tables(run_ids: list[str], group_by: str) -> None:
+def _final_tables(run_ids: list[str], group_by: str, frame: pd.DataFrame) -> None:
     st.subheader("Final metrics")
     if group_by:
         st.dataframe(data.grouped_paper_table(run_ids, group_by), hide_index=True, width="stretch")
         st.caption(f"Mean ± std (number of runs) over the runs sharing each {group_by}.")
     table = data.paper_table(run_ids)
-    untrusted = table["run_id"].isin(data.untrusted_runs(tuple(table["run_id"])))
+    distrusted = data.untrusted_runs(tuple(table["run_id"]))
+    untrusted = table["run_id"].isin(distrusted)
     rank_all = bool(untrusted.any()) and st.toggle(
         "Rank untrusted runs too", key="compare.rank_untrusted",
         help="Runs with a critical finding (diverged, never learned, collapsed)",
     )  # fmt: skip
+    statuses = table["run_id"].map(frame.set_index("run_id")["status"]).fillna("")
+    marked = [trust_marker.status_text(s, u) for s, u in zip(statuses, untrusted, strict=True)]
+    shown = table.drop(columns="run_id")
+    shown.insert(1, "status", marked)
     st.dataframe(
         highlight_best(
-            table.drop(columns="run_id"),
+            shown,
             data.paper_best(),
             exclude=None if rank_all else untrusted,
         ),
         hide_index=True,
         width="stretch",
     )
+    for run, status, run_id in zip(shown["run"], statuses, table["run_id"], strict=True):
+        why = trust_marker.reasons(data.findings(run_id)) if run_id in distrusted else []
+        if why:  # the marker beside the status, with why (the table cell has no hover)
+            st.markdown(
+                f"{escape(str(run))}: {escape(status)}{trust_marker.marker_html(why)} "
+                f"({escape('; '.join(why))})",
+                unsafe_allow_html=True,
+            )
     left_out = ""
     if untrusted.any() and not rank_all:
         names = ", ".join(table.loc[untrusted, "run"].astype(str))
@@ -273,11 +305,9 @@ def _hyperparameters(run_ids: list[str], keys: list[str]) -> None:
     if stats.empty:
         st.caption("No final values yet (they come from the last evaluation).")
         return
-    ui.show_chart(
-        hyperparameter_chart(
-            stats, key=key, y_title=header, title=f"{header} against {key} (mean ± std over runs)"
-        )
-    )
+    # A short title: a wrapped one was read as "… ± stdover runs)"
+    ui.show_chart(hyperparameter_chart(stats, key=key, y_title=header, title=header))
+    st.caption(f"{header} against {key}: mean ± std over the runs sharing each value.")
 
 
 def _select_sweep(frame: pd.DataFrame) -> None:

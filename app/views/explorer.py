@@ -46,7 +46,7 @@ def main() -> None:
     st.subheader(f"The {WORST_COUNT} worst queries")
     st.caption(
         f"{len(rows):,} queries scored at step {step:,}; each with its nearest neighbours "
-        "(✅ green: same class, ❌ red: another class), their cosine similarities and the "
+        "(✓ green: same class, ✗ red: another class), their cosine similarities and the "
         "norms ‖f‖ of the raw embeddings. Samples without a stored image show their id."
     )
     worst = explorer.worst_queries(rows, by, WORST_COUNT)
@@ -63,7 +63,7 @@ def main() -> None:
         st.html(strip_html(int(row["query"]), name, norm, strip, images))
         with st.expander("as a table"):
             st.dataframe(
-                strip.assign(correct=strip["correct"].map({True: "✅", False: "❌"})),
+                strip.assign(correct=strip["correct"].map({True: "✓ same", False: "✗ other"})),
                 hide_index=True,
                 width="stretch",
                 column_config={

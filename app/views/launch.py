@@ -10,6 +10,7 @@ from app.panels import run_on
 from app.presets import PRESETS
 from app.sweep_form import sweep_size, sweep_widgets
 from app.ui import plural
+from sphere_engine.catalogue.numbers import format_number as number
 
 LAUNCHED = "launch.launched"
 
@@ -124,12 +125,15 @@ def main() -> None:
 def _estimate(config: dict) -> None:
     guess = launch_checks.estimate(config, data.runs())
     if guess is None:
-        st.caption("Estimated duration: unknown until a run of this model has trained here.")
+        st.caption(
+            "Estimated duration: unknown until a run of this model on this data has finished here."
+        )
         return
     st.caption(
         f"Estimated duration ≈ {ui.format_seconds(guess.seconds)} at "
-        f"{guess.steps_per_s:,.3g} steps/s (median of the last "
-        f"{plural(guess.runs, 'run')} of `{guess.model}` here)."
+        f"{number(guess.steps_per_s)} steps/s (median of the last "
+        f"{plural(guess.runs, 'finished run')} of `{guess.model}` on this data here, "
+        "start-up excluded)."
     )
 
 

@@ -56,14 +56,30 @@ def _variant_panels(
     on the bars of its own dataset, or a panel of their own when it was not measured."""
     order = [v.name for v in experiment.variants]
     y = alt.Y("variant:N", sort=order, title=None)
-    panels, paper_shown = [], False
+    tables, paper_shown = [], False
     for dataset in sorted(set(runs["dataset"])) or [""]:
         table = summary(experiment, values[values["dataset"] == dataset])
         chosen = table[table["metric"] == metric].assign(
             low=lambda t: t["mean"] - t["std"].fillna(0),
             high=lambda t: t["mean"] + t["std"].fillna(0),
         )
-        chosen = with_number_text(chosen, ["mean", "std", "paper"])
+        tables.append((dataset, with_number_text(chosen, ["mean", "std", "paper"])))
+    reference = summary(experiment, values.iloc[0:0])
+    reference = reference[(reference["metric"] == metric) & reference["paper"].notna()]
+    # One x scale for every panel, measured and the paper's: bars side by side compare.
+    bounds = [0.0]
+    for _, chosen in tables:
+        bounds += [*chosen["low"].dropna(), *chosen["high"].dropna(), *chosen["paper"].dropna()]
+    bounds += list(reference["paper"].dropna())
+    scale = alt.Scale(domain=[min(bounds), max(bounds)], nice=True)
+
+    def x(field: str, title: str) -> alt.X:
+        # every layer names the axis the same: Vega-Lite joined their fields ("NMI, low")
+        return alt.X(f"{field}:Q", axis=number_axis(title), scale=scale)
+
+    measured = f"{metric}, measured (mean ± seed std)"
+    panels = []
+    for dataset, chosen in tables:
         base = alt.Chart(chosen).encode(y=y)
         tooltip = [
             "variant",
@@ -72,8 +88,8 @@ def _variant_panels(
             "n",
         ]
         layers = [
-            base.mark_bar().encode(x=alt.X("mean:Q", axis=number_axis(metric)), tooltip=tooltip),
-            base.mark_errorbar().encode(x="low:Q", x2="high:Q"),
+            base.mark_bar().encode(x=x("mean", measured), tooltip=tooltip),
+            base.mark_errorbar().encode(x=x("low", measured), x2="high:Q"),
         ]
         same = dataset and dataset == experiment.paper_dataset
         if same and chosen["paper"].notna().any():
@@ -82,12 +98,10 @@ def _variant_panels(
                 color="#d62728", thickness=3, size=18
             )
             tip = [alt.Tooltip("paper_text:N", title="paper")]
-            layers.append(ticks.encode(x="paper:Q", tooltip=tip))
+            layers.append(ticks.encode(x=x("paper", measured), tooltip=tip))
         title = f"Measured on {dataset or 'this store’s data'}"
         panels.append(alt.layer(*layers).properties(title=title))
-    caption = "Bars: measured mean; whiskers: ± one seed std."
-    reference = summary(experiment, values.iloc[0:0])
-    reference = reference[(reference["metric"] == metric) & reference["paper"].notna()]
+    caption = "Bars: measured mean; whiskers: ± one seed std. One scale for every panel."
     if paper_shown:
         caption += f" Red ticks: the paper's value on {experiment.paper_dataset}."
     elif len(reference):
@@ -98,7 +112,7 @@ def _variant_panels(
             .mark_bar(color="#d62728")
             .encode(
                 y=y,
-                x=alt.X("paper:Q", axis=number_axis(f"{metric} (paper)")),
+                x=x("paper", f"{metric}, the paper's"),
                 tooltip=["variant", alt.Tooltip("paper_text:N", title="paper")],
             )
             .properties(title=f"The paper's values, on {where}")
@@ -168,7 +182,8 @@ def main() -> None:
     labels = [m.label for m in experiment.metrics]
     metric = st.selectbox("Metric", labels, key="report.metric")
     panels, caption = _variant_panels(experiment, metric, runs, values)
-    st.altair_chart(alt.vconcat(*panels) if len(panels) > 1 else panels[0], width="stretch")
+    for panel in panels:  # one chart each: a stretched vconcat was cut at the page's edge
+        st.altair_chart(panel, width="stretch")
     st.caption(caption)
 
     if "loss_pairs" in experiment.analyses:

@@ -84,6 +84,10 @@ class Claim:
     source: str = "paper"
 
 
+#: Evaluations of a declared run (its last at the final step): enough for a curve.
+EVALUATIONS = 6
+
+
 @dataclass(frozen=True)
 class Experiment:
     name: str
@@ -137,8 +141,10 @@ class Experiment:
         """The full config dict of one run (base ⊕ variant overrides ⊕ seed/steps)."""
         config = merge(self.base, variant.overrides)
         config.setdefault("training", {}).update({"steps": steps, "seed": seed})
-        # one evaluation, at the end: the report reads final values only
-        config.setdefault("diagnostics", {})["eval_every"] = steps
+        # The report reads the last evaluation (the final step is always evaluated);
+        # the ones before it draw the R@1 curve. eval_every is placement
+        # (experiments.matching): runs stored with one evaluation still match.
+        config.setdefault("diagnostics", {})["eval_every"] = max(1, steps // EVALUATIONS)
         if self.needs_data_root:
             if not data_root:
                 raise ValueError(f"data_root: experiment {self.name!r} needs --data-root")

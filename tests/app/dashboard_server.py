@@ -98,10 +98,15 @@ def spherescope_up(home: Path, log_name: str) -> Iterator[str]:
     # The tests' hand-made "running" runs heartbeat when they log: on a loaded machine
     # a page load outlasts the default 15 s and the reaper marked them lost mid-test.
     env["SPHERESCOPE_LOST_AFTER_S"] = "600"
+    # Started outside the repository, as a user does: the repo's .streamlit/config.toml
+    # is not read there, so what the dashboard needs must come from the command line.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    outside = home.parent / "cwd"
+    outside.mkdir(parents=True, exist_ok=True)
     log = (ARTIFACTS / log_name).open("w")
     process = subprocess.Popen(
         [*_spherescope(), "up", "--port", str(port)],
-        cwd=REPO,
+        cwd=outside,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -348,3 +348,20 @@ def test_every_chart_tooltip_writes_numbers_by_the_one_rule() -> None:
         text = json.dumps(chart.to_dict())
         assert ",.3r" not in text and '"format": ".3g"' not in text
         assert "_text" in text and "format(" in text
+
+
+def test_a_categorical_config_key_is_drawn_as_points_a_numeric_one_as_a_line() -> None:
+    import pandas as pd
+
+    from app.charts.summary import hyperparameter_chart
+
+    def marks(x: list, values: list[str]) -> set[str]:
+        stats = pd.DataFrame(
+            {"x": x, "value": values, "mean": [0.5, 0.6], "std": [0.1, 0.1], "runs": [2, 2],
+             "lower": [0.4, 0.5], "upper": [0.6, 0.7]}
+        )  # fmt: skip
+        spec = hyperparameter_chart(stats, key="k", y_title="y").to_dict()
+        return {layer["mark"]["type"] for layer in spec["layer"]}
+
+    assert marks([None, None], ["adam", "sgd"]) == {"errorbar", "point"}
+    assert marks([0.1, 0.2], ["0.1", "0.2"]) == {"errorbar", "line"}

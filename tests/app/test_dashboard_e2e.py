@@ -230,7 +230,7 @@ def test_launch_watch_cancel_compare_geometry(stack):
             # 5. compare both runs
             page.goto(f"{base}/compare?runs={first},{second}")
             page.get_by_role("heading", name="Final metrics").wait_for(timeout=60_000)
-            page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
+            page.locator(".spherescope-live-chart canvas").first.wait_for()  # metric charts
             _settle(page)
             page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
 

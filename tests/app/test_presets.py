@@ -72,3 +72,12 @@ def test_runs_returns_copies():
     _, config = preset.runs()[0]
     config["training"]["steps"] = 1
     assert preset.configs[0]["training"]["steps"] == 60
+
+
+@pytest.mark.parametrize("key", sorted(PRESETS))
+def test_every_preset_run_evaluates_at_least_five_times(key):
+    """A curve of R@1, not one point (and sliders over several evaluations)."""
+    for _, config in PRESETS[key].runs():
+        steps, every = config["training"]["steps"], config["diagnostics"]["eval_every"]
+        evaluations = steps // every + (1 if steps % every else 0)  # the last step is one
+        assert evaluations >= 5, (key, steps, every)

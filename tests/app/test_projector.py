@@ -134,3 +134,13 @@ def test_the_hover_shows_each_points_image(store) -> None:
     with_image = sorted(r["point"] for r in rows if r["image"] != NO_IMAGE)
     assert with_image == list(range(10))  # the others: a transparent pixel, no broken image
     assert all(r["image"].startswith("data:image/png;base64,") for r in rows)
+    # drawn at least 64 px a side, each pixel a crisp block (nearest neighbour)
+    import base64
+    import io
+
+    from PIL import Image
+
+    shown = next(r["image"] for r in rows if r["image"] != NO_IMAGE)
+    picture = Image.open(io.BytesIO(base64.b64decode(shown.split(",", 1)[1])))
+    assert min(picture.size) >= 64
+    assert set(np.asarray(picture).ravel().tolist()) == {9}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
+from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -74,4 +74,19 @@ def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_pat
         page.get_by_text("the paper's values, on cars196 (not a dataset measured here)").wait_for(
             timeout=30_000
         )
+        # Issue 39: each panel inside the page, on one scale whose axis says what it is
+        charts = main.locator('[data-testid="stVegaLiteChart"]')
+        charts.first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1000)
+        right = main.bounding_box()["x"] + main.bounding_box()["width"]
+        panels = [charts.nth(i) for i in range(charts.count())]
+        assert len(panels) >= 2
+        for panel in panels:
+            box = panel.bounding_box()
+            assert box["x"] + box["width"] <= right + 1, (box, right)
+        panels[-1].scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "report-panels.png"))
+        labels = [p.get_attribute("aria-label") or p.inner_text() for p in panels]
+        text = " ".join(labels)
+        assert ", low" not in text, text
         browser.close()

@@ -104,6 +104,8 @@ def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(shared_st
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
+        warnings: list[str] = []
+        page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
         page.goto(f"{shared_stack}/geometry?run_id={run_id}")
         page.get_by_text("fixed orthoplex vertices").wait_for(timeout=60_000)
         _matrices(page, 1)
@@ -126,4 +128,8 @@ def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(shared_st
         assert page.locator(".spherescope-matrix-class.faded").count() == 9
         faded = page.evaluate(_POINT_JS, [1, 0, 0, False])  # class 0, now behind class 3
         assert faded["rgba"][3] < dot["rgba"][3] or faded["rgba"][:3] != dot["rgba"][:3]
+        page.locator('[data-testid="stVegaLiteChart"]').last.scroll_into_view_if_needed()
+        page.wait_for_timeout(1000)  # the page's Vega charts drawn
+        assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
+        assert not [w for w in warnings if "WARN" in w], warnings  # Vega's warnings
         browser.close()

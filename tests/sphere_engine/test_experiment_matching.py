@@ -62,3 +62,13 @@ def test_a_run_stored_before_the_fold_and_early_stop_fields_still_matches() -> N
     tested = _stored(run.config)
     tested["evaluation"]["final_test"] = True
     assert match(tested) == run.variant
+
+
+def test_a_run_stored_when_presets_evaluated_once_still_matches() -> None:
+    experiment = get_experiment("sec-ablation")
+    match = variant_matcher(experiment)
+    for run in plan(experiment, seeds=(0,)):
+        old = _stored(run.config)
+        assert old["diagnostics"]["eval_every"] < experiment.steps
+        old["diagnostics"]["eval_every"] = experiment.steps  # one evaluation, at the end
+        assert match(old) == run.variant

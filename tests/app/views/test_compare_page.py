@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import pytest
-from app_fixtures import charts_of, first_paint, open_page, texts
+from app_fixtures import charts_of, first_paint, live_payloads, open_page, texts
 
 from app.charts.palette import RUN_PALETTE
+
+
+def _metric_charts(app) -> list[dict]:
+    """The metric charts: drawn by the chart element (linked zoom), or on the wall
+    clock as Vega-Lite (the page's first chart)."""
+    specs = charts_of(app)
+    live = sum(len(payload["charts"]) for payload in live_payloads(app))
+    return specs[len(specs) - live :] if live else specs[:1]
+
+
+def _vega_charts(app) -> list[dict]:
+    """The page's Vega-Lite charts (heatmaps, the hyperparameter view)."""
+    specs = charts_of(app)
+    live = sum(len(payload["charts"]) for payload in live_payloads(app))
+    return specs[: len(specs) - live]
 
 
 def test_empty_store_explains_and_links_to_launch(home):
@@ -30,7 +45,7 @@ def test_two_runs_overlay_with_stable_colours(filled):
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [filled.sec, filled.plain]
     assert app.multiselect(key="compare.metrics").value == ["norm/var"]
-    spec = charts_of(app)[0]  # then the hyperparameter view
+    spec = _metric_charts(app)[0]
     color = spec["encoding"]["color"]["scale"]
     ordered = sorted([filled.sec, filled.plain])
     assert color["domain"] == [
@@ -56,7 +71,10 @@ def test_final_metrics_table_diff_and_csv(filled):
         "views/compare.py", {"runs": f"{filled.sec},{filled.plain}", "metrics": "norm/var"}
     )
     table = app.dataframe[0].value
-    assert list(table.columns) == ["run", "NMI", "F1", "R@1", "MAP@R", "norm var (test set)"]
+    assert list(table.columns) == [
+        "run", "status", "NMI", "F1", "R@1", "MAP@R", "norm var (test set)"
+    ]  # fmt: skip
+    assert table["status"].tolist() == ["finished", "finished"]
     assert table["R@1"].tolist() == [60.0, 80.0]
     # the test set's variance, not the last training batch's (0.1, 0.3)
     assert table["norm var (test set)"].tolist() == pytest.approx([1.0, 3.0])
@@ -73,12 +91,12 @@ def test_smoothing_group_by_and_eval_metrics(filled):
     app.slider(key="compare.smoothing").set_value(0.5).run()
     assert not app.exception and not app.error
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
-    spec = charts_of(app)[0]  # then the hyperparameter view
+    spec = _metric_charts(app)[0]
     assert spec["title"]["text"] == "norm/var: mean ± std by regularizer.name"
     app.selectbox(key="compare.group").set_value("")
     app.multiselect(key="compare.metrics").set_value(["eval: recall@1"]).run()
     assert not app.exception and not app.error
-    spec = charts_of(app)[0]  # then the hyperparameter view
+    spec = _metric_charts(app)[0]
     rows = next(iter(spec["datasets"].values()))
     # smoothing (still 0.5) now applies to evaluations too; constant values stay put
     assert sorted(r["value"] for r in rows) == pytest.approx([0.6, 0.6, 0.8, 0.8])
@@ -98,12 +116,12 @@ def test_eval_metrics_follow_group_by_and_x_axis(filled):
     app.multiselect(key="compare.metrics").set_value(["eval: recall@1"])
     app.selectbox(key="compare.group").set_value("regularizer.name").run()
     assert not app.exception and not app.error
-    spec = charts_of(app)[0]  # then the hyperparameter view
+    spec = _metric_charts(app)[0]
     assert spec["title"]["text"] == "recall@1: mean ± std by regularizer.name"
     rows = next(iter(spec["datasets"].values()))
     assert {r["group"] for r in rows} == {"regularizer.name=sec", "regularizer.name=none"}
     app.radio(key="compare.x").set_value("time").run()
-    spec = charts_of(app)[0]  # then the hyperparameter view
+    spec = _metric_charts(app)[0]
     assert spec["layer"][0]["encoding"]["x"]["field"] == "time"
 
 
@@ -114,9 +132,10 @@ def test_several_metrics_share_one_run_legend(filled):
     app.multiselect(key="compare.metrics").set_value(["norm/var", "loss/total", "eval: nmi"])
     app.run()
     assert not app.exception and not app.error
-    spec = charts_of(app)[0]  # then the hyperparameter view
-    assert len(spec["concat"]) == 3
-    assert spec["resolve"]["scale"]["color"] == "shared"
+    charts = _metric_charts(app)
+    assert len(charts) == 3  # one element: zoom linked across them
+    scales = [c.get("encoding", c.get("layer", [{}])[-1].get("encoding", {})) for c in charts]
+    assert len({str(e["color"]["scale"]) for e in scales}) == 1  # the runs' colours shared
 
 
 def test_grouped_final_table_and_hyperparameter_view(filled):
@@ -133,7 +152,7 @@ def test_grouped_final_table_and_hyperparameter_view(filled):
     assert grouped["R@1"].tolist() == ["80.00 ± 0.00 (1)", "60.00 ± 0.00 (1)"]
     app.selectbox(key="compare.hp_key").set_value("regularizer.weight")
     app.selectbox(key="compare.hp_metric").set_value("R@1").run()
-    hyper = charts_of(app)[-1]
+    hyper = _vega_charts(app)[-1]
     rows = next(iter(hyper["datasets"].values()))
     assert sorted((r["x"], r["mean"]) for r in rows) == [(0.0, 80.0), (0.5, 60.0)]
 

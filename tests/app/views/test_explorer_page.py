@@ -103,7 +103,7 @@ def test_a_real_analysis_run_is_explored_with_its_class_names(store, tmp_path, c
     assert any(m.startswith("**query ") and "R@1 miss" in m for m in shown), shown
     strips = [t.value for t in app.dataframe if "neighbour" in t.value.columns]
     assert strips and set(strips[0]["class"]) <= {"cat", "dog", "owl"}
-    assert "❌" in set(strips[0]["correct"])
+    assert "✗ other" in set(strips[0]["correct"])
     per_class = next(t.value for t in app.dataframe if "recall@1" in t.value.columns)
     assert sorted(per_class["class"]) == ["cat", "dog", "owl"]
 

@@ -312,6 +312,8 @@ def test_the_estimated_duration_comes_from_recent_runs_of_the_model(filled):
     assert guess.seconds == pytest.approx(6000 / guess.steps_per_s)
     other = {**config, "model": {"name": "no-such-model"}, "training": {"steps": 10}}
     assert launch_checks.estimate(other, frame) is None
+    other_data = {**config, "data": {**config["data"], "name": "mnist"}}
+    assert launch_checks.estimate(other_data, frame) is None  # same model, other data
     assert launch_checks.absurd_settings({"optimizer": {"lr": 10}}) == [
         "`optimizer.lr` = 10 is an unusually large learning rate (≥ 10)."
     ]
@@ -338,3 +340,27 @@ def test_model_section_lists_every_backbone_with_its_parameter_count(home):
     caption = sizes_caption(app)
     assert caption.startswith("Parameters with a 512-d embedding: ")
     assert "**resnet50 24.6 M**" in caption and "mlp 91 k" in caption
+
+
+def test_the_estimate_leaves_out_warm_up_and_unfinished_runs(store):
+    """A 15 s run whose start-up took 5 s: the estimate is its steady rate, not its
+    average; a running (or failed) run of the same model and data makes none."""
+    from app_fixtures import config as run_config
+
+    from app import data, launch_checks
+
+    config = run_config()
+    rates = {"finished": 20.0, "running": 1.0}
+    for status, rate in rates.items():
+        run_id = store.create_run(config, status)
+        store.start_run(run_id)
+        with store.tracker(run_id, flush_interval=0) as tracker:
+            for step in range(1, 201):  # 20 slow steps (warm-up: 5 s), then ``rate``
+                wall = 1000.0 + (step / 4 if step <= 20 else 5 + (step - 20) / rate)
+                tracker.track_many({"loss/total": 1.0}, step, wall_time=wall)
+        if status == "finished":
+            store.end_run(run_id, "finished")
+    guess = launch_checks.estimate({**config, "training": {"steps": 2000}}, data.runs())
+    assert guess is not None and guess.runs == 1
+    assert guess.steps_per_s == pytest.approx(20.0, rel=0.05)
+    assert guess.seconds == pytest.approx(100.0, rel=0.05)

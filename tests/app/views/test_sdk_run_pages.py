@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 import torch
-from app_fixtures import Filled, charts_of, open_page, texts
+from app_fixtures import Filled, charts_of, live_payloads, open_page, texts
 
 import spherescope
 from db.run_export import export_zip
@@ -41,7 +41,8 @@ def test_compare_shows_an_sdk_run_next_to_a_launched_run(sdk_run: str, filled_fr
     app = open_page("views/compare.py", {"runs": f"{sdk_run},{filled_fresh.sec}"})
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [sdk_run, filled_fresh.sec]
-    spec = charts_of(app)[0]  # the metric chart (norm histograms and curves follow)
+    (payload,) = live_payloads(app)  # the metric charts' element (zoom linked)
+    spec = charts_of(app)[-len(payload["charts"])]  # the first metric chart
     runs_drawn = {row["run_id"] for rows in spec["datasets"].values() for row in rows}
     assert runs_drawn == {sdk_run, filled_fresh.sec}
     table = app.dataframe[0].value
