@@ -15,13 +15,13 @@ from db.schema import EVALS, NORMS, SCALARS, SORT_KEYS
 from db.selection import check_runs
 
 if TYPE_CHECKING:
-    from db.store import RunStore
+    from db.file_catalogue import FileSource
 
 EXPORTABLE = (SCALARS, EVALS, NORMS)
 
 
 def export_run(
-    store: RunStore,
+    store: FileSource,
     run_id: str,
     path: str | os.PathLike[str],
     fmt: str = "csv",

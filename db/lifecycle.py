@@ -203,8 +203,17 @@ class RunLifecycle:
 
     def _record_findings(self) -> None:
         """Store what the run's logged series mean (``db.findings``) before its end is
-        written, so an ended run is never listed without them."""
-        self.store.record_findings(self.run_id)
+        written, so an ended run is never listed without them; a remote writer's store
+        asks the ingest service, which holds the run's series. (Branching here keeps the
+        store from importing the findings, which read through the store.)"""
+        from db.remote.store import RemoteStore
+
+        if isinstance(self.store, RemoteStore):
+            self.store.record_findings(self.run_id)
+            return
+        from db.findings import record_findings_quietly  # pandas: only once a run ends
+
+        record_findings_quietly(self.store, self.run_id)
 
     def _end(self, status: str, message: str, **fields: Any) -> None:
         self.status = status

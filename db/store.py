@@ -219,13 +219,6 @@ class RunStore:
         """The store-backed ``Tracker`` for ``run_training`` (see ``db.tracker``)."""
         return StoreTracker(self.files, run_id, flush_interval=flush_interval, **options)
 
-    def record_findings(self, run_id: str) -> None:
-        """Evaluate and store the run's findings at its end; never fails the run
-        (``db.findings.record_findings_quietly``)."""
-        from db.findings import record_findings_quietly  # pandas: only once a run ends
-
-        record_findings_quietly(self, run_id)
-
     def compact(self, run_id: str, *, full: bool = True, wait: bool = True) -> dict[str, int]:
         """Merge each table's files into one (``full``) or in tiers (a live run, see
         ``db.compaction``); returns files merged per table."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -18,11 +18,20 @@ from db.remote.wire import encode
 from db.write_errors import StoreWriteError
 
 if TYPE_CHECKING:
-    from db.remote.store import RemoteStore
+    from db.remote.link import RunLink
+
+
+class RemoteRuns(Protocol):
+    """What the tracker needs of the remote store (``RemoteStore``): a run's link and its
+    heartbeat (a Protocol, so the store and its tracker do not import each other)."""
+
+    def link(self, run_id: str) -> RunLink: ...
+
+    def heartbeat(self, run_id: str, step: int | None = None, total: int | None = None) -> None: ...
 
 
 class RemoteTracker:
-    def __init__(self, store: RemoteStore, run_id: str, flush_interval: float = 1.0) -> None:
+    def __init__(self, store: RemoteRuns, run_id: str, flush_interval: float = 1.0) -> None:
         self.store, self.run_id = store, run_id
         self.flush_interval = float(flush_interval)
         self._ops: list[Any] = []
