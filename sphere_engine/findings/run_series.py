@@ -18,11 +18,14 @@ _EMPTY = pd.Series([], dtype=float, index=pd.Index([], dtype="int64", name="step
 @dataclass(frozen=True)
 class RunSeries:
     """``train`` and ``evals``: metric key -> float Series indexed by step; ``config``: the
-    run's configuration as a plain dict (empty for SDK runs that logged none)."""
+    run's configuration as a plain dict (empty for SDK runs that logged none).
+    ``train_peaks``: where a long run's steps were downsampled into buckets, each bucket's
+    largest value (``train`` keeps its last value, so a NaN at the end survives)."""
 
     train: Mapping[str, pd.Series] = field(default_factory=dict)
     evals: Mapping[str, pd.Series] = field(default_factory=dict)
     config: Mapping[str, Any] = field(default_factory=dict)
+    train_peaks: Mapping[str, pd.Series] = field(default_factory=dict)
 
     def get(self, source: Source, key: str) -> pd.Series:
         """The series (empty when not logged), sorted by step."""
@@ -35,6 +38,12 @@ class RunSeries:
 
     def eval(self, key: str) -> pd.Series:
         return self.get(Source.EVALUATION, key)
+
+    def peak(self, key: str) -> pd.Series:
+        """The training series by each logged point's largest value: a downsampled bucket
+        is 0 here only when every step in it was 0 (its last value may be 0 alone)."""
+        peaks = self.train_peaks.get(key)
+        return self.series(key) if peaks is None else peaks
 
     def last_step(self) -> int | None:
         """The last step anything was logged at (what the findings are "as of")."""
@@ -56,8 +65,10 @@ class RunSeries:
         evals: pd.DataFrame | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> RunSeries:
-        """From long frames with columns name, step, value (``db.queries`` rows)."""
-        return cls(_split(scalars), _split(evals), dict(config or {}))
+        """From long frames with columns name, step, value (and the buckets' max, as
+        ``db.queries.metric_series`` gives them)."""
+        peaks = _split(scalars, "max") if scalars is not None and "max" in scalars else {}
+        return cls(_split(scalars), _split(evals), dict(config or {}), peaks)
 
     @classmethod
     def from_points(
@@ -70,13 +81,13 @@ class RunSeries:
         return cls(_points(train or {}), _points(evals or {}), dict(config or {}))
 
 
-def _split(frame: pd.DataFrame | None) -> dict[str, pd.Series]:
+def _split(frame: pd.DataFrame | None, column: str = "value") -> dict[str, pd.Series]:
     if frame is None or frame.empty:
         return {}
     out: dict[str, pd.Series] = {}
     for name, rows in frame.groupby("name", sort=False):
         series = pd.Series(
-            rows["value"].to_numpy(dtype=float),
+            rows[column].to_numpy(dtype=float),
             index=pd.Index(rows["step"].to_numpy(dtype=np.int64), name="step"),
         )
         out[str(name)] = series[~series.index.duplicated(keep="last")].sort_index()

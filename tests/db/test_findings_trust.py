@@ -65,3 +65,25 @@ def test_a_live_runs_findings_are_as_of_its_last_logged_step(store) -> None:
     (diverged,) = run_findings.run_findings(store, run_id)
     assert diverged.as_of == 60
     assert run_findings.findings_frame([diverged])["as_of"].tolist() == [60]
+
+
+def test_a_long_runs_sparse_loss_is_not_dead_once_downsampled(store) -> None:
+    """12,000 logged steps are read as 2,000 buckets that keep their last value: a loss
+    active one step in four often ends its bucket at 0, but the bucket's steps were not
+    all dead (the findings read each bucket's largest value)."""
+    run_id = store.create_run({"model": {"embedding_dim": 8}}, "sparse", kind="train")
+    with RunLifecycle(store, run_id, heartbeat_s=60) as run:
+        for start in range(1, 12_001, 500):
+            for step in range(start, start + 500):
+                active = step % 4 == 1
+                run.tracker.track_many(
+                    {"loss/metric": 0.2 if active else 0.0,
+                     "mining/active_fraction": 0.3 if active else 0.0},
+                    step,
+                )  # fmt: skip
+        for step in (4_000, 8_000, 12_000):
+            run.tracker.track_eval({"recall@1": 0.6 + step / 100_000}, step)
+    series = run_findings.run_series(store, run_id)
+    assert (series.series("loss/metric") == 0.0).mean() > 0.5  # the buckets' last values
+    names = [d.name for d in run_findings.stored_findings(store.get_run(run_id).run_info)]
+    assert "dead_loss" not in names

@@ -63,10 +63,11 @@ MOSTLY_DEAD = 0.8
     "(training.early_stop_patience).",
 )
 def dead_loss(run: RunSeries) -> Hit | None:
-    loss = run.series("loss/metric")
+    # a step is dead when its loss is 0: a downsampled bucket only when all its steps were
+    loss = run.peak("loss/metric")
     if loss.empty:
-        loss = run.series("loss/total")
-    active = run.series("mining/active_fraction")
+        loss = run.peak("loss/total")
+    active = run.peak("mining/active_fraction")
     dead = loss == 0.0
     what = "metric loss exactly 0"
     if not active.empty:
