@@ -254,7 +254,12 @@ def test_should_stop_cancels_cooperatively_and_keeps_a_checkpoint(tmp_path) -> N
 def test_periodic_checkpoints(tmp_path) -> None:
     tracker = InMemoryTracker()
     config = digits_config(
-        training={"steps": 6, "checkpoint_every": 2, "checkpoint_dir": str(tmp_path)}
+        training={
+            "steps": 6,
+            "checkpoint_every": 2,
+            "checkpoint_dir": str(tmp_path),
+            "keep_checkpoints": "all",  # the default keeps the last and the best only
+        }
     )
     run_training(config, tracker)
     assert [step for step, _ in tracker.checkpoints] == [2, 4, 6]

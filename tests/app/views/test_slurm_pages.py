@@ -25,7 +25,7 @@ SLURM_RECORD = {
 def test_launch_on_slurm_submits_with_the_fields_and_remembers_them(home, store, monkeypatch):
     calls = []
 
-    def fake_submit(config, request, name=None, tags=(), *, store=None):
+    def fake_submit(config, request, name=None, tags=(), *, store=None, project=None):
         calls.append(request)
         run_id = store.create_run(dict(config), name, tags=tags)
         write_executor(store.files, run_id, SLURM_RECORD)
