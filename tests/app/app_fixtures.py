@@ -118,7 +118,7 @@ def record(store: RunStore, run_id: str, variance: float, seed: int) -> None:
                 )
                 tracker.track_snapshot(*snapshot(rng), step)
             tracker.track_progress(step, STEPS)
-    store.set_status(run_id, "finished")
+    store.end_run(run_id, "finished")  # as a writer ends it: final values in the catalogue
 
 
 def fill_store(store: RunStore) -> Filled:
