@@ -70,9 +70,14 @@ def collapse(run: RunSeries) -> Hit | None:
         last, step = float(uniformity.iloc[-1]), int(uniformity.index[-1])
         low, start = float(uniformity.min()), int(uniformity.idxmin())
         if last >= UNIFORMITY_NARROW or last - low >= UNIFORMITY_RISE:
+            # one evaluation (or none lower than the last): a level, not a rise
+            change = (
+                f"uniformity {fmt(last)} at step {step}"
+                if start == step
+                else f"uniformity rose from {fmt(low)} (step {start}) to {fmt(last)} (step {step})"
+            )
             return Hit(
-                f"uniformity rose from {fmt(low)} (step {start}) to {fmt(last)} (step {step}): "
-                "the embeddings gather in a narrow cone",
+                f"{change}: the embeddings gather in a narrow cone",
                 start,
                 step,
                 severity=Severity.INFO,

@@ -356,3 +356,10 @@ def test_detections_are_as_of_the_last_logged_step() -> None:
         RunSeries.from_points({**healthy_train(), "norm/mean": line(0.3, 1e33, log=True)})
     )
     assert found[0].name == "diverged" and found[0].as_of == 1000
+
+
+def test_a_narrow_cone_seen_once_is_stated_as_a_level_not_a_rise() -> None:
+    series = RunSeries.from_points(evals={"uniformity": {300: -0.251}})
+    hit = get_finding("collapse").check(series)
+    assert hit is not None
+    assert hit.message.startswith("uniformity -0.251 at step 300:") and "rose" not in hit.message
