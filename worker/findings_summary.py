@@ -7,12 +7,13 @@ from typing import Any
 
 from db.findings import stored_findings
 from db.store import RunStore
+from db.writer_store import WriterStore
 from sphere_engine.findings import Detection, Severity
 
 MARKS = {Severity.CRITICAL: "[critical]", Severity.WARNING: "[warning]", Severity.INFO: "[info]"}
 
 
-def stored_run_findings(store: RunStore, run_id: str) -> list[Detection]:
+def stored_run_findings(store: WriterStore, run_id: str) -> list[Detection]:
     """What the run's end stored (empty if it could not be evaluated)."""
     return stored_findings(store.get_run(run_id).run_info) or []
 
