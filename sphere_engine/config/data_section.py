@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sphere_engine.catalogue.facts import SPLITS
+from sphere_engine.config.crop_scale import DEFAULT_CROP_SCALE
 from sphere_engine.config.fields import option
 
 
@@ -71,4 +72,10 @@ class DataConfig:
         min=0,
         max=4096,
         label="Image size (px)",
+    )
+    crop_scale: list[float] = option(
+        list(DEFAULT_CROP_SCALE),
+        "Area range [low, high] of the training random-resized crop, as fractions of the "
+        "image (0 < low <= high <= 1; MLRC uses 0.16, 1); for benchmarks read from image files",
+        label="Training crop scale",
     )

@@ -1,7 +1,8 @@
 """The DML papers' image pipeline: per-image transforms decoded in the loader workers.
 
-Train: random-resized crop to ``size`` and a horizontal flip; test: resize the short
-side to ``size · 256/224`` and centre-crop ``size``. Both give uint8 pixels: the
+Train: random-resized crop to ``size`` (its area a fraction in ``scale`` of the image,
+``data.crop_scale``) and a horizontal flip; test: resize the short side to
+``size · 256/224`` and centre-crop ``size``. Both give uint8 pixels: the
 ImageNet normalisation is ``ImageFolderData.normalise``, run on each batch's device.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from sphere_engine.config.crop_scale import DEFAULT_CROP_SCALE
 from sphere_engine.tv_compat import torchvision  # noqa: F401 - loads torchvision for v2
 
 v2 = importlib.import_module("torchvision.transforms.v2")
@@ -18,10 +20,9 @@ v2 = importlib.import_module("torchvision.transforms.v2")
 RESIZE_RATIO = 256 / 224
 
 
-def train_transform(size: int) -> Callable:
-    return v2.Compose(
-        [v2.ToImage(), v2.RandomResizedCrop(size, antialias=True), v2.RandomHorizontalFlip()]
-    )
+def train_transform(size: int, scale: tuple[float, float] = DEFAULT_CROP_SCALE) -> Callable:
+    crop = v2.RandomResizedCrop(size, scale=tuple(scale), antialias=True)
+    return v2.Compose([v2.ToImage(), crop, v2.RandomHorizontalFlip()])
 
 
 def test_transform(size: int) -> Callable:

@@ -72,3 +72,17 @@ def test_a_run_stored_when_presets_evaluated_once_still_matches() -> None:
         assert old["diagnostics"]["eval_every"] < experiment.steps
         old["diagnostics"]["eval_every"] = experiment.steps  # one evaluation, at the end
         assert match(old) == run.variant
+
+
+def test_a_run_stored_before_the_crop_scale_field_still_matches() -> None:
+    experiment = get_experiment("sec-cub200")
+    match = variant_matcher(experiment)
+    (run, *_) = plan(experiment, seeds=(0,), data_root="/data/cub")
+    old = _stored(run.config)
+    del old["data"]["crop_scale"]  # as a run recorded before the field existed
+    assert match(old) == run.variant
+    assert RunConfig.from_dict(old).data.crop_scale == [0.08, 1.0]  # read with the default
+    # another crop is another augmentation: not the variant
+    cropped = _stored(run.config)
+    cropped["data"]["crop_scale"] = [0.16, 1.0]
+    assert match(cropped) is None

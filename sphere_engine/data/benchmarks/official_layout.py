@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.crop_scale import DEFAULT_CROP_SCALE, check_crop_scale
 from sphere_engine.config.option_checks import check_option
 from sphere_engine.data.benchmarks.layouts import MARKERS, detect_layout, find_marker
 from sphere_engine.data.dataset_info import DatasetInfo
@@ -47,10 +48,14 @@ class OfficialLayout(DatasetSpec):
     query_part: ClassVar[str | None] = None
     param_help: ClassVar[dict[str, str]] = {
         "image_size": "Side of the square crops fed to the model (data.image_size sets it)",
+        "crop_scale": "Area range of the training random-resized crop (data.crop_scale sets it)",
     }
 
-    def __init__(self, image_size: int = 224) -> None:
+    def __init__(
+        self, image_size: int = 224, crop_scale: tuple[float, float] = DEFAULT_CROP_SCALE
+    ) -> None:
         self.image_size = check_option("image_size", image_size, low=8, integer=True)
+        self.crop_scale = check_crop_scale(crop_scale, "crop_scale")
 
     @abstractmethod
     def listing(self, root: Path) -> Listing:
@@ -115,7 +120,7 @@ class OfficialLayout(DatasetSpec):
     def build(self, root: str, split: str, download: bool, seed: int) -> DatasetSplits:
         listing = self._read(root, split)
         size = self.image_size
-        train = self._part(listing, self._parts("train"), train_transform(size))
+        train = self._part(listing, self._parts("train"), train_transform(size, self.crop_scale))
         test = self._part(listing, self._parts("test"), test_transform(size))
         if self.query_part:
             test.is_query = listing.parts[listing.select(*self._parts("test"))] == "query"
