@@ -12,9 +12,8 @@ from PIL import Image
 
 from sphere_engine.config import ConfigError, RunConfig
 from sphere_engine.data import create_dataset
-from sphere_engine.tv_compat import torchvision  # noqa: F401 - loads torchvision for v2
+from sphere_engine.data.image_pipeline import v2  # torchvision's, loaded after tv_compat
 from sphere_engine.validation import resolved_data_options, validate
-from torchvision.transforms import v2  # noqa: E402 - after tv_compat
 
 SIDE = 200
 
