@@ -79,3 +79,13 @@ class DataConfig:
         "image (0 < low <= high <= 1; MLRC uses 0.16, 1); for benchmarks read from image files",
         label="Training crop scale",
     )
+    resize: int = option(
+        0,
+        "Short side images are resized to before the crops (0 = the ImageNet convention: "
+        "training crops cut from the original image, the test centre crop from a resize "
+        "to image_size·256/224; MLRC resizes to 256 for both); for benchmarks read from "
+        "image files",
+        min=0,
+        max=8192,
+        label="Resize before cropping (px)",
+    )

@@ -1,5 +1,5 @@
 """``data.image_size``: the side images are resized to, resolved against the backbone
-(and ``data.crop_scale``, the training crop's area range, passed on beside it).
+(and ``data.crop_scale`` / ``data.resize``, the crops' settings, passed on beside it).
 
 Datasets read from image files take an ``image_size`` option; ``data.image_size``
 sets it for them, and when it is 0 the backbone's default (227 bninception, 224 other
@@ -12,19 +12,20 @@ from __future__ import annotations
 from typing import Any
 
 from sphere_engine.config import ConfigError, RunConfig
-from sphere_engine.validation.crop_scale import with_crop_scale
+from sphere_engine.validation.crop_fields import with_crop_fields
 
 
 def resolved_data_options(config: RunConfig) -> dict[str, Any]:
-    """``data.options`` with ``image_size`` (and ``crop_scale``) resolved; ``ConfigError``
-    about ``data.image_size`` for a size on a fixed-size dataset or below the backbone's
-    minimum (``with_crop_scale`` says what it refuses)."""
+    """``data.options`` with ``image_size`` (and the crop fields) resolved;
+    ``ConfigError`` about ``data.image_size`` for a size on a fixed-size dataset or below
+    the backbone's minimum, about ``data.resize`` below the crop's side
+    (``with_crop_fields`` says what else it refuses)."""
     from sphere_engine.data import DATASETS
     from sphere_engine.models import MODELS
 
     data = config.data
     params = DATASETS.params(data.name)
-    options = with_crop_scale(data, dict(data.options), "crop_scale" in params)
+    options = with_crop_fields(data, data.options, params)
     takes_size = "image_size" in params
     if data.image_size and not takes_size:
         raise ConfigError("data.image_size", f"dataset {data.name!r} has fixed-size inputs; set 0")
@@ -49,5 +50,11 @@ def resolved_data_options(config: RunConfig) -> dict[str, Any]:
             "data.image_size",
             f"{side} is too small for {config.model.name}; it needs at least {minimum}",
             related=["model.name"],
+        )
+    if data.resize and data.resize < side:  # a centre crop larger than the image pads it
+        raise ConfigError(
+            "data.resize",
+            f"{data.resize} is below the {side}-px crop; resize to at least the crop's side",
+            related=["data.image_size"],
         )
     return options
