@@ -19,8 +19,9 @@ from typing import Any
 from db.atomic import read_json, write_json_atomic
 from db.store import RunStore
 from worker.study import storage
-from worker.study.coordinator import Coordinator, Progress, coordinator_running
+from worker.study.coordinator import Coordinator, Progress
 from worker.study.launcher import launcher_for
+from worker.study.lock import coordinator_running
 from worker.study.runs import study_runs
 from worker.study.spec import StudySpec, check_spec
 
