@@ -55,3 +55,13 @@ def coordinator_running(home: Path, study_id: str) -> bool:
             return True
         fcntl.flock(handle, fcntl.LOCK_UN)
     return False
+
+
+def coordinator_pid(home: Path, study_id: str) -> int | None:
+    """The pid of the study's running coordinator (the lock's holder), else None."""
+    if not coordinator_running(home, study_id):
+        return None
+    try:
+        return int(_lock_path(home, study_id).read_text().strip())
+    except (OSError, ValueError):
+        return None

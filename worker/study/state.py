@@ -9,6 +9,7 @@ folds, telling Optuna), ``watching.py`` (following a run: curves, pruning, findi
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,8 @@ class Slot:
     points: list[tuple[int, float]] = field(default_factory=list)  # the last read
     trial: Trial | None = None
     read_at: float = 0.0
+    folder_mtime_ns: int = -1  # the run folder's mtime when its record was last read
+    record_read_at: float = -math.inf
 
 
 @dataclass

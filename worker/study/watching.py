@@ -1,17 +1,20 @@
 """Following one run of a study: its validation curve reported to the pruners as it
 grows, its findings checked now and then (a critical one prunes the trial), and its end
-handed on (a lost run is retried once; a trial's fold goes to ``trials.py``)."""
+handed on (a run interrupted by no fault of its setting is retried once; a trial's
+fold goes to ``trials.py``)."""
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 
 from optuna.trial import Trial, TrialState
 
 from db import queries
 from db.records import RunRecord
+from worker.shutdown import STOP_REASON
 from worker.study.pruning import critical_finding, curve_step
 from worker.study.state import ENDED_WELL, CoordinatorState, Slot
 
@@ -20,10 +23,40 @@ log = logging.getLogger(__name__)
 #: A running trial's findings are read this often (a read of its whole series).
 FINDINGS_EVERY_S = 10.0
 LATE_EVALUATION_S = 2.0
+#: A run's record is read again when its folder changed (the store replaces a file
+#: there for every status, heartbeat or info it writes, which changes the folder's
+#: mtime), or this long after the last read whatever the folder says (a change within
+#: the same filesystem clock tick as the last look).
+REREAD_EVERY_S = 2.0
+
+
+def interrupted(record: RunRecord) -> bool:
+    """Lost (its process died) or stopped by the stack's shutdown (``spherescope up``
+    stopped; the next ``up`` resumes the study): the setting is not at fault, so its
+    trial is not failed for it."""
+    if record.status == "lost":
+        return True
+    return record.status == "cancelled" and record.status_message.startswith(STOP_REASON)
 
 
 class RunWatcher(CoordinatorState):
+    def _folder_changed(self, slot: Slot) -> bool:
+        """Whether the run's record may have changed since it was last read: a stat,
+        where reading the record is six files (a poll four times a second of a run that
+        is only training cost the coordinator more CPU than everything else it did)."""
+        try:
+            mtime = os.stat(self.store.run_dir(slot.run_id)).st_mtime_ns
+        except OSError:
+            mtime = -1
+        now = time.monotonic()
+        if mtime == slot.folder_mtime_ns and now - slot.record_read_at < REREAD_EVERY_S:
+            return False
+        slot.folder_mtime_ns, slot.record_read_at = mtime, now
+        return True
+
     def _follow(self, slot: Slot) -> None:
+        if not self._folder_changed(slot):
+            return
         record = self.store.get_run(slot.run_id)
         if slot.kind == "trial":
             # slots follow running trials only (a trial told pruned or failed leaves its
@@ -35,8 +68,9 @@ class RunWatcher(CoordinatorState):
         if not record.is_terminal:
             return
         self.slots.pop(slot.run_id, None)
-        if record.status == "lost" and not slot.retried:
-            log.info("study %s: run %s lost; retrying once", self.study_id, slot.run_id)
+        if interrupted(record) and not slot.retried:
+            log.info("study %s: run %s %s; retrying once", self.study_id, slot.run_id,
+                     record.status_message or record.status)  # fmt: skip
             if slot.kind == "trial":
                 self._launch_trial_fold(slot.arm, slot.number, slot.fold, retry=True)
             else:
