@@ -71,6 +71,8 @@ def test_up_resumes_an_unfinished_study_without_losing_or_repeating(
         pid = control.start_detached(home, study_id, first.redis_url)
         wait_for(lambda: _running_run(store, study_id), 300, "a study run training", 0.2)
         in_flight = _running_run(store, study_id)
+        # its launches are checked by the study's spec: the coordinator never loads torch
+        assert "libtorch" not in Path(f"/proc/{pid}/maps").read_text()
         if coordinator == "killed":
             os.kill(pid, signal.SIGKILL)
         first.signal(signal.SIGINT)
