@@ -26,6 +26,7 @@ from app.panels.chart_controls import chart_controls
 from app.panels.downloads import downloads
 from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
 from app.panels.model_exports import model_exports
+from app.panels.run_picker import pick_runs
 from sphere_engine.catalogue import CHART_SECTIONS, label
 
 #: While the run trains the header (status, progress, elapsed) is redrawn this often;
@@ -55,7 +56,7 @@ class _Options:
 def main() -> None:
     st.title("Run")
     # -- widgets ---------------------------------------------------------------------
-    (run_id,) = ui.pick_runs(data.runs(), ["run.select"])
+    (run_id,) = pick_runs(["run.select"])
     if run_id:
         record = data.run(run_id)  # the page's one read of the run (its tiles reread)
         names = data.metric_names([run_id])
