@@ -66,6 +66,8 @@ class ChartRequest:
     smoothing: float
     evals: tuple[str, ...] | None  # None: a tab without the evaluation chart
     live: bool
+    #: What the evaluations ran on (``data.evaluation_set.split_title``): the chart's title.
+    evaluated_on: str = "test split"
 
     @property
     def names(self) -> list[str]:
@@ -111,7 +113,9 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
             drawn.append((group.id, chart))
     notes = []
     if request.evals is not None:
-        evaluation = _evaluation(request.run_id, request.evals, x=request.x, clock=series)
+        evaluation = _evaluation(
+            request.run_id, request.evals, x=request.x, clock=series, where=request.evaluated_on
+        )
         if evaluation is not None:
             drawn.append((EVALUATION_ID, evaluation))
         else:
@@ -127,7 +131,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
 
 
 def _evaluation(
-    run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame
+    run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame, where: str
 ) -> LiveChart | None:
     if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
         available = data.eval_names([run_id])
@@ -142,7 +146,7 @@ def _evaluation(
     return training_charts.lines(
         frame,
         x=x,
-        title="Evaluation on the test split",
+        title=f"Evaluation on the {where}",
         total=None,
         log_y=False,
         legend_title="metric",
