@@ -52,8 +52,7 @@ from db.write_errors import (
 from sphere_engine.errors import TrainingDivergedError
 
 if TYPE_CHECKING:
-    from db.store import RunStore
-    from db.tracker import StoreTracker
+    from db.writer_store import WriterStore, WriterTracker
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +79,7 @@ class RunLifecycle:
 
     def __init__(
         self,
-        store: RunStore,
+        store: WriterStore,
         run_id: str,
         *,
         heartbeat_s: float = DEFAULT_HEARTBEAT_S,
@@ -99,10 +98,10 @@ class RunLifecycle:
         self.should_stop = throttled(lambda: store.cancel_requested(run_id), CANCEL_POLL_S)
         self.status = ""  # the status the run ended with, once it ended
         self._outcome: tuple[str, str, dict[str, Any]] = ("finished", "", {})
-        self._tracker: StoreTracker | None = None
+        self._tracker: WriterTracker | None = None
 
     @property
-    def tracker(self) -> StoreTracker:
+    def tracker(self) -> WriterTracker:
         """The run's store tracker (opened on entering)."""
         if self._tracker is None:
             raise RuntimeError(f"run {self.run_id}: the tracker exists only inside `with`")
@@ -120,7 +119,7 @@ class RunLifecycle:
             raise ValueError(f"end: {status!r} is not a terminal status ({sorted(TERMINAL)})")
         self._outcome = (status, message, fields)
 
-    def reopen_tracker(self) -> StoreTracker:
+    def reopen_tracker(self) -> WriterTracker:
         """Discard what the tracker still buffers and open a fresh one (the SDK bounds
         its memory this way while the store cannot be written)."""
         self._tracker = self.store.tracker(self.run_id, flush_interval=self.flush_interval)

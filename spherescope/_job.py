@@ -27,7 +27,7 @@ from types import FrameType
 from typing import Any
 
 from db.records import RunRecord
-from db.store import RunStore
+from db.writer_store import WriterStore
 from sphere_engine.distributed import DistributedContext
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def job_record(ctx: DistributedContext, scope: str, launcher: str | None) -> dic
     return record
 
 
-def elastic_run(store: RunStore) -> RunRecord | None:
+def elastic_run(store: WriterStore) -> RunRecord | None:
     """The unfinished run an earlier attempt of this elastic job started; else None."""
     elastic_id = os.environ.get(ELASTIC_ID_ENV, "")
     if elastic_id in ("", "none"):  # torchrun without a rendezvous id: every job is "none"
@@ -66,7 +66,7 @@ def elastic_run(store: RunStore) -> RunRecord | None:
     return None
 
 
-def resume(store: RunStore, record: RunRecord) -> None:
+def resume(store: WriterStore, record: RunRecord) -> None:
     """Make an ended run of this elastic job startable again (its lifecycle claims it)."""
     if record.status in ("failed", "cancelled", "lost"):
         store.set_status(record.run_id, "queued", "resumed by an elastic restart")

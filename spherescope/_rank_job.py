@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from db.lifecycle import RunLifecycle
-from db.store import RunStore
+from db.writer_store import WriterStore
 from sphere_engine.distributed import (
     DistributedContext,
     broadcast_object,
@@ -60,7 +60,7 @@ class RankJob:
 
     def create_run(
         self,
-        store: RunStore,
+        store: WriterStore,
         config: Mapping[str, Any],
         name: str | None,
         tags: Any,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from db.lifecycle import RunLifecycle
-from db.tracker import StoreTracker
+from db.writer_store import WriterTracker
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ WRITE_ERRORS = (OSError, RuntimeError)  # StoreWriteError is a RuntimeError
 
 
 class SafeWriter:
-    """Calls ``StoreTracker`` methods; failures are contained unless ``strict``."""
+    """Calls the run tracker's methods; failures are contained unless ``strict``."""
 
     def __init__(
         self, lifecycle: RunLifecycle, *, strict: bool, max_buffer_rows: int = 200_000
@@ -45,7 +45,7 @@ class SafeWriter:
             self._drop_buffer()
 
     @property
-    def tracker(self) -> StoreTracker:
+    def tracker(self) -> WriterTracker:
         return self.lifecycle.tracker
 
     def flush(self) -> None:

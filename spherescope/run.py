@@ -13,7 +13,7 @@ from typing import Any
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle
 from db.records import TERMINAL
-from db.store import RunStore
+from db.writer_store import WriterStore
 from sphere_engine.distributed import DistributedContext, single_process
 from spherescope._evaluation import record_evaluation
 from spherescope._job import RankFailed
@@ -39,7 +39,7 @@ class Run:
 
     def __init__(
         self,
-        store: RunStore | None,
+        store: WriterStore | None,
         *,
         name: str | None,
         config: Mapping[str, Any],

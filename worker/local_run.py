@@ -20,16 +20,20 @@ import numpy as np
 from db import run_log
 from db.json_plain import json_plain
 from db.lifecycle import RunLifecycle
-from db.query_results import store_query_results
-from db.remote import writer_store
+from db.remote import store_location, writer_store
 from db.remote.client import IngestRefused, IngestUnreachable
-from db.store import RunStore
 from db.write_errors import StoreWriteError
+from db.writer_store import WriterStore
 from sphere_engine.config import RunConfig
 from sphere_engine.errors import TrainingDivergedError
 from sphere_engine.tracking import Tracker
 from sphere_engine.validation import validated_config
-from worker.analysis_epilogue import cli_lifecycle, format_metrics, publish_analysis
+from worker.analysis_epilogue import (
+    cli_lifecycle,
+    format_metrics,
+    publish_analysis,
+    with_class_names,
+)
 from worker.findings_summary import findings_json, format_findings, stored_run_findings
 from worker.progress import ProgressBar
 from worker.train_in_run import train_in_run
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def record_train_run(
-    store: RunStore,
+    store: WriterStore,
     config: RunConfig,
     name: str,
     *,
@@ -53,12 +57,12 @@ def record_train_run(
         config.to_dict(), name, kind="train", tags=tags, sweep_id=sweep_id, status="running",
         project=project,
     )  # fmt: skip
-    print(f"run {run_id} ({name}) recorded in {store.home}", file=sys.stderr)
+    print(f"run {run_id} ({name}) recorded in {store_location(store)}", file=sys.stderr)
     return run_id
 
 
 def train_recorded(
-    store: RunStore, run_id: str, config: RunConfig, progress: Tracker | None = None
+    store: WriterStore, run_id: str, config: RunConfig, progress: Tracker | None = None
 ) -> TrainingResult:
     """Train a validated ``config`` in this process as run ``run_id`` (recorded by
     ``record_train_run``), with the lifecycle a worker uses: heartbeat, cancel flag, end
@@ -179,7 +183,7 @@ def analyze_command(
             run.tracker.track_curve("verification/roc", roc[0].tolist(), roc[1].tolist(), 0)
         keep = np.sort(np.random.default_rng(0).permutation(len(labels))[:2000])
         run.tracker.track_snapshot(vectors[keep], labels[keep], 0)
-        store_query_results(run.store, run.run_id, 0, per_query, embeddings.class_names)
+        run.tracker.track_query_results(with_class_names(per_query, embeddings.class_names), 0)
 
     source = Path(embeddings.source)
     return publish_analysis(

@@ -6,6 +6,10 @@ The checkpoint is found through the run's recorded checkpoints (``last``, a step
 check run in ``sphere_engine.export``; the result is recorded in the run's folder
 (``db.model_exports``) whether it passed or not. A failed check keeps the file under
 ``<out>.failed`` and exits 1 with the numbers.
+
+With ``SPHERESCOPE_URL`` (``db.remote``) the run's record, checkpoints and evaluations
+are read from the stack's store and the export is recorded there, through the ingest
+service; the checkpoint files are read here, on the machine that trained the run.
 """
 
 from __future__ import annotations
@@ -15,9 +19,16 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from db.remote import writer_store
+from db.remote.client import IngestRefused, IngestUnreachable
+from db.remote.store import RemoteStore
 from db.store import RunStore
+from db.writer_store import WriterStore
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FAILED_SUFFIX = ".failed"
 
@@ -32,14 +43,51 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def find_checkpoint(store: RunStore, run_id: str, which: str) -> tuple[Path, int | None]:
-    """(file, step) of the run's checkpoint ``which``: ``last``, ``best`` or a step."""
+# The reads and the record below are the one place that tells the two stores apart:
+# a ``RemoteStore`` asks the ingest service, a ``RunStore`` reads its own folder.
+def recorded_checkpoints(store: WriterStore, run_id: str) -> list[tuple[int, Path]]:
+    """The run's recorded checkpoints as (step, file), in step order."""
+    if isinstance(store, RemoteStore):
+        rows = store.checkpoints(run_id)
+    else:
+        from db import queries
+
+        frame = queries.checkpoints(_local(store), run_id)
+        rows = list(zip(frame["step"], frame["path"], strict=True))
+    return [(int(step), Path(path)) for step, path in rows]
+
+
+def recorded_evaluations(store: WriterStore, run_id: str) -> pd.DataFrame:
+    """The run's evaluation metrics: columns step, name, value."""
+    import pandas as pd
+
+    if isinstance(store, RemoteStore):
+        return pd.DataFrame(store.evaluations(run_id), columns=["step", "name", "value"])
     from db import queries
 
+    return queries.eval_series(_local(store), run_id)[["step", "name", "value"]]
+
+
+def record_export(store: WriterStore, run_id: str, entry: dict[str, Any]) -> None:
+    """Append ``entry`` to the run's model exports (``db.model_exports``)."""
+    if isinstance(store, RemoteStore):
+        store.record_model_export(run_id, entry)
+        return
+    from db.model_exports import record_model_export
+
+    record_model_export(_local(store).files, run_id, entry)
+
+
+def _local(store: WriterStore) -> RunStore:
+    if not isinstance(store, RunStore):
+        raise TypeError(f"{store!r} is neither a RunStore nor a RemoteStore")
+    return store
+
+
+def find_checkpoint(store: WriterStore, run_id: str, which: str) -> tuple[Path, int | None]:
+    """(file, step) of the run's checkpoint ``which``: ``last``, ``best`` or a step."""
     record = store.get_run(run_id)
-    rows = queries.checkpoints(store, run_id)
-    files = [(int(step), Path(path)) for step, path in zip(rows["step"], rows["path"], strict=True)]
-    files = [(step, path) for step, path in files if path.is_file()]
+    files = [(step, path) for step, path in recorded_checkpoints(store, run_id) if path.is_file()]
     if which == "best":
         return _best_checkpoint(store, run_id, record.config, files)
     if not files:
@@ -61,11 +109,10 @@ def find_checkpoint(store: RunStore, run_id: str, which: str) -> tuple[Path, int
 
 
 def _best_checkpoint(
-    store: RunStore, run_id: str, config: dict[str, Any], files: list[tuple[int, Path]]
+    store: WriterStore, run_id: str, config: dict[str, Any], files: list[tuple[int, Path]]
 ) -> tuple[Path, int]:
     """The kept checkpoint at the evaluation with the best main metric (the one
     ``training.keep_checkpoints`` keeps as "best")."""
-    from db import queries
     from sphere_engine.catalogue import main_metric
 
     policy = str((config.get("training") or {}).get("keep_checkpoints", "all"))
@@ -74,7 +121,7 @@ def _best_checkpoint(
             f'run {run_id} kept no best checkpoint (training.keep_checkpoints = "last"); '
             "use --checkpoint last or a step"
         )
-    evaluations = queries.eval_series(store, run_id)
+    evaluations = recorded_evaluations(store, run_id)
     metric = main_metric(set(evaluations["name"]))
     scores = evaluations[evaluations["name"] == metric].set_index("step")["value"]
     scored = [(float(scores[step]), step, path) for step, path in files if step in scores.index]
@@ -88,11 +135,9 @@ def _best_checkpoint(
     return path, step
 
 
-def final_evaluation(store: RunStore, run_id: str) -> dict[str, float]:
+def final_evaluation(store: WriterStore, run_id: str) -> dict[str, float]:
     """The metrics of the run's last evaluation (name → value)."""
-    from db import queries
-
-    frame = queries.eval_series(store, run_id)
+    frame = recorded_evaluations(store, run_id)
     if frame.empty:
         return {}
     last = frame[frame["step"] == frame["step"].max()]
@@ -115,11 +160,11 @@ def export_model_command(
     from sphere_engine.export.run_model import export_and_check
     from sphere_engine.training.checkpoint import load_checkpoint
 
-    store = RunStore()
     try:
+        store = writer_store()
         record = store.get_run(run_id)
         path, step = find_checkpoint(store, run_id, checkpoint)
-    except ValueError as error:
+    except (ValueError, IngestRefused, IngestUnreachable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     state = load_checkpoint(path)
@@ -160,9 +205,11 @@ def export_model_command(
         "created_at": started,
         "check": check.as_record(),
     }
-    from db.model_exports import record_model_export
-
-    record_model_export(store.files, run_id, entry)
+    try:
+        record_export(store, run_id, entry)
+    except IngestRefused as error:  # the stack no longer takes it (its token changed)
+        print(f"error: {kept} written but not recorded: {error}", file=sys.stderr)
+        return 2
     print(f"exported run {run_id} step {step} ({fmt}) to {kept}")
     print(f"check: {check.summary()}")
     if fp16:

@@ -2,7 +2,9 @@
 ingest service. Every answer carries the run's cancel flag (read by the trainer
 without a request) and acknowledges the batches the server now holds. While the
 service cannot be reached the link keeps buffering on disk and retries with a
-backoff; the stack meanwhile says the run is reconnecting (``db.lost_runs``)."""
+backoff; the stack meanwhile says the run is reconnecting (``db.lost_runs``). A side
+stream (``stream``) carries what a later command adds to a run (a model export): its
+own numbers, so it never collides with the run's writer."""
 
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ MAX_BACKOFF_S = 5.0
 
 
 class RunLink:
-    def __init__(self, client: IngestClient, run_id: str, spool_dir: Path) -> None:
-        self.client, self.run_id = client, run_id
+    def __init__(
+        self, client: IngestClient, run_id: str, spool_dir: Path, stream: str = ""
+    ) -> None:
+        """``stream``: "" for the run's writer; a side stream's name for a command that
+        adds to the run (its batches are numbered apart, and it sends no heartbeat)."""
+        self.client, self.run_id, self.stream = client, run_id, stream
         self.spool = Spool(spool_dir)
         self.cancel = False
         self.cancel_reason = ""
@@ -99,7 +105,8 @@ class RunLink:
             beat, self._beat = self._beat, None
             # the spooled lines as they are (no second decoding and encoding)
             body = b'{"batches": [' + b",".join(batches) + b'], "heartbeat": '
-            body += json.dumps(beat).encode() + b"}"
+            body += json.dumps(beat).encode() + b', "stream": ' + json.dumps(self.stream).encode()
+            body += b"}"
             try:
                 answer = self.client.call("POST", f"/runs/{self.run_id}/batches", raw=body)
             except IngestUnreachable:

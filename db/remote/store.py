@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shutil
 import sys
 import threading
@@ -30,6 +31,12 @@ log = logging.getLogger(__name__)
 START_WAIT_ENV = "SPHERESCOPE_CONNECT_WAIT_S"  # how long a run's start waits for the service
 DRAIN_WAIT_ENV = "SPHERESCOPE_DRAIN_WAIT_S"  # how long a run's end waits for its spool
 SPOOL = "spool"
+STREAM_SEP = "."  # <spool>/<run id>.<stream>: a side stream's spool (run ids have no ".")
+
+
+def side_stream() -> str:
+    """A fresh side-stream name (8 hex digits: it also names the chunks it writes)."""
+    return secrets.token_hex(4)
 
 
 def _seconds(env: str, default: float) -> float:
@@ -65,12 +72,15 @@ class RemoteStore:
         folder.mkdir(exist_ok=True)
         return folder
 
-    def link(self, run_id: str) -> RunLink:
+    def link(self, run_id: str, stream: str = "") -> RunLink:
+        """The run's link: its writer's (``stream`` "") or a side stream's (a command that
+        adds to a run another process wrote, numbered apart from it: ``side_stream``)."""
+        folder = layout.check_run_id(run_id) + (f"{STREAM_SEP}{stream}" if stream else "")
         with self._lock:
-            if run_id not in self._links:
-                spool = self.home / SPOOL / layout.check_run_id(run_id)
-                self._links[run_id] = RunLink(self.client, run_id, spool)
-            return self._links[run_id]
+            if folder not in self._links:
+                spool = self.home / SPOOL / folder
+                self._links[folder] = RunLink(self.client, run_id, spool, stream)
+            return self._links[folder]
 
     # -- answers a run's start needs -------------------------------------------------------
     def create_run(
@@ -147,19 +157,54 @@ class RemoteStore:
             raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
         link = self.link(run_id)
         self._post(run_id, ["end", status, message, encode(fields)])
+        self._settle(link)
+
+    def _settle(self, link: RunLink) -> None:
+        """Wait (``SPHERESCOPE_DRAIN_WAIT_S``, default 600 s) until the service holds all
+        the link sent, then remove its spool; what it cannot take yet stays there
+        (``spherescope sync`` sends it)."""
         drained = link.drain(_seconds(DRAIN_WAIT_ENV, 600.0))
         link.close()
         if drained:  # the stack holds all of it: the spool has done its job
             shutil.rmtree(link.spool.folder, ignore_errors=True)
             return
         print(
-            f"spherescope: run {run_id}: {link.spool.unacked()} batch(es) not yet "
+            f"spherescope: run {link.run_id}: {link.spool.unacked()} batch(es) not yet "
             f"accepted by {self.url}; they stay in {link.spool.folder}",
             file=sys.stderr,
         )
 
     def record_findings(self, run_id: str) -> None:
         self._post(run_id, ["findings"])
+
+    # -- what a command adds to a run it did not write (``spherescope export-model``) ------
+    def record_model_export(self, run_id: str, entry: Mapping[str, Any]) -> None:
+        """Append ``entry`` to the run's model exports on the stack (``db.model_exports``),
+        spooled in a side stream of its own and sent before returning (or left in the
+        spool for ``spherescope sync``)."""
+        stream = side_stream()
+        link = self.link(run_id, stream)
+        link.post([["model_export", encode(dict(entry))]])
+        self._settle(link)
+        with self._lock:
+            self._links.pop(f"{run_id}{STREAM_SEP}{stream}", None)
+
+    def checkpoints(self, run_id: str) -> list[tuple[int, str]]:
+        """The run's recorded checkpoints as (step, path on its writer's side)."""
+        doc = self._read(f"/runs/{run_id}/checkpoints")
+        return [(int(step), str(path)) for step, path in zip(doc["step"], doc["path"], strict=True)]
+
+    def evaluations(self, run_id: str) -> list[tuple[int, str, float]]:
+        """The run's evaluation metrics as (step, name, value); NaN where none."""
+        doc = self._read(f"/runs/{run_id}/evaluations")
+        values = [float("nan") if value is None else float(value) for value in doc["value"]]
+        return list(zip(map(int, doc["step"]), map(str, doc["name"]), values, strict=True))
+
+    def _read(self, path: str) -> Any:
+        try:
+            return self.client.call_patiently("GET", path, None, self._start_wait())
+        except IngestRefused as error:
+            raise ValueError(str(error)) from None
 
     def update_run_info(self, run_id: str, info: Mapping[str, Any]) -> None:
         self._post(run_id, ["info", encode(dict(info))])
@@ -200,12 +245,13 @@ class RemoteStore:
         left = {}
         folders = sorted((self.home / SPOOL).glob("*")) if (self.home / SPOOL).is_dir() else []
         for folder in folders:
-            link = self.link(folder.name)
+            run_id, _, stream = folder.name.partition(STREAM_SEP)
+            link = self.link(run_id, stream)
             drained = link.drain(wait_s) if link.spool.unacked() else True
             link.close()
             if drained:
                 shutil.rmtree(folder, ignore_errors=True)
-            left[folder.name] = link.spool.unacked()
+            left[run_id] = left.get(run_id, 0) + link.spool.unacked()
         return left
 
     def _post(self, run_id: str, op: list[Any]) -> None:

@@ -4,8 +4,12 @@
   ``POST /v1/runs/list``: records by status / kind (an elastic job finds its run);
 - ``POST /v1/runs/{id}/claim``: ``queued`` → ``running`` for one caller (409 otherwise);
 - ``POST /v1/runs/{id}/batches``: numbered batches applied once each, in order, and the
-  writer's heartbeat; answers ``acked`` and the run's cancel flag.
-One request per run at a time (a lock per run): a run has one writer."""
+  writer's heartbeat; answers ``acked`` and the run's cancel flag. With ``stream``: a
+  side stream's batches (what a later command adds, e.g. a model export), numbered
+  apart, no heartbeat;
+- ``GET /v1/runs/{id}/checkpoints`` / ``evaluations``: the run's recorded checkpoints
+  and evaluation metrics (``spherescope export-model`` on the writer's machine).
+One request per run at a time (a lock per run): a run has one writer (and side streams)."""
 
 from __future__ import annotations
 
@@ -107,11 +111,14 @@ def create_app(store: RunStore, token: str) -> FastAPI:
     @app.post("/v1/runs/{run_id}/batches", dependencies=[Depends(authorised)])
     def batches(run_id: str, body: dict[str, Any]) -> dict[str, Any]:
         record = record_of(run_id)
+        stream = body.get("stream") or ""
         with locks[run_id]:
             try:
-                done = apply_batches(store, run_id, list(body.get("batches") or []))
+                done = apply_batches(store, run_id, list(body.get("batches") or []), stream)
             except (BadBatch, KeyError, TypeError) as error:
                 raise HTTPException(422, f"run {run_id}: {error}") from None
+            if stream:  # a later command's additions say nothing of the writer's life
+                return {"acked": done, "cancel": False, "cancel_reason": ""}
             beat = body.get("heartbeat")
             if beat is not None:
                 store.heartbeat(run_id, beat.get("step"), beat.get("total"))
@@ -126,5 +133,23 @@ def create_app(store: RunStore, token: str) -> FastAPI:
             "cancel": store.cancel_requested(run_id),
             "cancel_reason": store.cancel_reason(run_id),
         }
+
+    @app.get("/v1/runs/{run_id}/checkpoints", dependencies=[Depends(authorised)])
+    def checkpoints(run_id: str) -> dict[str, list[Any]]:
+        from db import queries
+
+        record_of(run_id)
+        frame = queries.checkpoints(store, run_id)
+        return {"step": frame["step"].astype(int).tolist(), "path": frame["path"].tolist()}
+
+    @app.get("/v1/runs/{run_id}/evaluations", dependencies=[Depends(authorised)])
+    def evaluations(run_id: str) -> dict[str, list[Any]]:
+        from db import queries
+        from db.json_plain import json_plain
+
+        record_of(run_id)
+        frame = queries.eval_series(store, run_id)
+        columns = {name: frame[name].tolist() for name in ("step", "name", "value")}
+        return json_plain(columns)  # NaN as null
 
     return app

@@ -45,9 +45,8 @@ from db import run_log
 from db.heartbeat import heartbeat_interval
 from db.lifecycle import RunLifecycle, RunNotStartable
 from db.remote import writer_store
-from db.remote.store import RemoteStore
-from db.store import RunStore
 from db.write_errors import release_space
+from db.writer_store import WriterStore
 from sphere_engine.config import RunConfig
 from worker.slurm.commands import SlurmError, run_slurm
 from worker.slurm.ranks import SlurmRanks
@@ -214,7 +213,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
             lifecycle.finish()
         return outcome
 
-    def _prepare_resume(self, store: RunStore | RemoteStore, extra: dict[str, Any]) -> str | None:
+    def _prepare_resume(self, store: WriterStore, extra: dict[str, Any]) -> str | None:
         from sphere_engine.training.resume import latest_checkpoint
 
         named = self.resume_from and Path(self.resume_from)
@@ -233,7 +232,7 @@ class SlurmRunJob(submitit.helpers.Checkpointable):
         )
         return str(checkpoint) if checkpoint else None
 
-    def _checkpoint_dir(self, store: RunStore | RemoteStore) -> str:
+    def _checkpoint_dir(self, store: WriterStore) -> str:
         config = store.get_run(self.run_id).config
         return config.get("training", {}).get("checkpoint_dir") or str(
             store.checkpoint_dir(self.run_id)

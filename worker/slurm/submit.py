@@ -14,6 +14,7 @@ from db.remote import writer_store
 from db.remote.store import RemoteStore
 from db.scheduler_record import SLURM, write_executor
 from db.store import RunStore
+from db.writer_store import WriterStore
 from sphere_engine.config import RunConfig
 from worker.checkpoint_policy import check_checkpoint_dir
 from worker.slurm.cluster import check_request
@@ -34,7 +35,7 @@ def submit_slurm(
     name: str | None = None,
     tags: Iterable[str] = (),
     *,
-    store: RunStore | None = None,
+    store: WriterStore | None = None,
     project: str | None = None,
 ) -> str:
     """Validate, record as queued and submit one run as a SLURM job; return its id.
@@ -75,8 +76,10 @@ def submit_slurm(
     return run_id
 
 
-def _record_executor(store: RunStore | RemoteStore, run_id: str, record: dict) -> None:
+def _record_executor(store: WriterStore, run_id: str, record: dict) -> None:
     if isinstance(store, RemoteStore):  # submitit's files stay in the cluster's own folder
         store.write_executor(run_id, {**record, "executor": REMOTE_SLURM})
-    else:
+    elif isinstance(store, RunStore):
         write_executor(store.files, run_id, record)
+    else:
+        raise TypeError(f"{store!r} is neither a RunStore nor a RemoteStore")
