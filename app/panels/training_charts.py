@@ -25,6 +25,7 @@ from app.charts.base import limit
 from app.charts.heatmap import norm_distribution_heatmap
 from app.charts.line_charts import (
     band_rows,
+    has_band,
     line_rows,
     metric_lines,
     norm_band_chart,
@@ -161,14 +162,21 @@ def _empty(*columns: str) -> pd.DataFrame:
 
 @functools.cache
 def line_spec(
-    x: str, title: str, y_title: str, log_y: bool, legend_title: str, legend: bool
+    x: str,
+    title: str,
+    y_title: str,
+    log_y: bool,
+    legend_title: str,
+    legend: bool,
+    band: bool = False,
 ) -> str:
     chart = metric_lines(
-        _empty(x, "value").assign(name=pd.Series(dtype=str)),
+        _empty(x, "value", "min", "max").assign(name=pd.Series(dtype=str)),
         x=x,
         title=title,
         y_title=y_title,
         log_y=log_y,
+        band=band,
         legend_title=legend_title,
         legend=legend,
     )
@@ -274,11 +282,15 @@ def lines(
     y_title: str = "value",
     legend_title: str = "name",
 ) -> LiveChart:
-    """Lines of ``value`` over ``x``, one per ``name`` (``metric_lines``)."""
-    frame, note = line_rows(part, x=x, log_y=log_y, total=total)
+    """Lines of ``value`` over ``x``, one per ``name`` (``metric_lines``), each with its
+    buckets' min–max band where ``part`` was downsampled (``has_band``): a bucket's
+    last value alone drew a loss active on a few steps per bucket as a flat 0."""
+    band = has_band(part)
+    frame, note = line_rows(part, x=x, log_y=log_y, band=band, total=total)
     legend = frame["name"].nunique() > 1  # one series is named by the title
-    spec = line_spec(x, title, y_title, log_y, legend_title, legend)
-    return _live_chart(spec, frame[[x, "name", "value"]], title, note)
+    spec = line_spec(x, title, y_title, log_y, legend_title, legend, band)
+    columns = [x, "name", "value", *(["min", "max"] if band else [])]
+    return _live_chart(spec, frame[columns], title, note)
 
 
 @dataclass(frozen=True)
