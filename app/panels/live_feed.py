@@ -95,6 +95,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
     if built is not None:
         return built
     drawn = []
+    by_name = training_charts.split_by_name(series)
     for group, keys in request.groups:
         chart = training_charts.group_chart(
             group,
@@ -106,6 +107,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
             log_color=request.log_color,
             x=request.x,
             points=request.points_per_series,
+            by_name=by_name,
         )
         if chart is not None:
             drawn.append((group.id, chart))
