@@ -46,7 +46,9 @@ LIVE_SERIES_POINTS = 75
 #: How often a watching tab asks for new points (seconds). An answer without new
 #: steps costs the server a stat and the browser nothing; with the run's tracker
 #: flushing every 0.25 s while watched, a step is drawn about a second after it is
-#: logged.
+#: logged. A tab whose refreshes take more than a tenth of this waits longer between
+#: them (``live_charts.js``'s ``BUSY_SHARE``): on a busy machine, watching yields to
+#: training.
 POLL_S = 1.0
 IDLE_S = 60.0
 MAX_FEEDS = 256
@@ -97,6 +99,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
     if built is not None:
         return built
     drawn = []
+    by_name = training_charts.split_by_name(series)
     for group, keys in request.groups:
         chart = training_charts.group_chart(
             group,
@@ -108,6 +111,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
             log_color=request.log_color,
             x=request.x,
             points=request.points_per_series,
+            by_name=by_name,
         )
         if chart is not None:
             drawn.append((group.id, chart))

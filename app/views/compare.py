@@ -12,7 +12,7 @@ import streamlit as st
 from app import data, ui
 from app.charts.best_values import highlight_best
 from app.charts.heatmap import norm_distribution_heatmap, norm_domain
-from app.charts.line_charts import group_band_chart, metric_lines, run_color_scale
+from app.charts.line_charts import group_band_chart, has_band, metric_lines, run_color_scale
 from app.charts.summary import hyperparameter_chart, small_multiples
 from app.panels import evaluations, live_charts, live_feed, training_charts, trust_marker
 from app.panels.chart_controls import chart_controls
@@ -178,6 +178,7 @@ def _metric_chart(
         title=title,
         y_title=key,
         log_y=log,
+        band=has_band(series),  # a downsampled bucket's spikes, not just its last value
         color_scale=run_color_scale(run_ids, color_labels),
         total=total,
         legend_title="run",
