@@ -1,5 +1,5 @@
 """Small Streamlit helpers shared by the pages: error guard, chart display, empty states,
-the run picker.
+the link's runs (the run picker itself is ``app.panels.run_picker``).
 
 Page files are registered with ``st.navigation`` by path (relative to ``app/main.py``),
 so links and ``st.switch_page`` use the same paths.
@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Collection, Iterable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app.data.tables import preferred_runs, run_labels
+from app.data.tables import preferred_runs
 
 log = logging.getLogger("spherescope.app")
 
@@ -228,53 +227,3 @@ def default_runs(frame: pd.DataFrame, wanted: str | None, count: int) -> list[st
     preferred = preferred_runs(frame, count + 1)
     first = [wanted] if wanted in known else []
     return [*first, *[r for r in preferred if r not in first]][:count]
-
-
-def pick_runs(
-    frame: pd.DataFrame,
-    keys: Sequence[str],
-    *,
-    places: Sequence[Any] | None = None,
-    run_params: Sequence[str] = (),
-) -> list[str | None]:
-    """The run picker of the one-run pages (Run, Explorer, Geometry): one selectbox per
-    key (Geometry's side by side has two, each in its place of ``places``) over every
-    run of ``frame``. They start on ``default_runs``: the link's ``?run_id=`` (a link to
-    a run that does not exist is named in a warning, ``warn_unknown_runs``), else the
-    newest runs with results. The link names the first picked run: set when the page
-    opens without one, replaced when the user picks another (which drops the link's
-    ``run_params``, e.g. Explorer's ``step``: they were about the previous run).
-    ``None`` per key when there are no runs."""
-    labels = run_labels(frame) if not frame.empty else {}
-    options = list(labels)
-    wanted = query_param(RUN_ID_PARAM)
-    warn_unknown_runs([wanted] if wanted else [], labels)
-    defaults = default_runs(frame, wanted, len(keys))
-    picked: list[str | None] = []
-    for slot, key in enumerate(keys):
-        default = defaults[min(slot, len(defaults) - 1)] if defaults else None
-        with places[slot] if places else nullcontext():
-            picked.append(
-                st.selectbox(
-                    f"Run {slot + 1}" if len(keys) > 1 else "Run",
-                    options,
-                    index=options.index(default) if default in labels else None,
-                    key=key,
-                    format_func=lambda r: labels.get(r, r),
-                    on_change=_name_in_link if slot == 0 else None,
-                    args=(key, run_params),
-                )
-            )
-    if picked[0] and not wanted:  # a wrong id stays in the link, with its warning
-        st.query_params[RUN_ID_PARAM] = picked[0]
-    return picked
-
-
-def _name_in_link(key: str, run_params: Sequence[str]) -> None:
-    """The user picked another run: the link names it, without the previous run's
-    ``run_params``."""
-    run_id = st.session_state.get(key)
-    if run_id:
-        st.query_params[RUN_ID_PARAM] = run_id
-        for name in run_params:
-            st.query_params.pop(name, None)

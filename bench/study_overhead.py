@@ -8,6 +8,9 @@ coordinator as ``spherescope study resume ID`` in a process of its own. Prints:
 - the median time from one trial run's end (its status ``finished``) to the next run's
   first logged step (its first scalar's wall time), over every consecutive pair; target
   ≤ 1 s with a warm worker;
+- where that time goes, each a median from the previous run's end: the next run queued
+  (the coordinator's part), received by the worker (its log), running (claimed by a pool
+  process), its first step;
 - the coordinator's CPU time as a share of the study's (coordinator + worker and its pool
   processes, from the processes' rusage); target ≤ 2 %.
 
@@ -17,8 +20,10 @@ coordinator as ``spherescope study resume ID`` in a process of its own. Prints:
 from __future__ import annotations
 
 import argparse
+import datetime
 import itertools
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -60,6 +65,30 @@ def first_step_wall_time(store, run_id: str) -> float:
     return float(table.column("w")[0].as_py())
 
 
+RECEIVED = re.compile(
+    r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+): INFO/MainProcess\] "
+    r"Task spherescope\.train_run\[([^\]]+)\] received"
+)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process (``/proc/PID/stat``)."""
+    try:
+        fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(") ", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def received_times(log: Path) -> dict[str, float]:
+    """Run id → when the worker's main process received its task (its log, local time)."""
+    text = log.read_text(errors="replace")
+    return {
+        m.group(2): datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        for m in RECEIVED.finditer(text)
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=5)
@@ -69,6 +98,7 @@ def main() -> int:
         "by a warm one before the next run (a warm worker, as the target assumes)",
     )  # fmt: skip
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
 
     from worker.redis_server import PrivateRedis
 
@@ -102,26 +132,43 @@ def main() -> int:
             [sys.executable, "-m", "worker.cli", "study", "resume", study_id],
             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        _, code, coordinator_usage = os.wait4(coordinator.pid, 0)
+        samples = []  # (wall time, the coordinator's CPU seconds so far), from /proc
+        while True:
+            pid, code, coordinator_usage = os.wait4(coordinator.pid, os.WNOHANG)
+            if pid:
+                break
+            samples.append((time.time(), process_cpu_s(coordinator.pid)))
+            time.sleep(0.1)
         worker.terminate()
         _, _, worker_usage = os.wait4(worker.pid, 0)
         if os.waitstatus_to_exitcode(code) != 0:
             raise RuntimeError(f"the coordinator exited {code}; see {home}/studies")
         runs = sorted(study_runs(store, study_id), key=lambda r: r.record.created_at)
-        gaps, queued = [], []
+        first_queued = runs[0].record.created_at.timestamp()
+        # its start: imports, the journal, the first launch (the first validation)
+        startup_cpu = next(cpu for at, cpu in samples if at >= first_queued)
+        received = received_times(log)
+        gaps, queued, got, running = [], [], [], []
         for previous, following in itertools.pairwise(runs):
             if previous.record.status != "finished" or following.record.status != "finished":
                 continue
             end = previous.record.finished_at.timestamp()
             gaps.append(first_step_wall_time(store, following.record.run_id) - end)
             queued.append(following.record.created_at.timestamp() - end)
+            got.append(received.get(following.record.run_id, float("nan")) - end)
+            running.append(following.record.started_at.timestamp() - end)
 
+    print(f"load average (1 min) {load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at "
+          f"the end, on {os.cpu_count()} CPUs")  # fmt: skip
     coordinator_cpu = coordinator_usage.ru_utime + coordinator_usage.ru_stime
     worker_cpu = worker_usage.ru_utime + worker_usage.ru_stime
     share = coordinator_cpu / (coordinator_cpu + worker_cpu)
     median = statistics.median(gaps)
     print(f"of which the coordinator's part (run end → next run queued): median "
           f"{statistics.median(queued):.2f} s, max {max(queued):.2f} s")  # fmt: skip
+    print(f"from a run's end, medians: next run queued +{statistics.median(queued):.2f} s, "
+          f"received by the worker +{statistics.median(got):.2f} s, running "
+          f"+{statistics.median(running):.2f} s, first step +{median:.2f} s")  # fmt: skip
     print(f"{len(runs)} runs; run end → next run's first step: median {median:.2f} s "
           f"(min {min(gaps):.2f}, max {max(gaps):.2f}); target ≤ {TARGET_GAP_S:.0f} s: "
           f"{'met' if median <= TARGET_GAP_S else 'NOT met'}")  # fmt: skip
@@ -129,6 +176,10 @@ def main() -> int:
     verdict = "met" if share <= TARGET_SHARE else "NOT met"
     print(f"coordinator CPU {coordinator_cpu:.1f} s of the study's {total:.1f} s = {share:.1%}; "
           f"target ≤ {TARGET_SHARE:.0%}: {verdict}")  # fmt: skip
+    after = coordinator_cpu - startup_cpu
+    print(f"of which its start (until the first run is queued) {startup_cpu:.1f} s; after it "
+          f"{after:.1f} s = {after / len(runs):.2f} s a run = {after / total:.1%} of the "
+          f"study's CPU")  # fmt: skip
     return 0 if median <= TARGET_GAP_S and share <= TARGET_SHARE else 1
 
 

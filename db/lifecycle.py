@@ -13,13 +13,13 @@ Entering claims the run (``queued`` → ``running`` with host and pid; with
 heartbeat thread (so a long evaluation never looks like a dead process, see
 ``db.lost_runs``) and opens the run's tracker. A run that must not start raises
 ``RunNotStartable`` (nothing is changed, except that a queued run whose cancel flag
-is set is marked ``cancelled`` first). Leaving flushes the tracker, stores the findings
-(``db.findings``), writes the outcome (``finished`` unless the body called ``end``),
-compacts the run's files, then stops the heartbeat. An exception in the body is
-recorded and re-raised: ``KeyboardInterrupt`` as ``cancelled`` ("interrupted from the
-keyboard"), anything else as ``failed`` with ``describe_failure(error)`` (default
-``failure_message``). So every path records the same status and message for the same
-error.
+is set is marked ``cancelled`` first). Leaving flushes the tracker, writes the outcome
+(``finished`` unless the body called ``end``; the store first stores the run's final
+values and findings, ``db.catalogue.ending``), compacts the run's files, then stops the
+heartbeat. An exception in the body is recorded and re-raised: ``KeyboardInterrupt``
+as ``cancelled`` ("interrupted from the keyboard"), anything else as ``failed`` with
+``describe_failure(error)`` (default ``failure_message``). So every path records the
+same status and message for the same error.
 
 A caller with an explicit start and end instead of a block (the SDK's ``Run``:
 ``spherescope.init`` ... ``run.finish()``) calls ``start()`` and ``finish(error)``,
@@ -201,18 +201,14 @@ class RunLifecycle:
             log.exception("run %s: could not record its end (%s)", self.run_id, status)
 
     def _record_findings(self) -> None:
-        """Store what the run's logged series mean (``db.findings``) before its end is
-        written, so an ended run is never listed without them; a remote writer's store
-        asks the ingest service, which holds the run's series. (Branching here keeps the
-        store from importing the findings, which read through the store.)"""
+        """A remote writer's store asks the ingest service, which holds the run's
+        series, to store what they mean (``db.findings``) before its end is written. A
+        local store's ``end_run`` stores them itself, in the same step as the end (as
+        every move into a terminal status does: ``db.catalogue.ending``)."""
         from db.remote.store import RemoteStore
 
         if isinstance(self.store, RemoteStore):
             self.store.record_findings(self.run_id)
-            return
-        from db.findings import record_findings_quietly  # pandas: only once a run ends
-
-        record_findings_quietly(self.store, self.run_id)
 
     def _end(self, status: str, message: str, **fields: Any) -> None:
         self.status = status

@@ -10,7 +10,7 @@ from typing import Any
 
 from db import layout
 from db.atomic import write_json_atomic
-from db.catalogue import journal
+from db.catalogue import ending, journal
 from db.file_catalogue import FileCatalogue
 from db.records import TERMINAL, check_status, check_transition
 from db.run_index import read_optional
@@ -37,6 +37,17 @@ def set_status(
     _change(catalogue, run_id, status, message, fields, must_claim=False)
 
 
+def end_status(
+    catalogue: FileCatalogue, run_id: str, status: str, message: str = "", **fields: Any
+) -> None:
+    """``set_status`` to a terminal status by the run's own process, after its last
+    write: its final values and findings are stored again even if the run already had
+    that status (another process set it before the last values were written)."""
+    if status not in TERMINAL:
+        raise ValueError(f"{status!r} is not a terminal status ({sorted(TERMINAL)})")
+    _change(catalogue, run_id, status, message, fields, must_claim=False, record_ending=True)
+
+
 def start_run(catalogue: FileCatalogue, run_id: str, **fields: Any) -> None:
     """``queued`` → ``running`` for exactly one of the processes that call it
     (``status_file.RunAlreadyClaimed``, a ValueError, for the others, and for a run
@@ -52,6 +63,7 @@ def _change(
     fields: dict[str, Any],
     *,
     must_claim: bool,
+    record_ending: bool = False,
 ) -> None:
     """The one path of every status change: move ``run_id`` to ``status`` with
     ``message`` and ``fields`` (``set_status``'s), inside the catalogue journal so the
@@ -66,7 +78,9 @@ def _change(
     it); ``must_claim`` (``start_run``) refuses any run that is not queued with
     ``RunAlreadyClaimed``. Entering running stamps ``started_at``, an end
     ``finished_at`` (and keeps a copy a damaged status is rebuilt from), queued clears
-    both, the cancel flag and the claim. ``ValueError`` for an unknown status, a
+    both, the cancel flag and the claim. Entering a terminal status first stores the
+    run's final values and findings in its info (``db.catalogue.ending``), whoever ends
+    it, so its catalogue row and a rebuild's agree. ``ValueError`` for an unknown status, a
     non-string message or a transition the machine does not have.
     """
     check_status(status)
@@ -74,7 +88,7 @@ def _change(
         raise ValueError(f"status message must be a string, got {message!r}")
     catalogue.existing_run_dir(run_id)
     with journal.pending(catalogue, run_id):  # the catalogue row changes in the same step
-        _write_change(catalogue, run_id, status, message, fields, must_claim=must_claim)
+        _write_change(catalogue, run_id, status, message, fields, must_claim, record_ending)
 
 
 def _write_change(
@@ -83,10 +97,16 @@ def _write_change(
     status: str,
     message: str,
     fields: dict[str, Any],
-    *,
     must_claim: bool,
+    record_ending: bool,
 ) -> None:
     folder = catalogue.existing_run_dir(run_id)
+    if status in TERMINAL:  # what the run stored, before its end (the row has it)
+        before = (read_status_doc(catalogue, folder)[0] or {}).get("status", "queued")
+        check_transition(run_id, before, status)
+        if before != status or record_ending:
+            ending.record_ending(catalogue, run_id)
+    # read (again): reading the ending takes a while, and the run may have moved meanwhile
     old, problem = read_status_doc(catalogue, folder)
     old = old or {}
     old_status = old.get("status", "queued")

@@ -138,20 +138,20 @@ class RunStore:
         run_status.start_run(self.files, run_id, **fields)
 
     def end_run(self, run_id: str, status: str, message: str = "", **fields: Any) -> None:
-        """Set a terminal status, then compact the run (one file per table for readers).
+        """Set a terminal status (which stores the run's final values and findings
+        first, as every move into a terminal status does), then compact the run (one
+        file per table for readers).
 
         For the process that wrote the run, once its tracker has flushed (``RunLifecycle``
         does both). The reaper and the Celery parent use ``set_status`` alone: DuckDB and
-        Arrow thread pools must not start in a process that later forks pool children. A
-        failed compaction loses nothing (the chunks stay readable) and is reported in
+        Arrow thread pools must not start in a process that later forks pool children
+        (their endings are read in a subprocess, ``db.catalogue.ending``). A failed
+        compaction loses nothing (the chunks stay readable) and is reported in
         ``problems()``.
         """
         if status not in TERMINAL:
             raise ValueError(f"end_run: {status!r} is not a terminal status ({sorted(TERMINAL)})")
-        from db.catalogue.final_values import record_final_values
-
-        record_final_values(self.files, run_id)  # the catalogue's key final metrics, then the end
-        self.set_status(run_id, status, message, **fields)
+        run_status.end_status(self.files, run_id, status, message, **fields)
         try:
             self.compact(run_id)
         except Exception as error:  # the status is written; a failed compaction loses nothing

@@ -5,7 +5,8 @@ died; this check is what turns such a run into a visible outcome. It runs in eve
 worker's main process (``reaper_thread``) and once per ``spherescope status``. The rule,
 with its race guard, is ``db.lost_runs.mark_lost_runs`` (also ``RunStore.mark_lost_runs``).
 SLURM runs are first checked with SLURM (``worker.slurm.states``): a pending or requeued
-job is spared, an ended job's run gets SLURM's reason.
+job is spared, an ended job's run gets SLURM's reason. A run marked lost gets its final
+values and findings stored first, as every ended run (``db.catalogue.ending``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from db.catalogue import ending
 from db.lost_runs import mark_lost_runs
 from db.store import RunStore
 from worker import settings
@@ -30,7 +32,10 @@ def reap_lost(
 
 
 def reaper_thread(interval: float, also: Callable[[], None] | None = None) -> PeriodicThread:
-    """Calls ``reap_lost`` and then ``also`` every ``interval`` seconds until stopped."""
+    """Calls ``reap_lost`` and then ``also`` every ``interval`` seconds until stopped.
+    For a worker's main process, which forks pool children: from now on this process
+    reads the final values and findings of the runs it ends in a subprocess."""
+    ending.read_in_subprocess()
 
     def reap() -> None:
         reap_lost(RunStore())

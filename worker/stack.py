@@ -239,7 +239,7 @@ def up(host: str, port: int, concurrency: int, with_app: bool = True, ingest_por
             say(f"run store {home}; Ctrl-C stops everything")
             code = watch([*workers, *others], signals, supervisor)
         finally:
-            stop_stack(workers, others, signals, redis_server, url_file)
+            stop_stack(workers, others, signals, redis_server, url_file, home)
             for path in stack_files:
                 path.unlink(missing_ok=True)
     return code
@@ -251,9 +251,16 @@ def stop_stack(
     signals: StopSignals,
     redis_server: PrivateRedis | None,
     url_file: Path | None,
+    home: str | None = None,
 ) -> None:
-    """The app first (no new launches), then the workers gracefully, then Redis."""
+    """The app first (no new launches), then the studies' coordinators (the next ``up``
+    resumes them), then the workers gracefully, then Redis."""
     processes.stop_all(others)
+    if home is not None and workers:
+        from worker.study.control import stop_coordinators  # optuna: on use
+
+        for study_id in stop_coordinators(home):
+            say(f"study {study_id}: coordinator stopped (the next start resumes it)")
     if workers and not signals.forced():
         started = time.monotonic()
         cancelled = stop_workers_gracefully(RunStore(), workers, signals.forced)

@@ -10,7 +10,6 @@ import redis
 
 from db.store import RunStore
 from worker import routing, settings
-from worker.celery_app import app, broker_url
 from worker.reaper import reap_lost
 from worker.redis_server import masked
 from worker.settings import BrokerNotConfigured
@@ -33,8 +32,18 @@ def queue_lengths(client: redis.Redis) -> dict[str, int]:
     return {queue: int(client.llen(queue)) for queue in settings.QUEUES}
 
 
+def broker_url() -> str:
+    """``worker.celery_app.broker_url()``, without importing Celery until a broker
+    answers (its app's broker is the configured URL until a process sets another)."""
+    if "worker.celery_app" in sys.modules:
+        return sys.modules["worker.celery_app"].broker_url()
+    return settings.redis_url()
+
+
 def live_workers(timeout_s: float) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(node → active task ids, node → consumed queues) of the workers that answered."""
+    from worker.celery_app import app  # Celery: only once the broker answered
+
     inspect = app.control.inspect(timeout=timeout_s)
     active: dict[str, Any] = inspect.active() or {}
     queues: dict[str, Any] = inspect.active_queues() or {}

@@ -97,9 +97,13 @@ def launch(
     *,
     store: RunStore | None = None,
     project: str | None = None,
+    prechecked: bool = False,
 ) -> str:
-    """Validate, record as queued and enqueue one run (in ``project``); return its id."""
-    return launch_many([config], [name], tags, sweep_id, store=store, project=project)[0]
+    """Validate, record as queued and enqueue one run (in ``project``); return its id.
+    ``prechecked``: see ``launch_many``."""
+    return launch_many(
+        [config], [name], tags, sweep_id, store=store, project=project, prechecked=prechecked
+    )[0]
 
 
 def launch_many(
@@ -111,11 +115,20 @@ def launch_many(
     run_tags: Sequence[Sequence[str]] = (),
     store: RunStore | None = None,
     project: str | None = None,
+    prechecked: bool = False,
 ) -> list[str]:
     """Validate every config, then record and enqueue each; return their ids. One
     invalid config records none of them. ``run_tags``: each run's own tags, after the
-    common ``tags``."""
-    validated = [validated_config(config) for config in configs]  # the one check
+    common ``tags``. ``prechecked``: the caller already ran the full check on what its
+    configs vary (a study: ``check_spec`` at creation, every searched value's range), so
+    only the typed config is built here: the full check loads torch and every dataset
+    module, seconds of CPU a study's coordinator would spend for nothing."""
+    validated = [
+        (RunConfig.from_dict(dict(config)) if isinstance(config, Mapping) else config)
+        if prechecked
+        else validated_config(config)  # the one check
+        for config in configs
+    ]
     chosen = list(names) or [None] * len(validated)
     own_tags = list(run_tags) or [()] * len(validated)
     if not len(chosen) == len(own_tags) == len(validated):

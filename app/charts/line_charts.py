@@ -76,8 +76,35 @@ def line_rows(
 ) -> tuple[pd.DataFrame, str | None]:
     """The rows ``metric_lines`` draws (positive ones on a log axis, capped) and the
     "N of M points" note."""
-    frame = _positive(df, ["value", "min", "max"] if band else ["value"]) if log_y else df
-    return limit(frame, [color], x, total)
+    if not log_y:
+        return limit(df, [color], x, total)
+    return limit(_log_band(df, color) if band else _positive(df, ["value"]), [color], x, total)
+
+
+def has_band(df: pd.DataFrame) -> bool:
+    """Whether ``df`` (a metric series) has min/max columns that differ from its values
+    somewhere: downsampled buckets, whose last value alone hides their spikes."""
+    if not {"min", "max"} <= set(df.columns) or df.empty:
+        return False
+    low, high = df["min"].to_numpy(float), df["max"].to_numpy(float)
+    return bool(np.any(np.nan_to_num(high - low) != 0))
+
+
+def _log_band(df: pd.DataFrame, color: str) -> pd.DataFrame:
+    """The rows of a band on a log axis: those with a positive max (a bucket that is 0
+    throughout shows nothing there). Values at or below 0 become missing (the line skips
+    them) and a band's lower edge at or below 0 sits a decade below the series'
+    smallest positive value instead: a loss that is 0 on most steps and spikes on a few
+    is still drawn as its spikes."""
+    frame = df[pd.to_numeric(df["max"], errors="coerce").to_numpy() > 0].copy()
+    if frame.empty:
+        return frame
+    values = frame[["value", "min", "max"]].apply(pd.to_numeric, errors="coerce")
+    positive = values.where(values > 0)
+    floor = positive.min(axis=1).groupby(frame[color]).transform("min") / 10
+    frame["value"] = positive["value"]
+    frame["min"] = positive["min"].fillna(floor)
+    return frame
 
 
 def metric_lines(
@@ -97,7 +124,8 @@ def metric_lines(
     """Lines of ``value`` over ``x``, one per ``color`` category.
 
     ``df`` has columns ``x``, value, ``color`` (and min/max for ``band=True``: a shaded
-    min–max band behind each line). ``total`` is the number of recorded points the
+    min–max band behind each line, so a downsampled bucket's spikes show even where its
+    last value is 0, ``has_band``). ``total`` is the number of recorded points the
     frame stands for (for the "N of M points" note). ``legend``: None draws one when
     there is more than one category (one series is named by the title).
     """

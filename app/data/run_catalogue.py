@@ -93,6 +93,57 @@ def study_ids(store: RunStore, project: str | None = None) -> list[str]:
     return [str(g) for g in groups["group"] if isinstance(g, str) and g]
 
 
+#: A run picker offers at most this many runs (the newest with results, or the
+#: newest matching its search), plus the runs picked or named by the link.
+PICK_LIMIT = 50
+
+
+@store_read(LIST_TTL)
+def pick_options(
+    store: RunStore, project: str | None, search: str = "", limit: int = PICK_LIMIT
+) -> pd.DataFrame:
+    """A run picker's options (``db.catalogue.query.PICK_COLUMNS``): without a search
+    the newest runs of ``project`` with results first, then the other newest; with
+    one, the newest runs whose name, id, tags, notes or config contain it (archived
+    runs too: they stay findable)."""
+    from db.catalogue.query import pick_list
+
+    if search.strip():
+        return pick_list(store, project=project, search=search.strip(), archived=None, limit=limit)
+    return pick_list(store, project=project, results_first=True, limit=limit)
+
+
+@store_read(LIST_TTL)
+def runs_by_id(store: RunStore, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The runs of ``run_ids`` that exist (any project, archived or not), in the
+    order asked (``PICK_COLUMNS``): what a link or a picker names."""
+    from db.catalogue.query import pick_list
+
+    if not run_ids:
+        return pick_list(store, run_ids=[], limit=0)
+    frame = pick_list(store, run_ids=list(run_ids), archived=None, limit=None)
+    order = {run_id: index for index, run_id in enumerate(run_ids)}
+    frame = frame.assign(_order=frame["run_id"].map(order)).sort_values("_order")
+    return frame.drop(columns="_order").reset_index(drop=True)
+
+
+@store_read(LIST_TTL)
+def sweep_run_ids(store: RunStore, sweep_id: str) -> list[str]:
+    """The (unarchived) runs of sweep ``sweep_id``, newest first."""
+    from db.catalogue.query import pick_list
+
+    return pick_list(store, sweep_id=sweep_id, limit=None)["run_id"].tolist()
+
+
+@store_read(LIST_TTL)
+def config_keys(store: RunStore, project: str | None = None) -> list[str]:
+    """Every dotted config key of the runs of ``project`` (None: every project), those
+    whose value differs between runs first: what the Runs page sorts and groups by."""
+    from db.catalogue.query import config_keys as catalogue_keys
+
+    return catalogue_keys(store, project)
+
+
 def sweeps_and_studies(project: str | None) -> tuple[list[str], list[str]]:
     """The sweep ids and study ids to filter on."""
     return sweep_ids(project=project), study_ids(project=project)
@@ -100,7 +151,10 @@ def sweeps_and_studies(project: str | None) -> tuple[list[str], list[str]]:
 
 def clear() -> None:
     """Forget every cached listing (after an action changed runs)."""
-    for read in (runs_page, run_groups, disk_total, study_ids, tag_names):
+    for read in (
+        runs_page, run_groups, disk_total, study_ids, tag_names, pick_options, runs_by_id,
+        sweep_run_ids, config_keys,
+    ):  # fmt: skip
         read.clear()
     for read in (reads.runs, reads.run, reads.latest_metrics, reads.final_metrics):
         read.clear()

@@ -2,13 +2,20 @@
 // chart, kept for the life of the element. New rows replace a view's dataset in place;
 // a view is embedded anew only when its spec changes. While the run trains, the
 // element asks the server's live feed (app/panels/live_feed.py) for what changed and
-// redraws only the charts whose rows changed: no Streamlit script run per refresh.
+// redraws only the charts whose rows changed: no Streamlit script run per refresh;
+// a refresh that took long (a busy machine) spaces out the next ones (BUSY_SHARE).
 // A chart scrolled out of view keeps its newest rows aside and draws them when it comes
 // back into view, and a hidden tab (another browser tab in front) does not poll.
 // Zooming or panning one chart (wheel, drag; double-click resets) moves every chart's
 // x range with it.
 
 const LIBRARIES = ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"];
+// A refresh (the server's answer, then the redraw) may take this share of the time
+// between refreshes: when one takes longer than a tenth of the poll interval (a busy
+// machine, a slow server, many charts), the next waits longer. Watching then gives
+// way to the training it shares the machine with instead of competing with it.
+const BUSY_SHARE = 0.1;
+const LONGEST_WAIT_MS = 10000;
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -168,6 +175,7 @@ class LiveGrid {
     this.lastStep = 0;
     this.feed = null;
     this.timer = null;
+    this.cost = 0; // milliseconds the last refresh took (its answer and redraw)
   }
 
   // A script run's data: every chart, and the feed to poll while the run trains.
@@ -325,13 +333,22 @@ class LiveGrid {
       if (feed !== this.feed || !this.root.isConnected) return;
       if (document.hidden) return; // resumed by the visibilitychange listener
       this.fetching = true; // until the answer is drawn: one poll at a time
+      const started = performance.now();
       try {
         await this.ask(feed);
       } finally {
         this.fetching = false;
       }
+      this.cost = performance.now() - started;
       if (this.feed === feed) this.poll();
-    }, delay === undefined ? feed.poll_ms : delay);
+    }, delay === undefined ? this.wait(feed) : delay);
+  }
+
+  // The pause before the next poll: the feed's interval, longer when the last refresh
+  // took more than BUSY_SHARE of it.
+  wait(feed) {
+    const spread = this.cost * (1 / BUSY_SHARE - 1);
+    return Math.min(Math.max(feed.poll_ms, spread), LONGEST_WAIT_MS);
   }
 
   // One poll: draw what changed; the run's end or a forgotten feed ends the polling.

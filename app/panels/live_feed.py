@@ -46,7 +46,9 @@ LIVE_SERIES_POINTS = 75
 #: How often a watching tab asks for new points (seconds). An answer without new
 #: steps costs the server a stat and the browser nothing; with the run's tracker
 #: flushing every 0.25 s while watched, a step is drawn about a second after it is
-#: logged.
+#: logged. A tab whose refreshes take more than a tenth of this waits longer between
+#: them (``live_charts.js``'s ``BUSY_SHARE``): on a busy machine, watching yields to
+#: training.
 POLL_S = 1.0
 IDLE_S = 60.0
 MAX_FEEDS = 256
@@ -66,6 +68,8 @@ class ChartRequest:
     smoothing: float
     evals: tuple[str, ...] | None  # None: a tab without the evaluation chart
     live: bool
+    #: What the evaluations ran on (``data.evaluation_set.split_title``): the chart's title.
+    evaluated_on: str = "test split"
 
     @property
     def names(self) -> list[str]:
@@ -95,6 +99,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
     if built is not None:
         return built
     drawn = []
+    by_name = training_charts.split_by_name(series)
     for group, keys in request.groups:
         chart = training_charts.group_chart(
             group,
@@ -106,12 +111,15 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
             log_color=request.log_color,
             x=request.x,
             points=request.points_per_series,
+            by_name=by_name,
         )
         if chart is not None:
             drawn.append((group.id, chart))
     notes = []
     if request.evals is not None:
-        evaluation = _evaluation(request.run_id, request.evals, x=request.x, clock=series)
+        evaluation = _evaluation(
+            request.run_id, request.evals, x=request.x, clock=series, where=request.evaluated_on
+        )
         if evaluation is not None:
             drawn.append((EVALUATION_ID, evaluation))
         else:
@@ -127,7 +135,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
 
 
 def _evaluation(
-    run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame
+    run_id: str, evals: tuple[str, ...], *, x: str, clock: pd.DataFrame, where: str
 ) -> LiveChart | None:
     if not evals:  # nothing chosen: the paper's metrics, as soon as they are logged
         available = data.eval_names([run_id])
@@ -142,7 +150,7 @@ def _evaluation(
     return training_charts.lines(
         frame,
         x=x,
-        title="Evaluation on the test split",
+        title=f"Evaluation on the {where}",
         total=None,
         log_y=False,
         legend_title="metric",

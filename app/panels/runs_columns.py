@@ -60,15 +60,13 @@ def edits_key() -> str:
     return f"{EDITS}.{st.session_state.get(EDITS_VERSION, 0)}"
 
 
-def config_keys(frame: pd.DataFrame) -> list[str]:
-    """The dotted config keys of any run, sorted; those whose value differs between runs
-    first (the ones worth a column)."""
-    values: dict[str, set[str]] = {}
-    for config in frame["config"]:
-        for key, value in data.flatten_config(config or {}).items():
-            values.setdefault(key, set()).add(repr(value))
-    varying = sorted(k for k, seen in values.items() if len(seen) > 1)
-    return varying + sorted(k for k in values if k not in varying)
+def config_keys() -> list[str]:
+    """The dotted config keys of every run of the chosen project (the catalogue's, not
+    only this page's rows: a key that only older runs have can be sorted and grouped
+    by too), those whose value differs between runs first."""
+    from app.data import run_catalogue
+
+    return run_catalogue.config_keys(project=data.selected_project())
 
 
 def sort_options(keys: list[str]) -> dict[str, str]:
@@ -204,9 +202,9 @@ def chosen_order() -> dict[str, Any]:
     )
 
 
-def controls(frame: pd.DataFrame) -> tuple[list[str], dict[str, Any]]:
+def controls() -> tuple[list[str], dict[str, Any]]:
     """The config-column picker and the sort: (chosen config keys, ``order``)."""
-    keys = config_keys(frame) if not frame.empty else []
+    keys = config_keys()
     chosen = st.session_state.get(CONFIG_COLUMNS) or []
     options = sort_options(list(dict.fromkeys([*chosen, *keys])))
     config_col, sort_col, order_col = st.columns([3, 2, 1])

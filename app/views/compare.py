@@ -12,10 +12,11 @@ import streamlit as st
 from app import data, ui
 from app.charts.best_values import highlight_best
 from app.charts.heatmap import norm_distribution_heatmap, norm_domain
-from app.charts.line_charts import group_band_chart, metric_lines, run_color_scale
+from app.charts.line_charts import group_band_chart, has_band, metric_lines, run_color_scale
 from app.charts.summary import hyperparameter_chart, small_multiples
 from app.panels import evaluations, live_charts, live_feed, training_charts, trust_marker
 from app.panels.chart_controls import chart_controls
+from app.panels.run_picker import pick_many
 from app.transforms import histogram_cells
 from sphere_engine.catalogue import Source, find
 from sphere_engine.catalogue.norm_histogram import PREFIX as HIST_PREFIX
@@ -31,26 +32,8 @@ EVAL_PREFIX = "eval: "
 def main() -> None:
     st.title("Compare runs")
     # -- widgets ---------------------------------------------------------------------
-    frame = data.runs()
-    labels = data.run_labels(frame) if not frame.empty else {}
-    ui.warn_unknown_runs(ui.query_ids("runs"), labels)
-    sweep_ids = data.sweeps()
-    st.selectbox(
-        "Sweep (selects its runs)",
-        ["", *sweep_ids],
-        key="compare.sweep",
-        on_change=_select_sweep,
-        args=(frame,),
-    )
-    if "compare.runs" not in st.session_state:
-        st.session_state["compare.runs"] = _preselection(frame, labels)
-    else:  # drop runs deleted since they were chosen
-        st.session_state["compare.runs"] = [
-            r for r in st.session_state["compare.runs"] if r in labels
-        ]
-    run_ids = st.multiselect(
-        "Runs", list(labels), key="compare.runs", format_func=lambda r: labels.get(r, r)
-    )
+    picked = pick_many("compare.runs", link_param="runs", sweep_key="compare.sweep")
+    run_ids, labels, frame = picked.run_ids, picked.labels, picked.frame
     # -- empty state -----------------------------------------------------------------
     if not labels:
         ui.empty_state(
@@ -195,6 +178,7 @@ def _metric_chart(
         title=title,
         y_title=key,
         log_y=log,
+        band=has_band(series),  # a downsampled bucket's spikes, not just its last value
         color_scale=run_color_scale(run_ids, color_labels),
         total=total,
         legend_title="run",
@@ -310,26 +294,12 @@ def _hyperparameters(run_ids: list[str], keys: list[str]) -> None:
     st.caption(f"{header} against {key}: mean ± std over the runs sharing each value.")
 
 
-def _select_sweep(frame: pd.DataFrame) -> None:
-    sweep = st.session_state.get("compare.sweep")
-    if sweep:
-        st.session_state["compare.runs"] = frame.loc[frame["sweep_id"] == sweep, "run_id"].tolist()
-
-
 def _link(**lists: list[str]) -> None:
     """Keep the chosen runs and metrics in the URL (``?runs=a,b&metrics=…``)."""
     for param, values in lists.items():
         value = ",".join(values)
         if st.query_params.get(param, "") != value:
             st.query_params[param] = value
-
-
-def _preselection(frame: pd.DataFrame, labels: dict[str, str]) -> list[str]:
-    """The runs named in the URL (?runs=a,b), else the two newest with results."""
-    wanted = ui.query_param("runs")
-    if wanted:
-        return [r for r in wanted.split(",") if r in labels]
-    return data.preferred_runs(frame, 2)
 
 
 ui.run_page(main)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import data, ui
+from app import ui
 from app.data import explorer
 from app.panels.neighbour_strip import STYLE, strip_html
+from app.panels.run_picker import pick_runs
 from sphere_engine.catalogue.facts import WORST_QUERIES
 
 WORST_COUNT = WORST_QUERIES  # the evaluation drew these queries' thumbnails
@@ -16,7 +17,7 @@ WORST_COUNT = WORST_QUERIES  # the evaluation drew these queries' thumbnails
 def main() -> None:
     st.title("Retrieval explorer")
     # -- widgets ---------------------------------------------------------------------
-    (run_id,) = ui.pick_runs(data.runs(), ["explorer.run"], run_params=["step"])
+    (run_id,) = pick_runs(["explorer.run"], run_params=["step"])
     # -- empty state -----------------------------------------------------------------
     if not run_id:
         ui.empty_state("No runs yet: train one; its evaluations store each query's neighbours.")

@@ -16,10 +16,12 @@ from app.charts.geometry import (
     pca_scatter,
     shared_domains,
 )
-from app.panels import face_conventions, projector, scatter_matrix
+from app.panels import face_conventions, projector, run_picker, scatter_matrix
 
 #: Columns the scatter matrix shows at first: all 8 fit the page's width, 4 half of it.
 DEFAULT_COLUMNS = {True: MAX_COORDS, False: 4}
+#: The "Recorded analyses" table lists the newest this many.
+ANALYSES_SHOWN = 50
 BASES = {"coordinates": "raw coordinates", "pcs": "principal components"}
 
 
@@ -35,11 +37,10 @@ class Panel:
 def main() -> None:
     st.title("Embedding geometry")
     # -- widgets ---------------------------------------------------------------------
-    frame = data.runs()
     side_by_side = st.toggle("Two runs side by side", key="geometry.pair")
     columns = st.columns(2) if side_by_side else [st.container()]
     keys = [f"geometry.run{slot}" for slot in range(len(columns))]
-    run_ids = ui.pick_runs(frame, keys, places=columns)
+    run_ids = run_picker.pick_runs(keys, places=columns)
     # -- empty state -----------------------------------------------------------------
     if not run_ids[0]:
         ui.empty_state(
@@ -76,7 +77,7 @@ def main() -> None:
     if first:
         ui.follow_up()
         return
-    _analyses(frame)
+    _analyses()
 
 
 def _panel_of(slot: int, run_id: str, step: int | None, basis: str) -> Panel:
@@ -217,8 +218,9 @@ def _analysis_metrics(run_id: str) -> None:
     face_conventions.show(run_id)
 
 
-def _analyses(frame: pd.DataFrame) -> None:
-    analyses = frame[frame["kind"] == "analysis"] if not frame.empty else frame
+def _analyses() -> None:
+    """The newest recorded analyses (the catalogue answers: never every run)."""
+    analyses = data.runs(kind="analysis", limit=ANALYSES_SHOWN)
     st.subheader("Recorded analyses")
     if analyses.empty:
         st.caption(

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data, ui
+from app.data.evaluation_set import evaluation_label, evaluation_set, split_title
 from app.panels import (
     custom_metrics,
     evaluations,
@@ -24,9 +25,10 @@ from app.panels import (
 from app.panels import findings as findings_panel
 from app.panels.chart_controls import chart_controls
 from app.panels.downloads import downloads
-from app.panels.live_feed import DEFAULT_EVALS, EVAL, EVAL_KEYS, ChartRequest
+from app.panels.live_feed import DEFAULT_EVALS, EVAL_KEYS, ChartRequest
 from app.panels.model_exports import model_exports
-from sphere_engine.catalogue import CHART_SECTIONS, label
+from app.panels.run_picker import pick_runs
+from sphere_engine.catalogue import CHART_SECTIONS
 
 #: While the run trains the header (status, progress, elapsed) is redrawn this often;
 #: the charts update on their own (``app.panels.live_charts``, every ``POLL_S``).
@@ -55,7 +57,7 @@ class _Options:
 def main() -> None:
     st.title("Run")
     # -- widgets ---------------------------------------------------------------------
-    (run_id,) = ui.pick_runs(data.runs(), ["run.select"])
+    (run_id,) = pick_runs(["run.select"])
     if run_id:
         record = data.run(run_id)  # the page's one read of the run (its tiles reread)
         names = data.metric_names([run_id])
@@ -68,12 +70,13 @@ def main() -> None:
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
     logged_evals = data.eval_names([run_id])
     eval_choices = [*EVAL_KEYS, *[e for e in logged_evals if e not in EVAL_KEYS]]
+    where = evaluation_set(record)  # a fold run evaluates on its validation classes
     evals = st.multiselect(
-        "Evaluation metrics on the test set (empty: the key metrics)",
+        f"Evaluation metrics on the {where} (empty: the key metrics)",
         eval_choices,
         key="run.evals",
         default=[e for e in DEFAULT_EVALS if e in logged_evals],
-        format_func=lambda key: label(key, EVAL),
+        format_func=lambda key: evaluation_label(key, where),
     )
     # -- charts (live while the run is active) ---------------------------------------
     first = ui.first_paint("run")
@@ -199,6 +202,7 @@ def _charts(
         smoothing=options.smoothing,
         evals=evals if opened == 0 else None,
         live=live,
+        evaluated_on=split_title(data.run(run_id)),
     )
     with tabs[opened]:
         if live:  # the feed this tab's element polls (the same one across page reruns)

@@ -47,8 +47,8 @@ def main() -> None:
             "with `spherescope train CONFIG.toml`."
         )
         return
-    keys, order = runs_columns.controls(frame)
-    filters = _grouping(base, runs_columns.config_keys(frame), str(order["sort"]))
+    keys, order = runs_columns.controls()
+    filters = _grouping(base, runs_columns.config_keys(), str(order["sort"]))
     if filters != base:
         frame, total = _page(filters, **order)
     first = ui.first_paint("runs")  # the first screenful without the grid, then the rest

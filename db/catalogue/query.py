@@ -85,6 +85,9 @@ def _where(filters: dict[str, Any], params: dict[str, Any]) -> str:
         if filters.get(key) is not None:
             clauses.append(f"{key} = ${key}")
             params[key] = filters[key]
+    if filters.get("run_ids") is not None:
+        clauses.append("list_contains($run_ids, run_id)")
+        params["run_ids"] = list(filters["run_ids"])
     if filters.get("tag") is not None:
         clauses.append("list_contains(tags, $tag)")
         params["tag"] = filters["tag"]
@@ -103,7 +106,9 @@ def _where(filters: dict[str, Any], params: dict[str, Any]) -> str:
     return " AND ".join(clauses)
 
 
-_FILTERS = ("project", "search", "status", "kind", "tag", "sweep_id", "study_id", "archived")
+_FILTERS = (
+    "project", "search", "status", "kind", "tag", "sweep_id", "study_id", "archived", "run_ids",
+)  # fmt: skip
 
 
 def _run(store: RunStore, sql: str, params: dict[str, Any]) -> pd.DataFrame:
@@ -295,3 +300,53 @@ def sweep_ids(store: RunStore, project: str | None = None) -> list[str]:
     sql = f"""SELECT sweep_id FROM runs WHERE {where} AND sweep_id IS NOT NULL
               AND sweep_id <> '' GROUP BY sweep_id ORDER BY max(created_at) DESC"""
     return [str(sweep) for sweep in _run(store, sql, params)["sweep_id"]]
+
+
+#: Columns of ``pick_list``: what a run picker labels its options with and picks by.
+PICK_COLUMNS = ("run_id", "name", "kind", "status", "sweep_id", "created_at")
+#: SQL: a training run that has (or is producing) results, what pickers offer first.
+_WITH_RESULTS = "(kind = 'train' AND status IN ('running', 'finished', 'cancelled'))"
+
+
+def pick_list(
+    store: RunStore, *, results_first: bool = False, limit: int | None = 50, **filters: Any
+) -> pd.DataFrame:
+    """A run picker's options (columns ``PICK_COLUMNS``): the matching runs, newest
+    first, at most ``limit``; ``results_first``: training runs with results before the
+    others. Filters as ``runs_frame`` (``archived`` defaults to False) plus ``run_ids``
+    (these runs only, whichever project and archived state they have)."""
+    if limit is not None and limit < 0:
+        raise ValueError(f"paging: limit {limit} must be >= 0")
+    unknown = set(filters) - set(_FILTERS) - {"config"}
+    if unknown:
+        raise ValueError(f"pick_list: unknown filter(s) {sorted(unknown)}")
+    params: dict[str, Any] = {}
+    where = _where({"archived": False, **filters}, params)
+    first = f"{_WITH_RESULTS} DESC, " if results_first else ""
+    columns = ", ".join(f'"{c}"' for c in PICK_COLUMNS)
+    sql = f"""SELECT {columns} FROM runs WHERE {where}
+              ORDER BY {first}created_at DESC, run_id DESC
+              {"" if limit is None else f"LIMIT {int(limit)}"}"""
+    frame = _run(store, sql, params)
+    frame["created_at"] = pd.to_datetime(frame["created_at"], unit="s", utc=True)
+    return frame.reset_index(drop=True)
+
+
+def config_keys(store: RunStore, project: str | None = None) -> list[str]:
+    """Every dotted config key of any run (of ``project``), flattened as
+    ``db.config_diff.flatten`` does (lists and empty tables are leaves): the keys whose
+    value differs between runs first, then the others, each sorted."""
+    params: dict[str, Any] = {}
+    where = _where({"project": project, "archived": None}, params)
+    # json_tree walks every node; a leaf of the flattening is a member of an object
+    # (no array index in its path) that is not itself a non-empty object
+    sql = f"""
+        SELECT replace(substr(t.fullkey, 3), '"', '') AS key,
+               count(DISTINCT t.value) > 1 AS varying
+        FROM (SELECT config FROM runs WHERE {where} AND config IS NOT NULL) AS r,
+             json_tree(r.config) AS t
+        WHERE t.key IS NOT NULL AND NOT contains(t.fullkey, '[')
+              AND (t.type <> 'OBJECT' OR t.value = '{{}}')
+        GROUP BY 1 ORDER BY varying DESC, key
+    """
+    return [str(key) for key in _run(store, sql, params)["key"]]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sphere_engine.catalogue.facts import SPLITS
+from sphere_engine.config.crop_scale import DEFAULT_CROP_SCALE
 from sphere_engine.config.fields import option
 
 
@@ -71,4 +72,20 @@ class DataConfig:
         min=0,
         max=4096,
         label="Image size (px)",
+    )
+    crop_scale: list[float] = option(
+        list(DEFAULT_CROP_SCALE),
+        "Area range [low, high] of the training random-resized crop, as fractions of the "
+        "image (0 < low <= high <= 1; MLRC uses 0.16, 1); for benchmarks read from image files",
+        label="Training crop scale",
+    )
+    resize: int = option(
+        0,
+        "Short side images are resized to before the crops (0 = the ImageNet convention: "
+        "training crops cut from the original image, the test centre crop from a resize "
+        "to image_size·256/224; MLRC resizes to 256 for both); for benchmarks read from "
+        "image files",
+        min=0,
+        max=8192,
+        label="Resize before cropping (px)",
     )

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from sphere_engine.catalogue.facts import DEFAULT_RECALL_KS, OptimizerName
 from sphere_engine.catalogue.retention import policy_problem as retention_policy_problem
 from sphere_engine.config.config_error import ConfigError
+from sphere_engine.config.crop_scale import check_crop_scale
 from sphere_engine.config.data_section import DataConfig
 from sphere_engine.config.devices import check_device_split
 from sphere_engine.config.evaluation import (
@@ -341,6 +342,7 @@ class RunConfig:
                 f"({self.training.steps})",
                 related=["training.steps"],
             )
+        check_crop_scale(data.crop_scale, "data.crop_scale")
         check_list("diagnostics.recall_ks", self.diagnostics.recall_ks, lambda k: k >= 1, ">= 1")
         policy_problem = retention_policy_problem(self.training.keep_checkpoints)
         if policy_problem is not None:

@@ -12,8 +12,11 @@ result.
 - ``mlrc-cub200`` / ``mlrc-cars196`` / ``mlrc-sop``: "A Metric Learning Reality Check"
   (SCIENCE.md §9): BN-Inception with frozen BatchNorm, 128-d embedding, RMSprop lr 1e-6
   weight decay 1e-4 momentum 0.9, batch 32 with 4 per class (SOP: 2, it has ~5 images a
-  class), 227-px crops, 100 iterations per evaluation with early stopping after 9
-  evaluations without improvement, 50 trials per arm, 4 folds, 10 reproductions.
+  class), images resized to 256 (``data.resize``) then cut to 227-px crops, the
+  training random-resized crop covering 16–100 % of the image (``data.crop_scale``;
+  torchvision's default, kept elsewhere, is 8–100 %), 100
+  iterations per evaluation with early stopping after 9 evaluations without
+  improvement, 50 trials per arm, 4 folds, 10 reproductions.
   They need the dataset's files (``--set data.root=...``) and a GPU.
 """
 
@@ -76,6 +79,10 @@ CPU_STUDY: dict[str, Any] = {
 }  # fmt: skip
 
 MLRC_SAMPLES_PER_CLASS = {"cub200": 4, "cars196": 4, "sop": 2}
+#: MLRC's crops (SCIENCE.md §9): train Resize(256) + RandomResizedCrop(227, scale=(0.16,
+#: 1)) + flip, test Resize(256) + CenterCrop(227).
+MLRC_CROP_SCALE = (0.16, 1.0)
+MLRC_RESIZE = 256
 
 
 def mlrc_study(dataset: str) -> dict[str, Any]:
@@ -93,6 +100,7 @@ def mlrc_study(dataset: str) -> dict[str, Any]:
             "data": {
                 "name": dataset, "split": "class_disjoint", "batch_size": 32,
                 "samples_per_class": MLRC_SAMPLES_PER_CLASS[dataset], "image_size": 227,
+                "crop_scale": list(MLRC_CROP_SCALE), "resize": MLRC_RESIZE,
             },
             "model": {
                 "name": "bninception", "embedding_dim": 128, "pretrained": "true",

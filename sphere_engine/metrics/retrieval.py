@@ -21,7 +21,7 @@ they do not count as misses); ``retrieval/queries_skipped`` counts them,
 used (all metrics are NaN when no query is left). No cap on R is ever applied, in
 bounded memory: a query with R up to ``COUNTING_MIN_R`` ranks its R nearest
 (``neighbors.py``, faiss or torch); a longer one counts its positives' ranks from a
-matmul search (``positive_ranks.py``); on a device backend (``backend.py``) every
+matmul search (``positive_ranks``); on a device backend (``backend.py``) every
 query ranks its R nearest there. ``retrieval/max_r`` reports the largest R.
 """
 
@@ -117,7 +117,7 @@ def _ranked_lists(search: RankingSearch, rows: np.ndarray) -> Iterator[Block]:
 
 
 def _counted_ranks(search: RankingSearch, rows: np.ndarray) -> Iterator[Block]:
-    """The same for the long-R queries ``rows``, by rank counting (``positive_ranks.py``)."""
+    """The same for the long-R queries ``rows``, by rank counting (``positive_ranks``)."""
     resolve_backend(search.backend)  # validated; counting is a numpy sgemm search either way
     if rows.size == 0:
         return

@@ -273,3 +273,26 @@ def all_run_charts(app: AppTest) -> list[dict]:
         app.session_state[RUN_SECTION] = labels[0]
         app.run()
     return specs
+
+
+SPARSE_STEPS = 20_000
+#: The loss is active on one step in 3 (a miner finding violating triplets in a few
+#: batches) and exactly 0 on the others: most buckets' last value is 0, none's max.
+SPIKE_EVERY = 3
+
+
+def spiky_loss(step: int) -> float:
+    return 0.5 + step / SPARSE_STEPS if step % SPIKE_EVERY == 0 else 0.0
+
+
+def sparse_loss_run(store: RunStore) -> str:
+    """A finished run of ``SPARSE_STEPS`` steps whose loss terms are ``spiky_loss``."""
+    run_id = store.create_run(config(), "sparse loss")
+    store.set_status(run_id, "running", device="cpu")
+    with store.tracker(run_id, flush_interval=60) as tracker:
+        for step in range(1, SPARSE_STEPS + 1):
+            values = scalars(step, 0.1)
+            values["loss/total"] = values["loss/metric"] = spiky_loss(step)
+            tracker.track_many(values, step)
+    store.end_run(run_id, "finished")
+    return run_id

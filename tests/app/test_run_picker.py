@@ -1,4 +1,4 @@
-"""``ui.pick_runs``: the one run picker of the Run, Explorer and Geometry pages, with the
+"""``run_picker.pick_runs``: the one run picker of the Run, Explorer and Geometry pages, with the
 same defaults, the same warning for a link to a missing run and the same link."""
 
 from __future__ import annotations

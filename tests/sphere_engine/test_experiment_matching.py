@@ -72,3 +72,19 @@ def test_a_run_stored_when_presets_evaluated_once_still_matches() -> None:
         assert old["diagnostics"]["eval_every"] < experiment.steps
         old["diagnostics"]["eval_every"] = experiment.steps  # one evaluation, at the end
         assert match(old) == run.variant
+
+
+def test_a_run_stored_before_the_crop_fields_still_matches() -> None:
+    experiment = get_experiment("sec-cub200")
+    match = variant_matcher(experiment)
+    (run, *_) = plan(experiment, seeds=(0,), data_root="/data/cub")
+    old = _stored(run.config)
+    del old["data"]["crop_scale"], old["data"]["resize"]  # recorded before the fields
+    assert match(old) == run.variant
+    data = RunConfig.from_dict(old).data  # read with the defaults
+    assert (data.crop_scale, data.resize) == ([0.08, 1.0], 0)
+    # other crops are another augmentation: not the variant
+    for field, value in (("crop_scale", [0.16, 1.0]), ("resize", 256)):
+        cropped = _stored(run.config)
+        cropped["data"][field] = value
+        assert match(cropped) is None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from celery import signals
+from worker_fixtures import WorkerProcess, wait_for
 
 import worker.celery_hooks as hooks
 from worker.celery_app import app
@@ -22,6 +25,7 @@ def test_every_hook_is_connected_from_one_module() -> None:
     assert "worker.celery_hooks" in app.conf.include
     expected = {
         signals.celeryd_init: {"require_broker"},
+        signals.worker_init: {"preload_parent"},
         signals.worker_process_init: {"warm_imports"},
         signals.worker_ready: {"start_reaper", "start_reconciling"},
         signals.worker_shutdown: {"stop_reaper", "stop_reconciling"},
@@ -31,3 +35,33 @@ def test_every_hook_is_connected_from_one_module() -> None:
         connected = {n for n in _connected(signal) if n.startswith("worker.")}
         assert connected == {f"worker.celery_hooks.{name}" for name in names}, signal.name
     assert hooks.require_broker.__module__ == "worker.celery_hooks"
+
+
+def _mapped(pid: int) -> str:
+    return (Path("/proc") / str(pid) / "maps").read_text()
+
+
+def _children(pid: int) -> list[int]:
+    tasks = Path("/proc") / str(pid) / "task"
+    found = []
+    for task in tasks.iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def test_the_main_process_holds_the_torch_free_libraries_and_never_torch(
+    worker: WorkerProcess,
+) -> None:
+    """A child inherits scikit-learn and SciPy from its parent (it imports only torch and
+    the engine itself), and the parent never loads torch: CUDA can never be initialised
+    before a fork."""
+    assert worker.process is not None
+    main = worker.process.pid
+    wait_for(lambda: worker.log_text().count(" warm (engine imported") >= 2, 300, "warm children")
+    parent = _mapped(main)
+    assert "sklearn" in parent and "scipy" in parent
+    assert "libtorch" not in parent and "/torch/" not in parent
+    children = _children(main)
+    assert len(children) == worker.concurrency
+    for child in children:
+        assert "libtorch" in _mapped(child)

@@ -35,11 +35,14 @@ def test_mlrc_presets_carry_the_protocol(name: str) -> None:
             "rmsprop", 1e-6, 1e-4, 0.9,
         )  # fmt: skip
         assert config.data.batch_size == 32 and config.data.image_size == 227
+        # Resize(256), then RandomResizedCrop(227, scale=(0.16, 1)) / CenterCrop(227)
+        assert (config.data.crop_scale, config.data.resize) == ([0.16, 1.0], 256)
         assert (config.data.folds, config.data.fold) == (4, 3)
         assert config.training.early_stop_patience == 9
         assert config.diagnostics.eval_every == 100
         repro = RunConfig.from_dict(reproduction_config(spec, arm.config(spec.base), 2, 1))
         assert repro.evaluation.final_test and repro.training.seed != config.training.seed
+        assert (repro.data.crop_scale, repro.data.resize) == ([0.16, 1.0], 256)
 
 
 def test_presets_are_offered_by_name_with_overrides() -> None:

@@ -46,7 +46,7 @@ def run_run(args: argparse.Namespace) -> int:
 
 def _coordinate(study_id: str, as_json: bool, parallel: int | None = None) -> int:
     from worker.study import control
-    from worker.study.coordinator import StudyAlreadyRunning
+    from worker.study.lock import StudyAlreadyRunning
 
     try:
         progress = control.coordinate(_home(), study_id, parallel=parallel)

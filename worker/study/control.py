@@ -8,10 +8,13 @@ detached process (the Launch page, ``spherescope up``) continues the same study.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,8 +22,9 @@ from typing import Any
 from db.atomic import read_json, write_json_atomic
 from db.store import RunStore
 from worker.study import storage
-from worker.study.coordinator import Coordinator, Progress, coordinator_running
+from worker.study.coordinator import Coordinator, Progress
 from worker.study.launcher import launcher_for
+from worker.study.lock import coordinator_pid, coordinator_running
 from worker.study.runs import study_runs
 from worker.study.spec import StudySpec, check_spec
 
@@ -116,6 +120,33 @@ def resume_unfinished_studies(
     return resumed
 
 
+def stop_coordinators(home: str | os.PathLike[str], timeout_s: float = 10.0) -> list[str]:
+    """SIGTERM the running coordinator of every unfinished study on the workers (not
+    SLURM) and wait until each has let go of its study; ``spherescope up`` calls this
+    when it stops, before its workers: a coordinator outliving the stack would see its
+    runs stopped and launch into a broker that is gone. The next ``up`` resumes them
+    (nothing is lost: a coordinator is rebuilt from the journal and the store). The ids
+    of the studies stopped."""
+    stopped = []
+    for study_id in storage.list_study_ids(home):
+        if storage.is_finished(home, study_id):
+            continue
+        if launch_settings(home, study_id).get("slurm") is not None:
+            continue
+        pid = coordinator_pid(Path(home), study_id)
+        if pid is None:
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        stopped.append(study_id)
+    deadline = time.monotonic() + timeout_s
+    while any(coordinator_running(Path(home), s) for s in stopped):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    return stopped
+
+
 def cancel_study(home: str | os.PathLike[str], study_id: str) -> list[str]:
     """Mark the study cancelled and cancel its runs still queued or running (the
     coordinator, if alive, then fails its open trials and stops); the runs cancelled."""
@@ -142,9 +173,9 @@ def study_state(home: str | os.PathLike[str], study_id: str) -> str:
 
 def study_status(home: str | os.PathLike[str], study_id: str) -> dict[str, Any]:
     """Per arm: trials by state against the budget, runs in flight, reproductions."""
-    from worker.study.results import study_results
+    from worker.study.results import study_trials
 
-    results = study_results(home, study_id)
+    results = study_trials(home, study_id)
     store = RunStore(home)
     runs = study_runs(store, study_id)
     arms = {}

@@ -31,7 +31,8 @@ class WorkerLauncher:
     def launch(self, config: Mapping[str, Any], name: str, tags: Sequence[str]) -> str:
         from worker.submit import launch
 
-        return launch(config, name, tags, sweep_id=self.study_id, store=self.store)
+        # check_spec checked every config the study can launch when it was created
+        return launch(config, name, tags, sweep_id=self.study_id, store=self.store, prechecked=True)
 
     def cancel(self, run_id: str) -> None:
         from worker.submit import cancel

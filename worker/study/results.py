@@ -17,7 +17,6 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from db.store import RunStore
 from sphere_engine.catalogue.facts import FINAL_TEST_PREFIX
@@ -44,6 +43,8 @@ def mean_interval(
     sem = float(array.std(ddof=1) / math.sqrt(len(array)))
     if sem == 0.0:
         return mean, mean, mean
+    from scipy import stats  # on use: a coordinator and ``study status`` never need it
+
     low, high = stats.t.interval(confidence, len(array) - 1, loc=mean, scale=sem)
     return mean, float(low), float(high)
 
@@ -138,6 +139,8 @@ def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
         return math.nan, math.nan
     if np.std(a, ddof=1) == 0 and np.std(b, ddof=1) == 0:
         return (0.0, 1.0) if np.mean(a) == np.mean(b) else (math.inf, 0.0)
+    from scipy import stats
+
     result = stats.ttest_ind(a, b, equal_var=False)
     return float(result.statistic), float(result.pvalue)
 
@@ -236,18 +239,13 @@ def result_rows(values: dict[str, dict[str, dict[str, list[float]]]]) -> list[Re
     return rows
 
 
-def study_results(
-    home: str | os.PathLike[str],
-    study_id: str,
-    *,
-    store: RunStore | None = None,
-) -> StudyResults:
-    """The study's table as its journal and its runs hold it now (live while it runs)."""
+def study_trials(home: str | os.PathLike[str], study_id: str) -> StudyResults:
+    """The study's trials by state and each arm's best setting, from its journal alone
+    (no table: what ``study status`` and a finishing coordinator print)."""
     import optuna
     from optuna.trial import TrialState
 
     spec = storage.load_study_spec(home, study_id)
-    store = store or RunStore(home)
     results = StudyResults(study_id, spec)
     journal = storage.journal_storage(home, study_id)
     for arm in spec.arms:
@@ -265,6 +263,19 @@ def study_results(
         if any(t.state == TrialState.COMPLETE for t in trials):
             results.best[arm.name] = dict(study.best_trial.params)
             results.best_value[arm.name] = float(study.best_value)
+    return results
+
+
+def study_results(
+    home: str | os.PathLike[str],
+    study_id: str,
+    *,
+    store: RunStore | None = None,
+) -> StudyResults:
+    """The study's table as its journal and its runs hold it now (live while it runs)."""
+    results = study_trials(home, study_id)
+    spec = results.spec
+    store = store or RunStore(home)
     runs = study_runs(store, study_id)
     values = reproduction_values(store, spec, runs, study_id)
     for arm in spec.arms:

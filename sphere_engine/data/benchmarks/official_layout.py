@@ -10,7 +10,8 @@ from typing import ClassVar
 import numpy as np
 
 from sphere_engine.config.config_error import ConfigError
-from sphere_engine.config.option_checks import check_option
+from sphere_engine.config.crop_scale import DEFAULT_CROP_SCALE, check_crop_scale
+from sphere_engine.config.option_checks import OptionError, check_option
 from sphere_engine.data.benchmarks.layouts import MARKERS, detect_layout, find_marker
 from sphere_engine.data.dataset_info import DatasetInfo
 from sphere_engine.data.dataset_spec import DatasetSpec
@@ -47,10 +48,21 @@ class OfficialLayout(DatasetSpec):
     query_part: ClassVar[str | None] = None
     param_help: ClassVar[dict[str, str]] = {
         "image_size": "Side of the square crops fed to the model (data.image_size sets it)",
+        "crop_scale": "Area range of the training random-resized crop (data.crop_scale sets it)",
+        "resize": "Short side resized to before the crops, 0 = none (data.resize sets it)",
     }
 
-    def __init__(self, image_size: int = 224) -> None:
+    def __init__(
+        self,
+        image_size: int = 224,
+        crop_scale: tuple[float, float] = DEFAULT_CROP_SCALE,
+        resize: int = 0,
+    ) -> None:
         self.image_size = check_option("image_size", image_size, low=8, integer=True)
+        self.crop_scale = check_crop_scale(crop_scale, "crop_scale")
+        self.resize = check_option("resize", resize, low=0, integer=True)
+        if 0 < self.resize < self.image_size:  # a larger centre crop would pad the image
+            raise OptionError("resize", resize, f"0 or at least image_size ({self.image_size})")
 
     @abstractmethod
     def listing(self, root: Path) -> Listing:
@@ -115,8 +127,9 @@ class OfficialLayout(DatasetSpec):
     def build(self, root: str, split: str, download: bool, seed: int) -> DatasetSplits:
         listing = self._read(root, split)
         size = self.image_size
-        train = self._part(listing, self._parts("train"), train_transform(size))
-        test = self._part(listing, self._parts("test"), test_transform(size))
+        train_crops = train_transform(size, self.crop_scale, self.resize)
+        train = self._part(listing, self._parts("train"), train_crops)
+        test = self._part(listing, self._parts("test"), test_transform(size, self.resize))
         if self.query_part:
             test.is_query = listing.parts[listing.select(*self._parts("test"))] == "query"
         return DatasetSplits(

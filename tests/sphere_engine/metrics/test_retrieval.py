@@ -253,7 +253,7 @@ def _counting_cases(make_sparse_signs, make_clustered):
 def test_rank_counting_matches_brute_force(
     monkeypatch, make_sparse_signs, make_clustered, memory_budget_mb
 ):
-    # Every query through positive_ranks.py (normally only R > COUNTING_MIN_R), including
+    # Every query through positive_ranks (normally only R > COUNTING_MIN_R), including
     # tiny blocks, exact pos/neg ties (index order) and rows crowded with negatives.
     from sphere_engine.metrics import retrieval
 
@@ -333,19 +333,20 @@ def test_precision_sums_closed_form_matches_the_direct_sum():
 def test_rank_counting_on_crowded_rows_matches_brute_force(monkeypatch):
     # Random embeddings, 40 classes of 30: each row has far more than 2R negatives
     # above its threshold, so its candidates are cut at its R-th best negative.
-    from sphere_engine.metrics import positive_ranks, retrieval
+    from sphere_engine.metrics import retrieval
+    from sphere_engine.metrics.positive_ranks import counting
 
     monkeypatch.setattr(retrieval, "COUNTING_MIN_R", 0)
     rng = np.random.default_rng(5)
     x = rng.normal(size=(1200, 6)).astype(np.float32)
     y = np.repeat(np.arange(40), 30)
     cut = []
-    original = positive_ranks._below_the_bar
+    original = counting.below_the_bar
 
     def spy(counts, columns, values, r):
         cut.append(int((counts > 2 * r).sum()))
         return original(counts, columns, values, r)
 
-    monkeypatch.setattr(positive_ranks, "_below_the_bar", spy)
+    monkeypatch.setattr(counting, "below_the_bar", spy)  # where the counting looks it up
     assert_matches(retrieval_metrics(x, y), brute_force(x, y))
     assert sum(cut) > 100  # the bar was used

@@ -1,0 +1,84 @@
+"""What a run's end stores with it, whichever path ends it: its key final values
+(``final_values``) and its findings (``db.findings``), written to its run info before
+its terminal status, inside the same catalogue step, so the row written with the
+status (and any rebuild from the folder) carries them.
+
+Every move into a terminal status goes through ``db.run_status``, which calls
+``record_ending``: the run's own process (``RunStore.end_run``), the reaper marking it
+``lost``, a Celery parent marking it failed, a cancel before it started, a SLURM state.
+
+Reading the values starts DuckDB (and pandas, for the findings). A process that forks
+children afterwards (a Celery worker's main process, where the reaper runs) must not
+start DuckDB's threads, so it calls ``read_in_subprocess()`` once: its endings are
+then read and stored by a fresh interpreter (``python -m db.catalogue.ending``) while
+it waits (endings are rare in such a process: a run whose worker died).
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+from db.file_catalogue import FileCatalogue
+
+log = logging.getLogger(__name__)
+
+#: A subprocess reading one run's ending is given this long (a reaper must not hang).
+SUBPROCESS_TIMEOUT_S = 300.0
+
+_isolated = False
+
+
+def read_in_subprocess(isolated: bool = True) -> None:
+    """Read this process's run endings in a fresh interpreter from now on (a process
+    that forks children must never start DuckDB's thread pools)."""
+    global _isolated
+    _isolated = isolated
+
+
+def record_ending(catalogue: FileCatalogue, run_id: str, *, findings: bool = True) -> None:
+    """Store the run's final values (and, with ``findings``, its findings) in its info.
+    Never fails the status change that calls it: problems are logged."""
+    if _isolated:
+        _in_subprocess(catalogue, run_id, findings)
+        return
+    _inline(catalogue, run_id, findings)
+
+
+def _inline(catalogue: FileCatalogue, run_id: str, findings: bool) -> None:
+    from db.catalogue.final_values import record_final_values
+
+    record_final_values(catalogue, run_id)
+    if findings:
+        from db.findings import record_findings_quietly  # pandas: only once a run ends
+        from db.store import RunStore
+
+        record_findings_quietly(RunStore(catalogue.home), run_id)
+
+
+def _in_subprocess(catalogue: FileCatalogue, run_id: str, findings: bool) -> None:
+    command = [sys.executable, "-m", "db.catalogue.ending", str(catalogue.home), run_id]
+    if not findings:
+        command.append("--no-findings")
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        log.warning("run %s: final values and findings not stored: %s", run_id, error)
+        return
+    if done.returncode != 0:
+        tail = (done.stderr or "").strip().splitlines()[-1:] or ["no output"]
+        log.warning("run %s: final values and findings not stored: %s", run_id, tail[0])
+
+
+def main(argv: list[str]) -> int:
+    home, run_id, *rest = argv
+    _inline(FileCatalogue(Path(home)), run_id, findings="--no-findings" not in rest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,150 @@
+"""Following one run of a study: its validation curve reported to the pruners as it
+grows, its findings checked now and then (a critical one prunes the trial), and its end
+handed on (a run interrupted by no fault of its setting is retried once; a trial's
+fold goes to ``trials.py``)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+
+from optuna.trial import Trial, TrialState
+
+from db import queries
+from db.records import RunRecord
+from worker.shutdown import STOP_REASON
+from worker.study.pruning import critical_finding, curve_step
+from worker.study.state import ENDED_WELL, CoordinatorState, Slot
+
+log = logging.getLogger(__name__)
+
+#: A running trial's findings are read this often (a read of its whole series).
+FINDINGS_EVERY_S = 10.0
+LATE_EVALUATION_S = 2.0
+#: A run's record is read again when its folder changed (the store replaces a file
+#: there for every status, heartbeat or info it writes, which changes the folder's
+#: mtime), or this long after the last read whatever the folder says (a change within
+#: the same filesystem clock tick as the last look).
+REREAD_EVERY_S = 2.0
+
+
+def interrupted(record: RunRecord) -> bool:
+    """Lost (its process died) or stopped by the stack's shutdown (``spherescope up``
+    stopped; the next ``up`` resumes the study): the setting is not at fault, so its
+    trial is not failed for it."""
+    if record.status == "lost":
+        return True
+    return record.status == "cancelled" and record.status_message.startswith(STOP_REASON)
+
+
+class RunWatcher(CoordinatorState):
+    def _folder_changed(self, slot: Slot) -> bool:
+        """Whether the run's record may have changed since it was last read: a stat,
+        where reading the record is six files (a poll four times a second of a run that
+        is only training cost the coordinator more CPU than everything else it did)."""
+        try:
+            mtime = os.stat(self.store.run_dir(slot.run_id)).st_mtime_ns
+        except OSError:
+            mtime = -1
+        now = time.monotonic()
+        if mtime == slot.folder_mtime_ns and now - slot.record_read_at < REREAD_EVERY_S:
+            return False
+        slot.folder_mtime_ns, slot.record_read_at = mtime, now
+        return True
+
+    def _follow(self, slot: Slot) -> None:
+        if not self._folder_changed(slot):
+            return
+        record = self.store.get_run(slot.run_id)
+        if slot.kind == "trial":
+            # slots follow running trials only (a trial told pruned or failed leaves its
+            # slot at once), so the journal is not read on every poll
+            if slot.trial is None:
+                slot.trial = self._trial(slot.arm, slot.number)
+            if self._report_curve(slot, slot.trial, record):
+                return
+        if not record.is_terminal:
+            return
+        self.slots.pop(slot.run_id, None)
+        if interrupted(record) and not slot.retried:
+            log.info("study %s: run %s %s; retrying once", self.study_id, slot.run_id,
+                     record.status_message or record.status)  # fmt: skip
+            if slot.kind == "trial":
+                self._launch_trial_fold(slot.arm, slot.number, slot.fold, retry=True)
+            else:
+                params = self.best_params(slot.arm) or {}
+                self._launch_repro(slot.arm, slot.number, slot.fold, params, retry=True)
+            return
+        if slot.kind == "trial":
+            self._trial_fold_ended(slot, record.status, record.status_message)
+        elif record.status == ENDED_WELL:
+            self.repro_finished.setdefault((slot.arm, slot.number), {})[slot.fold] = slot.run_id
+
+    def _metric_points(self, run_id: str) -> list[tuple[int, float]]:
+        frame = queries.eval_series(self.store, run_id, [self.spec.metric])
+        return [
+            (int(step), float(value))
+            for step, value in zip(frame["step"], frame["value"], strict=True)
+            if math.isfinite(value)
+        ]
+
+    def _report_curve(self, slot: Slot, trial: Trial, record: RunRecord) -> bool:
+        """Report new validation points and check the pruners and the findings; True
+        when the trial was pruned. Its evaluations are read only once its progress has
+        passed another evaluation step (the heartbeat is cheap to read, a query is not)."""
+        now = time.monotonic()
+        ended = record.is_terminal
+        every = int((record.config.get("diagnostics") or {}).get("eval_every", 1)) or 1
+        passed = (record.progress_step or 0) // every
+        # an evaluation is computed beside training: its value lands a little later
+        late = slot.points_read < passed and now - slot.read_at >= LATE_EVALUATION_S
+        if not ended and not self._median_active(slot.arm):
+            late, passed = False, slot.evaluations_seen  # nothing to prune on yet: read at the end
+        if ended or passed != slot.evaluations_seen or late:
+            slot.evaluations_seen, slot.read_at = passed, now
+            points = self._metric_points(slot.run_id)
+            slot.points, slot.points_read = points, len(points)
+            for step, value in points:
+                if step > slot.reported_step:
+                    trial.report(value, curve_step(slot.fold, step))
+                    slot.reported_step = step
+            if not ended and trial.should_prune():
+                reason = self.studies[slot.arm].pruner.reason(  # type: ignore[attr-defined]
+                    self.studies[slot.arm],
+                    self.studies[slot.arm]._storage.get_trial(trial._trial_id),
+                )
+                self._prune(slot, trial, reason)
+                return True
+        if ended or now - slot.findings_at >= FINDINGS_EVERY_S:
+            slot.findings_at = now
+            steps = int((record.config.get("training") or {}).get("steps", 0))
+            reason = self._critical_finding(slot.run_id, steps)
+            if reason is not None:
+                self._prune(slot, trial, reason)
+                return True
+        return False
+
+    def _median_active(self, arm: str) -> bool:
+        """Whether the fold median pruner can act on the arm's running trials (enough
+        completed trials): until then their curves are read once, at each fold's end."""
+        pruning = self.spec.pruning
+        return pruning.median and self.completed.get(arm, 0) >= max(pruning.warmup_trials, 1)
+
+    def _critical_finding(self, run_id: str, steps: int) -> str | None:
+        from db.findings import run_findings
+
+        try:
+            return critical_finding(run_findings(self.store, run_id), steps)
+        except Exception:  # a diagnosis never stops the study
+            log.exception("study %s: findings of run %s could not be read", self.study_id, run_id)
+            return None
+
+    def _prune(self, slot: Slot, trial: Trial, reason: str) -> None:
+        log.info("study %s: %s trial %d pruned: %s", self.study_id, slot.arm, slot.number, reason)
+        trial.set_user_attr("pruned_reason", reason)
+        self.studies[slot.arm].tell(trial, state=TrialState.PRUNED)
+        self.slots.pop(slot.run_id, None)
+        if not self.store.get_run(slot.run_id).is_terminal:
+            self.launcher.cancel(slot.run_id)
