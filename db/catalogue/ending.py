@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from db.file_catalogue import FileCatalogue
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 SUBPROCESS_TIMEOUT_S = 300.0
 
 _isolated = False
+_findings: Callable[[FileCatalogue, str], None] | None = None
 
 
 def read_in_subprocess(isolated: bool = True) -> None:
@@ -47,15 +49,19 @@ def record_ending(catalogue: FileCatalogue, run_id: str, *, findings: bool = Tru
     _inline(catalogue, run_id, findings)
 
 
+def register_findings(recorder: Callable[[FileCatalogue, str], None]) -> None:
+    """Who stores a run's findings at its end: ``db.findings``, which reads through the
+    store facade above this module, so the ``db`` package wires it in."""
+    global _findings
+    _findings = recorder
+
+
 def _inline(catalogue: FileCatalogue, run_id: str, findings: bool) -> None:
     from db.catalogue.final_values import record_final_values
 
     record_final_values(catalogue, run_id)
-    if findings:
-        from db.findings import record_findings_quietly  # pandas: only once a run ends
-        from db.store import RunStore
-
-        record_findings_quietly(RunStore(catalogue.home), run_id)
+    if findings and _findings is not None:
+        _findings(catalogue, run_id)
 
 
 def _in_subprocess(catalogue: FileCatalogue, run_id: str, findings: bool) -> None:
@@ -76,7 +82,11 @@ def _in_subprocess(catalogue: FileCatalogue, run_id: str, findings: bool) -> Non
 
 def main(argv: list[str]) -> int:
     home, run_id, *rest = argv
-    _inline(FileCatalogue(Path(home)), run_id, findings="--no-findings" not in rest)
+    # the module as imported (run as ``__main__`` this is another copy, not the one
+    # the ``db`` package wired the findings into)
+    from db.catalogue import ending
+
+    ending._inline(FileCatalogue(Path(home)), run_id, findings="--no-findings" not in rest)
     return 0
 
 
