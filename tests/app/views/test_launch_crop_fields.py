@@ -7,7 +7,7 @@ from __future__ import annotations
 from app_fixtures import open_page, texts
 
 
-def test_the_crop_scale_field_shows_the_default_and_the_configs_refusals(home):
+def test_the_crop_fields_show_their_defaults_and_the_configs_refusals(home):
     app = open_page("views/launch.py")
     field = app.text_input(key="lf0.data.crop_scale")
     assert field.label == "Training crop scale"
