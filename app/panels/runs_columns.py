@@ -7,7 +7,7 @@ in the table itself."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -41,6 +41,13 @@ TRAILING = [
     "elapsed", DISK, "finding titles", "device", "runs on", "kind", "tags", "sweep_id",
     "created", "message", "run_id", "untrusted",
 ]  # fmt: skip
+#: The name column's width (px) fits the page's longest name between these bounds: a
+#: "medium" column cut lab names ("sec-w0.5-lr3e-4-seed2-resnet50-cub200-fold3") at 1280
+#: px, and wider than the upper bound would push the key metrics beside it out of view.
+NAME_PX = (200, 430)
+#: The grid's 14 px sans-serif averages ~6.4 px a character (digits and capitals more).
+NAME_CHAR_PX, NAME_PAD_PX = 6.9, 30
+NAME_HELP = "The run's name (drag the column's edge to widen it for a longer one)"
 #: Catalogue columns the table can be sorted by → their label.
 COLUMN_SORTS = {
     "created_at": "created",
@@ -159,7 +166,9 @@ def column_config(frame: pd.DataFrame) -> dict[str, Any]:
         return st.column_config.TextColumn(label, alignment="right", **options)
 
     return {
-        "name": st.column_config.TextColumn("name", width="medium", pinned=True),
+        "name": st.column_config.TextColumn(
+            "name", width=name_width(frame["name"]), pinned=True, help=NAME_HELP
+        ),
         MAIN: metric(main_label(frame), width="small", help="The run's main metric, final value"),
         **{c: metric(labels[c], width="small", help=c) for c in labels},
         "status": st.column_config.TextColumn("status", width="small"),
@@ -179,6 +188,14 @@ def column_config(frame: pd.DataFrame) -> dict[str, Any]:
         ),
         "untrusted": None,  # the marker shows it; kept in the data for rankings
     }
+
+
+def name_width(names: Iterable[object]) -> int:
+    """The name column's width in pixels: wide enough for the page's longest name (as
+    the grid draws it), at least Streamlit's "medium" and at most ``NAME_PX[1]``."""
+    longest = max((len(str(n)) for n in names if isinstance(n, str)), default=0)
+    low, high = NAME_PX
+    return int(min(max(longest * NAME_CHAR_PX + NAME_PAD_PX, low), high))
 
 
 def order(sort: str, reverse: bool, rank_untrusted: bool) -> dict[str, Any]:
