@@ -121,6 +121,8 @@ class RunWatcher(CoordinatorState):
                 )
                 self._prune(slot, trial, reason)
                 return True
+        if not slot.findings_at:  # a run just followed has nothing to diagnose yet
+            slot.findings_at = now + FINDINGS_EVERY_S
         if ended or now >= slot.findings_at:
             steps = int((record.config.get("training") or {}).get("steps", 0))
             started = time.process_time()
