@@ -75,6 +75,7 @@ def test_up_resumes_an_unfinished_study_without_losing_or_repeating(
         assert "libtorch" not in Path(f"/proc/{pid}/maps").read_text()
         if coordinator == "killed":
             os.kill(pid, signal.SIGKILL)
+            wait_for(lambda: not control.coordinator_running(home, study_id), 30, "its death")
         first.signal(signal.SIGINT)
         assert first.process.wait(120) == 0
         with contextlib.suppress(ChildProcessError):  # reaped by subprocess already

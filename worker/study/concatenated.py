@@ -29,8 +29,11 @@ def compute_and_store(
     store: RunStore,
 ) -> dict[str, float]:  # fmt: skip
     """Evaluate the joined embeddings of ``run_ids`` (fold order) and keep the result."""
+    import time
+
     from sphere_engine.evaluation.concatenated import concatenated_metrics
 
+    started = time.process_time()
     records = [store.get_run(run_id) for run_id in run_ids]
     paths = []
     for record in records:
@@ -46,5 +49,7 @@ def compute_and_store(
     )
     path = result_path(home, study_id, arm, repro)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, {"runs": run_ids, "metrics": metrics})
+    # its CPU (this process's, torch's import included): study work, not coordination
+    cpu_s = round(time.process_time() - started, 3)
+    write_json_atomic(path, {"runs": run_ids, "metrics": metrics, "cpu_s": cpu_s})
     return metrics

@@ -20,8 +20,12 @@ from worker.study.state import ENDED_WELL, CoordinatorState, Slot
 
 log = logging.getLogger(__name__)
 
-#: A running trial's findings are read this often (a read of its whole series).
+#: A running trial's findings are read this often (a read of its whole series), or less
+#: often when a read is dear: the next read waits at least its CPU cost / this share (a
+#: long run's series grows, and on a busy machine a read took 0.7 s of CPU: every 10 s
+#: that was most of what the coordinator spent). Its end is always read.
 FINDINGS_EVERY_S = 10.0
+FINDINGS_CPU_SHARE = 0.01
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
@@ -117,10 +121,14 @@ class RunWatcher(CoordinatorState):
                 )
                 self._prune(slot, trial, reason)
                 return True
-        if ended or now - slot.findings_at >= FINDINGS_EVERY_S:
-            slot.findings_at = now
+        if not slot.findings_at:  # a run just followed has nothing to diagnose yet
+            slot.findings_at = now + FINDINGS_EVERY_S
+        if ended or now >= slot.findings_at:
             steps = int((record.config.get("training") or {}).get("steps", 0))
+            started = time.process_time()
             reason = self._critical_finding(slot.run_id, steps)
+            cost = time.process_time() - started
+            slot.findings_at = now + max(FINDINGS_EVERY_S, cost / FINDINGS_CPU_SHARE)
             if reason is not None:
                 self._prune(slot, trial, reason)
                 return True
