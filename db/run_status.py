@@ -86,9 +86,15 @@ def _change(
     check_status(status)
     if not isinstance(message, str):
         raise ValueError(f"status message must be a string, got {message!r}")
-    catalogue.existing_run_dir(run_id)
+    folder = catalogue.existing_run_dir(run_id)
+    if status in TERMINAL:  # what the run stored, before its end (its row then has it)
+        before = (read_status_doc(catalogue, folder)[0] or {}).get("status", "queued")
+        check_transition(run_id, before, status)  # a refused end reads nothing
+        if before != status or record_ending:
+            ending.record_ending(catalogue, run_id)  # seconds, for a long run: not pending
+    # the status is read again below: the run may have moved while its ending was read
     with journal.pending(catalogue, run_id):  # the catalogue row changes in the same step
-        _write_change(catalogue, run_id, status, message, fields, must_claim, record_ending)
+        _write_change(catalogue, run_id, status, message, fields, must_claim=must_claim)
 
 
 def _write_change(
@@ -97,16 +103,10 @@ def _write_change(
     status: str,
     message: str,
     fields: dict[str, Any],
+    *,
     must_claim: bool,
-    record_ending: bool,
 ) -> None:
     folder = catalogue.existing_run_dir(run_id)
-    if status in TERMINAL:  # what the run stored, before its end (the row has it)
-        before = (read_status_doc(catalogue, folder)[0] or {}).get("status", "queued")
-        check_transition(run_id, before, status)
-        if before != status or record_ending:
-            ending.record_ending(catalogue, run_id)
-    # read (again): reading the ending takes a while, and the run may have moved meanwhile
     old, problem = read_status_doc(catalogue, folder)
     old = old or {}
     old_status = old.get("status", "queued")

@@ -17,6 +17,7 @@ it waits (endings are rare in such a process: a run whose worker died).
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -29,21 +30,22 @@ log = logging.getLogger(__name__)
 #: A subprocess reading one run's ending is given this long (a reaper must not hang).
 SUBPROCESS_TIMEOUT_S = 300.0
 
-_isolated = False
+_isolated = 0  # the pid of the process that reads its endings in a subprocess
 _findings: Callable[[FileCatalogue, str], None] | None = None
 
 
 def read_in_subprocess(isolated: bool = True) -> None:
     """Read this process's run endings in a fresh interpreter from now on (a process
-    that forks children must never start DuckDB's thread pools)."""
+    that forks children must never start DuckDB's thread pools). Its forked children
+    (a worker's pool processes, which run the runs) still read their own inline."""
     global _isolated
-    _isolated = isolated
+    _isolated = os.getpid() if isolated else 0
 
 
 def record_ending(catalogue: FileCatalogue, run_id: str, *, findings: bool = True) -> None:
     """Store the run's final values (and, with ``findings``, its findings) in its info.
     Never fails the status change that calls it: problems are logged."""
-    if _isolated:
+    if _isolated == os.getpid():
         _in_subprocess(catalogue, run_id, findings)
         return
     _inline(catalogue, run_id, findings)
