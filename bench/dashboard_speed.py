@@ -579,7 +579,7 @@ def main() -> int:
                 unwatched.append(_window(store, watched, server, by_group, args.window))
                 for tab, run_id in zip(tabs, watched_runs, strict=True):
                     tab.goto(f"{base}/run?run_id={run_id}")
-                    tab.get_by_text(re.compile(r"up to step")).first.wait_for(timeout=60_000)
+                    tab.get_by_text(re.compile(r"up to step")).first.wait_for(timeout=180_000)
                 time.sleep(3)
                 started = time.time()
                 watching.append(_window(store, watched, server, by_group, args.window))

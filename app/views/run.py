@@ -135,11 +135,15 @@ def _live(
             if box.open:
                 log_lines()
 
-    ui.guarded(findings_panel.show)(run_id, live=live)
+    # The findings sit above the charts but are read after them: the charts are the
+    # page's first content, and the browser loads and draws them meanwhile.
+    findings_slot = st.empty()
     if names:
         ui.guarded(_charts)(run_id, names, options=options, evals=evals, live=live)
     else:
         st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
+    with findings_slot.container():
+        ui.guarded(findings_panel.show)(run_id, live=live)
     if first:
         ui.follow_up()
         return

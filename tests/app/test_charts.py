@@ -365,3 +365,30 @@ def test_a_categorical_config_key_is_drawn_as_points_a_numeric_one_as_a_line() -
 
     assert marks([None, None], ["adam", "sgd"]) == {"errorbar", "point"}
     assert marks([0.1, 0.2], ["0.1", "0.2"]) == {"errorbar", "line"}
+
+
+def _sparse(points: int = 400) -> pd.DataFrame:
+    """A downsampled loss: each bucket's last value 0, its max a spike."""
+    steps = np.arange(points) * 50
+    return pd.DataFrame(
+        {"name": "loss/total", "step": steps, "value": 0.0, "min": 0.0, "max": 1.0 + steps / 1e4}
+    )
+
+
+def test_a_sparse_loss_on_a_log_axis_keeps_its_spikes_as_a_band():
+    chart = metric_lines(_sparse(), log_y=True, band=True)
+    spec = chart.to_dict()
+    (rows,) = spec["datasets"].values()
+    assert len(rows) == 400  # no bucket dropped for its last value of 0
+    assert all(row["value"] is None or np.isnan(row["value"]) for row in rows)  # no line at 0
+    assert {row["min"] for row in rows} == {0.1}  # a decade below the smallest spike
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["area", "line"]
+
+
+def test_has_band_only_where_buckets_spread():
+    from app.charts.line_charts import has_band
+
+    assert has_band(_sparse())
+    flat = _sparse().assign(max=0.0)
+    assert not has_band(flat)  # raw values: min = max = value
+    assert not has_band(_sparse().drop(columns=["min", "max"]))
