@@ -87,14 +87,18 @@ def _change(
     if not isinstance(message, str):
         raise ValueError(f"status message must be a string, got {message!r}")
     folder = catalogue.existing_run_dir(run_id)
+    ends = False
     if status in TERMINAL:  # what the run stored, before its end (its row then has it)
         before = (read_status_doc(catalogue, folder)[0] or {}).get("status", "queued")
         check_transition(run_id, before, status)  # a refused end reads nothing
-        if before != status or record_ending:
+        ends = before != status or record_ending
+        if ends and not ending.in_background():
             ending.record_ending(catalogue, run_id)  # seconds, for a long run: not pending
     # the status is read again below: the run may have moved while its ending was read
     with journal.pending(catalogue, run_id):  # the catalogue row changes in the same step
         _write_change(catalogue, run_id, status, message, fields, must_claim=must_claim)
+    if ends and ending.in_background():  # stored after, with the row again (``ending``)
+        ending.record_ending(catalogue, run_id)
 
 
 def _write_change(

@@ -10,8 +10,10 @@ Every move into a terminal status goes through ``db.run_status``, which calls
 Reading the values starts DuckDB (and pandas, for the findings). A process that forks
 children afterwards (a Celery worker's main process, where the reaper runs) must not
 start DuckDB's threads, so it calls ``read_in_subprocess()`` once: its endings are
-then read and stored by a fresh interpreter (``python -m db.catalogue.ending``) while
-it waits (endings are rare in such a process: a run whose worker died).
+then read and stored by a fresh interpreter (``python -m db.catalogue.ending``) started
+after the status is written, which writes the run's catalogue row again when done. The
+status is not held back for them: reading a long run's values takes seconds (more on a
+busy machine), and a reaper that waited for them would mark the next lost run late.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,10 +45,18 @@ def read_in_subprocess(isolated: bool = True) -> None:
     _isolated = os.getpid() if isolated else 0
 
 
+def in_background() -> bool:
+    """Whether this process's endings are read after its status change, by a fresh
+    interpreter (``read_in_subprocess``), rather than before it, inline."""
+    return _isolated == os.getpid()
+
+
 def record_ending(catalogue: FileCatalogue, run_id: str, *, findings: bool = True) -> None:
-    """Store the run's final values (and, with ``findings``, its findings) in its info.
-    Never fails the status change that calls it: problems are logged."""
-    if _isolated == os.getpid():
+    """Store the run's final values (and, with ``findings``, its findings) in its info:
+    inline, or (``in_background()``) in a fresh interpreter that also writes the run's
+    catalogue row again once they are stored. Never fails the status change that calls
+    it: problems are logged."""
+    if in_background():
         _in_subprocess(catalogue, run_id, findings)
         return
     _inline(catalogue, run_id, findings)
@@ -70,25 +81,37 @@ def _in_subprocess(catalogue: FileCatalogue, run_id: str, findings: bool) -> Non
     command = [sys.executable, "-m", "db.catalogue.ending", str(catalogue.home), run_id]
     if not findings:
         command.append("--no-findings")
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    try:  # its errors go where this process's go (the worker's log)
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    except OSError as error:
         log.warning("run %s: final values and findings not stored: %s", run_id, error)
         return
-    if done.returncode != 0:
-        tail = (done.stderr or "").strip().splitlines()[-1:] or ["no output"]
-        log.warning("run %s: final values and findings not stored: %s", run_id, tail[0])
+    threading.Thread(target=_await, args=(child, run_id), daemon=True).start()
+
+
+def _await(child: subprocess.Popen, run_id: str) -> None:
+    """Collect the child (no zombie), kill it past its time, log that it failed."""
+    try:
+        child.wait(timeout=SUBPROCESS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    if child.returncode != 0:
+        log.warning("run %s: final values and findings not stored (exit %s)", run_id,
+                    child.returncode)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
     home, run_id, *rest = argv
     # the module as imported (run as ``__main__`` this is another copy, not the one
     # the ``db`` package wired the findings into)
-    from db.catalogue import ending
+    from db.catalogue import ending, journal
+    from db.catalogue.rows import row_of
 
-    ending._inline(FileCatalogue(Path(home)), run_id, findings="--no-findings" not in rest)
+    catalogue = FileCatalogue(Path(home))
+    ending._inline(catalogue, run_id, findings="--no-findings" not in rest)
+    with journal.pending(catalogue, run_id):  # the row again, with what was just stored
+        journal.write_delta(catalogue, row_of(catalogue, run_id))
     return 0
 
 

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,11 @@ def test_a_process_that_forks_stores_its_endings_from_a_subprocess(
     )  # fmt: skip
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"lost": [run_id], "heavy": []}
+    # the status is not held back for the ending: a fresh interpreter stores it after
+    deadline = time.monotonic() + 120
+    while not json.loads(catalogue_row(store, run_id)["metrics"] or "{}"):
+        assert time.monotonic() < deadline, "the ending was never stored"
+        time.sleep(0.2)
     row = catalogue_row(store, run_id)
     assert row["status"] == "lost"
     assert json.loads(row["metrics"]) == final_values(store.files, run_id)
