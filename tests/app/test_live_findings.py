@@ -81,7 +81,8 @@ def test_the_table_evaluates_a_few_runs_stored_under_older_rules_per_render(
         store.set_status(run_id, "running", device="cpu")
         _log(store, run_id, range(1, 4))
         store.set_status(run_id, "finished", device="cpu")
-        store.update_run_info(run_id, {run_findings.INFO_KEY: []})  # no version: older rules
+        # its end stored findings under today's rules: make them a run of older rules
+        store.update_run_info(run_id, {run_findings.INFO_KEY: [], run_findings.VERSION_KEY: None})
         run_ids.append(run_id)
     st.cache_data.clear()
     data.runs_table(data.runs())
