@@ -89,3 +89,31 @@ def test_a_live_read_sets_the_wait_and_a_terminal_read_does_not(
     monkeypatch.setattr(coordinator, "_metric_points", lambda run_id: [])
     coordinator._report_curve(ended, SimpleNamespace(report=None), running("finished"))  # type: ignore[arg-type]
     assert coordinator.findings_cost_s == 0.0
+
+
+def test_the_light_curve_read_is_the_shared_readers_over_chunks_and_a_corrupt_file(
+    tmp_path: Path,
+) -> None:
+    from db import queries
+    from db.store import RunStore
+    from worker.study.curve import metric_points
+
+    store = RunStore(tmp_path)
+    run_id = store.create_run({"seed": 0})
+    tracker = store.tracker(run_id, flush_interval=3600)
+    for step in range(0, 500, 100):  # one chunk per flush, a NaN and another metric
+        tracker.track_eval({"map@r": float("nan") if step == 200 else step / 1000,
+                            "recall@1": 0.5}, step)  # fmt: skip
+        tracker.flush()
+
+    def shared() -> list[tuple[int, float]]:
+        frame = queries.eval_series(store, run_id, ["map@r"])
+        pairs = zip(frame["step"], frame["value"], strict=True)
+        return [(int(s), float(v)) for s, v in pairs if v == v]
+
+    assert metric_points(store, run_id, "map@r") == shared() == [
+        (0, 0.0), (100, 0.1), (300, 0.3), (400, 0.4)
+    ]  # fmt: skip
+    chunk = sorted(store.run_dir(run_id).glob("tables/evals/*.parquet"))[-1]
+    chunk.write_bytes(b"not parquet")  # the shared reader quarantines it
+    assert metric_points(store, run_id, "map@r") == [(0, 0.0), (100, 0.1), (300, 0.3)]

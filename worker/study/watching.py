@@ -6,15 +6,14 @@ fold goes to ``trials.py``)."""
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
 
 from optuna.trial import Trial, TrialState
 
-from db import queries
 from db.records import RunRecord
 from worker.shutdown import STOP_REASON
+from worker.study.curve import metric_points
 from worker.study.pruning import critical_finding, curve_step
 from worker.study.state import ENDED_WELL, CoordinatorState, Slot
 
@@ -88,12 +87,7 @@ class RunWatcher(CoordinatorState):
             self.repro_finished.setdefault((slot.arm, slot.number), {})[slot.fold] = slot.run_id
 
     def _metric_points(self, run_id: str) -> list[tuple[int, float]]:
-        frame = queries.eval_series(self.store, run_id, [self.spec.metric])
-        return [
-            (int(step), float(value))
-            for step, value in zip(frame["step"], frame["value"], strict=True)
-            if math.isfinite(value)
-        ]
+        return metric_points(self.store, run_id, self.spec.metric)
 
     def _report_curve(self, slot: Slot, trial: Trial, record: RunRecord) -> bool:
         """Report new validation points and check the pruners and the findings; True
