@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 #: that was most of what the coordinator spent). The wait uses the last live read's cost
 #: of any run, the first read of a run included. Its end is always read.
 FINDINGS_EVERY_S = 10.0
-FINDINGS_CPU_SHARE = 0.01
+FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
