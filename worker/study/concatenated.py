@@ -31,9 +31,10 @@ def compute_and_store(
     """Evaluate the joined embeddings of ``run_ids`` (fold order) and keep the result."""
     import time
 
+    # timed from before the import: torch's import (most of its cost) is study work too
+    started = time.process_time()
     from sphere_engine.evaluation.concatenated import concatenated_metrics
 
-    started = time.process_time()
     records = [store.get_run(run_id) for run_id in run_ids]
     paths = []
     for record in records:

@@ -83,6 +83,7 @@ class CoordinatorState:
         self.concatenated: set[tuple[str, int]] = set()
         self.settled = False  # True once a pass launched what there was room for
         self.completed: dict[str, int] = {}  # arm → completed trials
+        self.findings_cost_s = 0.0  # CPU seconds of the last live read of a run's findings
         self.progress = Progress()
 
     # -- what the parts share -----------------------------------------------------------

@@ -6,15 +6,14 @@ fold goes to ``trials.py``)."""
 from __future__ import annotations
 
 import logging
-import math
 import os
 import time
 
 from optuna.trial import Trial, TrialState
 
-from db import queries
 from db.records import RunRecord
 from worker.shutdown import STOP_REASON
+from worker.study.curve import metric_points
 from worker.study.pruning import critical_finding, curve_step
 from worker.study.state import ENDED_WELL, CoordinatorState, Slot
 
@@ -23,9 +22,10 @@ log = logging.getLogger(__name__)
 #: A running trial's findings are read this often (a read of its whole series), or less
 #: often when a read is dear: the next read waits at least its CPU cost / this share (a
 #: long run's series grows, and on a busy machine a read took 0.7 s of CPU: every 10 s
-#: that was most of what the coordinator spent). Its end is always read.
+#: that was most of what the coordinator spent). The wait uses the last live read's cost
+#: of any run, the first read of a run included. Its end is always read.
 FINDINGS_EVERY_S = 10.0
-FINDINGS_CPU_SHARE = 0.01
+FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
@@ -87,12 +87,7 @@ class RunWatcher(CoordinatorState):
             self.repro_finished.setdefault((slot.arm, slot.number), {})[slot.fold] = slot.run_id
 
     def _metric_points(self, run_id: str) -> list[tuple[int, float]]:
-        frame = queries.eval_series(self.store, run_id, [self.spec.metric])
-        return [
-            (int(step), float(value))
-            for step, value in zip(frame["step"], frame["value"], strict=True)
-            if math.isfinite(value)
-        ]
+        return metric_points(self.store, run_id, self.spec.metric)
 
     def _report_curve(self, slot: Slot, trial: Trial, record: RunRecord) -> bool:
         """Report new validation points and check the pruners and the findings; True
@@ -122,17 +117,22 @@ class RunWatcher(CoordinatorState):
                 self._prune(slot, trial, reason)
                 return True
         if not slot.findings_at:  # a run just followed has nothing to diagnose yet
-            slot.findings_at = now + FINDINGS_EVERY_S
+            slot.findings_at = now + self._findings_wait()
         if ended or now >= slot.findings_at:
             steps = int((record.config.get("training") or {}).get("steps", 0))
-            started = time.process_time()
-            reason = self._critical_finding(slot.run_id, steps)
-            cost = time.process_time() - started
-            slot.findings_at = now + max(FINDINGS_EVERY_S, cost / FINDINGS_CPU_SHARE)
+            reason = self._critical_finding(slot.run_id, steps, live=not ended)
+            slot.findings_at = now + self._findings_wait()
             if reason is not None:
                 self._prune(slot, trial, reason)
                 return True
         return False
+
+    def _findings_wait(self) -> float:
+        """How long until a running trial's findings are read (again): the last live
+        read's CPU cost, of any of the study's runs (their series are alike), over the
+        share it may take, so that a run's first read keeps the budget too (with short
+        runs a first read 10 s in was most of the reads)."""
+        return max(FINDINGS_EVERY_S, self.findings_cost_s / FINDINGS_CPU_SHARE)
 
     def _median_active(self, arm: str) -> bool:
         """Whether the fold median pruner can act on the arm's running trials (enough
@@ -140,11 +140,15 @@ class RunWatcher(CoordinatorState):
         pruning = self.spec.pruning
         return pruning.median and self.completed.get(arm, 0) >= max(pruning.warmup_trials, 1)
 
-    def _critical_finding(self, run_id: str, steps: int) -> str | None:
+    def _critical_finding(self, run_id: str, steps: int, live: bool = False) -> str | None:
         from db.findings import run_findings
 
+        started = time.process_time()  # after the import: the cost of one read
         try:
-            return critical_finding(run_findings(self.store, run_id), steps)
+            found = run_findings(self.store, run_id)
+            if live:  # the end reads what the run stored: no measure of a live read
+                self.findings_cost_s = time.process_time() - started
+            return critical_finding(found, steps)
         except Exception:  # a diagnosis never stops the study
             log.exception("study %s: findings of run %s could not be read", self.study_id, run_id)
             return None

@@ -1,0 +1,119 @@
+"""How often the coordinator reads a running trial's findings (a read of its whole
+series): at most its CPU cost / ``FINDINGS_CPU_SHARE`` apart, the first read of a run
+included (with short runs a first read a fixed 10 s in was most of the reads)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import db.findings
+from worker.study import storage, watching
+from worker.study.coordinator import Coordinator
+from worker.study.spec import parse_spec
+from worker.study.state import Slot
+
+STUDY = {
+    "name": "watched",
+    "folds": 2,
+    "trials": 2,
+    "base": {
+        "data": {"name": "synthetic", "batch_size": 4, "samples_per_class": 2,
+                 "options": {"num_classes": 16, "dim": 8}},
+        "model": {"name": "mlp", "embedding_dim": 8},
+        "training": {"steps": 1000},
+    },
+    "arms": {"triplet": {"set": {"objective.name": "triplet"},
+                         "space": {"optimizer.lr": {"type": "log_float", "low": 1e-4,
+                                                    "high": 1e-2}}}},
+}  # fmt: skip
+
+
+class NoLauncher:
+    def launch(self, config, name, tags):  # pragma: no cover - never called here
+        raise AssertionError("nothing is launched")
+
+    def cancel(self, run_id: str) -> None:  # pragma: no cover
+        raise AssertionError("nothing is cancelled")
+
+    def refresh(self) -> None:
+        return None
+
+
+def running(status: str = "running") -> SimpleNamespace:
+    """A run's record as ``_report_curve`` reads it: training, no evaluation passed."""
+    return SimpleNamespace(
+        is_terminal=status != "running",
+        config={"diagnostics": {"eval_every": 100}, "training": {"steps": 1000}},
+        progress_step=5,
+    )
+
+
+@pytest.fixture
+def coordinator(tmp_path: Path) -> Coordinator:
+    study_id = storage.create_study_folder(tmp_path, parse_spec(STUDY))
+    return Coordinator(tmp_path, study_id, NoLauncher())
+
+
+def test_a_run_just_followed_waits_as_long_as_the_last_live_read_cost_allows(
+    coordinator: Coordinator,
+) -> None:
+    coordinator.findings_cost_s = 0.5  # another run's live read: 0.5 s of CPU
+    slot = Slot("triplet", "trial", 0, 0, "run-a")
+    before = time.monotonic()
+    assert coordinator._report_curve(slot, None, running()) is False  # type: ignore[arg-type]
+    wait = 0.5 / watching.FINDINGS_CPU_SHARE
+    assert before + wait <= slot.findings_at <= time.monotonic() + wait
+
+
+def test_a_live_read_sets_the_wait_and_a_terminal_read_does_not(
+    coordinator: Coordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def dear_read(store, run_id):  # a read that takes 0.2 s of CPU
+        started = time.process_time()
+        while time.process_time() - started < 0.2:
+            pass
+        return []
+
+    monkeypatch.setattr(db.findings, "run_findings", dear_read)
+    slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=time.monotonic() - 1)
+    assert coordinator._report_curve(slot, None, running()) is False  # type: ignore[arg-type]
+    assert coordinator.findings_cost_s >= 0.2
+    assert slot.findings_at >= time.monotonic() + 0.2 / watching.FINDINGS_CPU_SHARE - 1
+    # a run's end reads the findings it stored: not a measure of a live read
+    coordinator.findings_cost_s = 0.0
+    ended = Slot("triplet", "trial", 1, 0, "run-b", findings_at=time.monotonic() + 100)
+    monkeypatch.setattr(coordinator, "_metric_points", lambda run_id: [])
+    coordinator._report_curve(ended, SimpleNamespace(report=None), running("finished"))  # type: ignore[arg-type]
+    assert coordinator.findings_cost_s == 0.0
+
+
+def test_the_light_curve_read_is_the_shared_readers_over_chunks_and_a_corrupt_file(
+    tmp_path: Path,
+) -> None:
+    from db import queries
+    from db.store import RunStore
+    from worker.study.curve import metric_points
+
+    store = RunStore(tmp_path)
+    run_id = store.create_run({"seed": 0})
+    tracker = store.tracker(run_id, flush_interval=3600)
+    for step in range(0, 500, 100):  # one chunk per flush, a NaN and another metric
+        tracker.track_eval({"map@r": float("nan") if step == 200 else step / 1000,
+                            "recall@1": 0.5}, step)  # fmt: skip
+        tracker.flush()
+
+    def shared() -> list[tuple[int, float]]:
+        frame = queries.eval_series(store, run_id, ["map@r"])
+        pairs = zip(frame["step"], frame["value"], strict=True)
+        return [(int(s), float(v)) for s, v in pairs if v == v]
+
+    assert metric_points(store, run_id, "map@r") == shared() == [
+        (0, 0.0), (100, 0.1), (300, 0.3), (400, 0.4)
+    ]  # fmt: skip
+    chunk = sorted(store.run_dir(run_id).glob("tables/evals/*.parquet"))[-1]
+    chunk.write_bytes(b"not parquet")  # the shared reader quarantines it
+    assert metric_points(store, run_id, "map@r") == [(0, 0.0), (100, 0.1), (300, 0.3)]
