@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from celery import signals
@@ -41,6 +42,15 @@ def _mapped(pid: int) -> str:
     return (Path("/proc") / str(pid) / "maps").read_text()
 
 
+def _warm_children(pid: int) -> int:
+    """How many pool children of ``pid`` have torch loaded (a retiring one may vanish)."""
+    warm = 0
+    for child in _children(pid):
+        with contextlib.suppress(FileNotFoundError):
+            warm += "libtorch" in _mapped(child)
+    return warm
+
+
 def _children(pid: int) -> list[int]:
     tasks = Path("/proc") / str(pid) / "task"
     found = []
@@ -57,11 +67,9 @@ def test_the_main_process_holds_the_torch_free_libraries_and_never_torch(
     before a fork."""
     assert worker.process is not None
     main = worker.process.pid
-    wait_for(lambda: worker.log_text().count(" warm (engine imported") >= 2, 300, "warm children")
+    # the worker is shared: a run of another test may have just retired a child, whose
+    # replacement is still forking or importing
+    wait_for(lambda: _warm_children(main) == worker.concurrency, 300, "every child warm")
     parent = _mapped(main)
     assert "sklearn" in parent and "scipy" in parent
     assert "libtorch" not in parent and "/torch/" not in parent
-    children = _children(main)
-    assert len(children) == worker.concurrency
-    for child in children:
-        assert "libtorch" in _mapped(child)
