@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -84,8 +85,14 @@ def read_result(path: Path) -> TrainingResult:
 
 def describe_rank_failure(error: ChildFailedError, devices: int) -> str:
     """ "rank R of N failed: <its error>" (or "... was killed by SIGKILL") for the first
-    rank that failed."""
+    rank that failed. The agent stops the other ranks with SIGTERM once one fails, and
+    their failures can carry the same time as the cause's: a rank that died otherwise
+    is named first."""
     rank, failure = error.get_first_failure()
+    if failure.exitcode == -signal.SIGTERM:
+        causes = [(r, f) for r, f in error.failures.items() if f.exitcode != -signal.SIGTERM]
+        if causes:
+            rank, failure = min(causes, key=lambda item: (item[1].timestamp, item[0]))
     if failure.exitcode < 0:
         return f"rank {rank} of {devices} was killed by {failure.signal_name()} (pid {failure.pid})"
     message: Any = failure.error_file_data.get("message", "")
