@@ -8,29 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_configs import DIGITS_20_STEPS as CONFIG
 
 from db.model_exports import model_exports
 from db.store import RunStore
 from worker import cli
-
-CONFIG = """
-[data]
-name = "digits"
-batch_size = 40
-samples_per_class = 8
-options = { standardize = true }
-
-[model]
-name = "mlp"
-embedding_dim = 16
-
-[training]
-steps = 20
-seed = 0
-
-[diagnostics]
-eval_every = 20
-"""
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from ingest_fixtures import TOKEN, Server
+from tiny_configs import DIGITS_20_STEPS as TRAIN
 
 from db import queries
 from db.model_exports import model_exports
@@ -22,25 +23,6 @@ from db.store import RunStore
 from worker.cli import main
 from worker.ingest.apply import INGEST_FILE, BadBatch, apply_batches
 from worker.redis_server import free_port
-
-TRAIN = """
-[data]
-name = "digits"
-batch_size = 40
-samples_per_class = 8
-options = { standardize = true }
-
-[model]
-name = "mlp"
-embedding_dim = 16
-
-[training]
-steps = 20
-seed = 0
-
-[diagnostics]
-eval_every = 20
-"""
 
 
 @pytest.fixture(scope="module")
