@@ -29,7 +29,7 @@ import pandas as pd
 
 from app import data
 from app.panels import shared_charts, training_charts
-from app.panels.training_charts import LiveChart
+from app.panels.live_chart_wire import LiveChart
 from app.transforms import time_at_steps
 from sphere_engine.catalogue import METRICS, ChartGroup, Source, find, key_metrics
 

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -33,114 +29,15 @@ from app.charts.line_charts import (
     sample_norm_chart,
 )
 from app.charts.similarity_heatmap import similarity_distribution_heatmap
+from app.panels.live_chart_wire import LiveChart, data_free, live_chart
 from app.transforms import downsample, histogram_cells, time_at_steps
 from sphere_engine.catalogue import ChartGroup, chart_groups, group_keys
 from sphere_engine.catalogue import similarity_histogram as similarity
 
-#: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
-DATASET = "rows"
-#: The name of each chart's scale-bound x zoom (``charts.base.zoomable``): the live
-#: chart element links the zoom of every chart through its ``<ZOOM>_<x field>`` signal.
-ZOOM = "zoom"
 #: Steps per bin in the norm-distribution heatmap, as a share of the points per series:
 #: its cells are bins × steps, the most rows of any chart, and a live refresh sends and
 #: redraws them all (the heatmap was a quarter of the browser's time on a live page).
 HEATMAP_STEP_SHARE = 0.5
-
-
-@dataclass(frozen=True)
-class LiveChart:
-    """One chart: its spec and its rows as JSON (``rows_json``), and its title and
-    "N of M points" note for the page's captions."""
-
-    spec: str
-    rows: str
-    title: str
-    note: str | None
-
-
-def _live_chart(spec: str, frame: pd.DataFrame, title: str, note: str | None) -> LiveChart:
-    return LiveChart(spec, rows_json(frame), title, note)
-
-
-def rows_json(frame: pd.DataFrame) -> str:
-    """``frame``'s columns as JSON, ``{column: [values]}`` (the chart element makes
-    rows of them): exact floats (their shortest repr), missing values as null."""
-    columns = {}
-    for name in frame.columns:
-        values = frame[name].tolist()
-        if frame[name].dtype.kind in "fO" and frame[name].isna().any():
-            values = [None if isinstance(v, float) and math.isnan(v) else v for v in values]
-        columns[str(name)] = values
-    return json.dumps(columns, allow_nan=False, separators=(",", ":"))
-
-
-def _data_free(chart: alt.TopLevelMixin, x: str) -> str:
-    """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``, for
-    the x axis ``x``, as JSON."""
-    return _data_free_spec(chart.to_dict(), x)
-
-
-def drawn_chart(chart: alt.TopLevelMixin, x: str, title: str) -> LiveChart | None:
-    """A chart built with its rows (``charts.metric_lines``, ...) as a ``LiveChart`` for
-    the chart element, which links the x zoom of all its charts and keeps it in the URL
-    (``?zoom=``); None for a chart over several datasets."""
-    spec = chart.to_dict(validate=False)
-    datasets = spec.get("datasets") or {}
-    if len(datasets) != 1:
-        return None
-    (records,) = datasets.values()
-    note = (spec.get("usermeta") or {}).get("points_note")
-    rows = pd.DataFrame.from_records(records)
-    return LiveChart(_data_free_spec(spec, x), rows_json(rows), title, note)
-
-
-def _data_free_spec(spec: dict[str, Any], x: str) -> str:
-    spec = dict(spec)
-    spec.pop("datasets", None)
-    # The points note travels as a caption. A canvas redraws new rows for a fraction of
-    # what an SVG costs (no DOM node per mark and path to rebuild and lay out).
-    spec["usermeta"] = {"embedOptions": {"renderer": "canvas"}}
-    # Vega-Lite gives every mark an ARIA description (a string of formatted values per
-    # row, built on every refresh by Vega's expression interpreter); a canvas has no
-    # element per mark to carry it, so it was computed for nothing.
-    spec["config"] = {**spec.get("config", {}), "aria": False}
-    for part in [spec, *spec.get("layer", [])]:
-        part.pop("data", None)
-        if x != "clock":  # a wall-clock x is epoch milliseconds: keep its formatted date
-            _tooltip_from_data(part)
-            # the tooltip's text columns (charts.base.number_text_transform) would be
-            # computed per row on every refresh: the element formats the hovered row
-            kept = [t for t in part.get("transform", []) if not _number_text(t)]
-            if kept:
-                part["transform"] = kept
-            else:
-                part.pop("transform", None)
-    spec["data"] = {"name": DATASET}
-    for param in spec.get("params", []):
-        if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for linking
-            param["name"] = ZOOM
-    return json.dumps(spec)
-
-
-def _number_text(transform: dict[str, Any]) -> bool:
-    return "calculate" in transform and str(transform.get("as", "")).endswith("_text")
-
-
-def _tooltip_from_data(part: dict[str, Any]) -> None:
-    """Hover shows the hovered row's fields instead of an encoded tooltip.
-
-    An encoded tooltip is an object of formatted values that Vega's expression
-    interpreter (Streamlit's CSP-safe Vega evaluates expressions by walking their
-    syntax tree) builds for every row of every chart on every live refresh, hovered or
-    not: with the number formats behind it, a third of the browser's time on a live
-    Run page. The row itself costs nothing until it is shown (x, name, value)."""
-    encoding = part.get("encoding") or {}
-    if encoding.pop("tooltip", None) is None or "mark" not in part:
-        return
-    mark = part["mark"]
-    part["mark"] = {**({"type": mark} if isinstance(mark, str) else mark)}
-    part["mark"]["tooltip"] = {"content": "data"}
 
 
 def _wide(part: pd.DataFrame, x: str) -> pd.DataFrame:
@@ -183,30 +80,30 @@ def line_spec(
         legend_title=legend_title,
         legend=legend,
     )
-    return _data_free(chart, x)
+    return data_free(chart, x)
 
 
 @functools.cache
 def band_spec(x: str, title: str) -> str:
-    return _data_free(norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
+    return data_free(norm_band_chart(_empty(x, "mean"), x=x, title=title), x)
 
 
 @functools.cache
 def samples_spec(x: str, title: str) -> str:
     empty = _empty(x, "norm").assign(sample=pd.Series(dtype=str))
-    return _data_free(sample_norm_chart(empty, x=x, title=title), x)
+    return data_free(sample_norm_chart(empty, x=x, title=title), x)
 
 
 @functools.cache
 def heatmap_spec(x: str, title: str, log_color: bool) -> str:
     empty = _empty("x0", "x1", "lower", "upper", "fraction")
-    return _data_free(norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x)
+    return data_free(norm_distribution_heatmap(empty, x=x, title=title, log_color=log_color), x)
 
 
 @functools.cache
 def similarity_heatmap_spec(x: str, title: str) -> str:
     empty = _empty("x0", "x1", "lower", "upper", "fraction")
-    return _data_free(similarity_distribution_heatmap(empty, x=x, title=title), x)
+    return data_free(similarity_distribution_heatmap(empty, x=x, title=title), x)
 
 
 def _similarity_cells(part: pd.DataFrame, keys: list[str], x: str) -> pd.DataFrame:
@@ -296,7 +193,7 @@ def lines(
     legend = frame["name"].nunique() > 1  # one series is named by the title
     spec = line_spec(x, title, y_title, log_y, legend_title, legend, band)
     columns = [x, "name", "value", *(["min", "max"] if band else [])]
-    return _live_chart(spec, frame[columns], title, note)
+    return live_chart(spec, frame[columns], title, note)
 
 
 @dataclass(frozen=True)
@@ -354,7 +251,7 @@ def _sample_norms_chart(inputs: _GroupInputs) -> LiveChart | None:
         norms = norms.assign(**{x: at})
     frame, note = limit(norms, ["sample"], x, total)
     frame = frame.assign(sample=frame["sample"].astype(str))
-    return _live_chart(samples_spec(x, title), frame[[x, "sample", "norm"]], title, note)
+    return live_chart(samples_spec(x, title), frame[[x, "sample", "norm"]], title, note)
 
 
 def _heatmap_chart(inputs: _GroupInputs) -> LiveChart | None:
@@ -363,7 +260,7 @@ def _heatmap_chart(inputs: _GroupInputs) -> LiveChart | None:
         return None
     frame, note = limit(cells, [], "x0", inputs.total)
     spec = heatmap_spec(inputs.x, inputs.group.title, inputs.log_color)
-    return _live_chart(spec, frame.drop(columns="run_id"), inputs.group.title, note)
+    return live_chart(spec, frame.drop(columns="run_id"), inputs.group.title, note)
 
 
 def _similarity_heatmap_chart(inputs: _GroupInputs) -> LiveChart | None:
@@ -373,7 +270,7 @@ def _similarity_heatmap_chart(inputs: _GroupInputs) -> LiveChart | None:
         return None
     frame, note = limit(cells, [], "x0", inputs.total)
     spec = similarity_heatmap_spec(inputs.x, inputs.group.title)
-    return _live_chart(spec, frame.drop(columns="run_id"), inputs.group.title, note)
+    return live_chart(spec, frame.drop(columns="run_id"), inputs.group.title, note)
 
 
 def _band_chart(inputs: _GroupInputs) -> LiveChart | None:
@@ -384,7 +281,7 @@ def _band_chart(inputs: _GroupInputs) -> LiveChart | None:
     renamed = {f"norm/{k}": k for k in ("mean", "std", "min", "max")}
     frame, note = band_rows(_wide(part, x).rename(columns=renamed), x=x, total=per_metric)
     columns = [x, "mean", "std", "min", "max", "lower", "upper"]
-    return _live_chart(band_spec(x, inputs.group.title), frame[columns], inputs.group.title, note)
+    return live_chart(band_spec(x, inputs.group.title), frame[columns], inputs.group.title, note)
 
 
 def _lines_chart(inputs: _GroupInputs) -> LiveChart | None:

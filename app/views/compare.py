@@ -14,7 +14,7 @@ from app.charts.best_values import highlight_best
 from app.charts.heatmap import norm_distribution_heatmap, norm_domain
 from app.charts.line_charts import group_band_chart, has_band, metric_lines, run_color_scale
 from app.charts.summary import hyperparameter_chart, small_multiples
-from app.panels import evaluations, live_charts, live_feed, training_charts, trust_marker
+from app.panels import evaluations, live_chart_wire, live_charts, live_feed, trust_marker
 from app.panels.chart_controls import chart_controls
 from app.panels.run_picker import pick_many
 from app.transforms import histogram_cells
@@ -117,7 +117,7 @@ def _show_linked(drawn: list[alt.TopLevelMixin], metrics: list[str], x: str) -> 
     """The metric charts in the chart element of the Run page: zooming one zooms them
     all, and the zoom is kept in the URL (``?zoom=``). On the wall clock (dates, not
     numbers, in the rows) they are one Vega-Lite view of small multiples."""
-    built = [training_charts.drawn_chart(c, x, m) for c, m in zip(drawn, metrics, strict=True)]
+    built = [live_chart_wire.drawn_chart(c, x, m) for c, m in zip(drawn, metrics, strict=True)]
     if x != "clock" and built and all(chart is not None for chart in built):
         notes = [f"{chart.title}: {chart.note}" for chart in built if chart and chart.note]
         live = live_feed.Drawn(

@@ -1,0 +1,117 @@
+"""A Run-page chart as the live chart element receives it: a data-free Vega-Lite spec
+reading the one dataset ``DATASET`` (built once per spec), and its rows as JSON.
+
+The element (``app.panels.live_charts``) keeps one Vega view per chart and, when only
+the rows changed, swaps the dataset inside it instead of embedding the chart anew.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+#: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
+DATASET = "rows"
+#: The name of each chart's scale-bound x zoom (``charts.base.zoomable``): the live
+#: chart element links the zoom of every chart through its ``<ZOOM>_<x field>`` signal.
+ZOOM = "zoom"
+
+
+@dataclass(frozen=True)
+class LiveChart:
+    """One chart: its spec and its rows as JSON (``rows_json``), and its title and
+    "N of M points" note for the page's captions."""
+
+    spec: str
+    rows: str
+    title: str
+    note: str | None
+
+
+def live_chart(spec: str, frame: pd.DataFrame, title: str, note: str | None) -> LiveChart:
+    return LiveChart(spec, rows_json(frame), title, note)
+
+
+def rows_json(frame: pd.DataFrame) -> str:
+    """``frame``'s columns as JSON, ``{column: [values]}`` (the chart element makes
+    rows of them): exact floats (their shortest repr), missing values as null."""
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].tolist()
+        if frame[name].dtype.kind in "fO" and frame[name].isna().any():
+            values = [None if isinstance(v, float) and math.isnan(v) else v for v in values]
+        columns[str(name)] = values
+    return json.dumps(columns, allow_nan=False, separators=(",", ":"))
+
+
+def data_free(chart: alt.TopLevelMixin, x: str) -> str:
+    """``chart``'s spec (validated: this runs once per spec) reading ``DATASET``, for
+    the x axis ``x``, as JSON."""
+    return _data_free_spec(chart.to_dict(), x)
+
+
+def drawn_chart(chart: alt.TopLevelMixin, x: str, title: str) -> LiveChart | None:
+    """A chart built with its rows (``charts.metric_lines``, ...) as a ``LiveChart`` for
+    the chart element, which links the x zoom of all its charts and keeps it in the URL
+    (``?zoom=``); None for a chart over several datasets."""
+    spec = chart.to_dict(validate=False)
+    datasets = spec.get("datasets") or {}
+    if len(datasets) != 1:
+        return None
+    (records,) = datasets.values()
+    note = (spec.get("usermeta") or {}).get("points_note")
+    rows = pd.DataFrame.from_records(records)
+    return LiveChart(_data_free_spec(spec, x), rows_json(rows), title, note)
+
+
+def _data_free_spec(spec: dict[str, Any], x: str) -> str:
+    spec = dict(spec)
+    spec.pop("datasets", None)
+    # The points note travels as a caption. A canvas redraws new rows for a fraction of
+    # what an SVG costs (no DOM node per mark and path to rebuild and lay out).
+    spec["usermeta"] = {"embedOptions": {"renderer": "canvas"}}
+    # Vega-Lite gives every mark an ARIA description (a string of formatted values per
+    # row, built on every refresh by Vega's expression interpreter); a canvas has no
+    # element per mark to carry it, so it was computed for nothing.
+    spec["config"] = {**spec.get("config", {}), "aria": False}
+    for part in [spec, *spec.get("layer", [])]:
+        part.pop("data", None)
+        if x != "clock":  # a wall-clock x is epoch milliseconds: keep its formatted date
+            _tooltip_from_data(part)
+            # the tooltip's text columns (charts.base.number_text_transform) would be
+            # computed per row on every refresh: the element formats the hovered row
+            kept = [t for t in part.get("transform", []) if not _number_text(t)]
+            if kept:
+                part["transform"] = kept
+            else:
+                part.pop("transform", None)
+    spec["data"] = {"name": DATASET}
+    for param in spec.get("params", []):
+        if param.get("bind") == "scales":  # ``charts.base.zoomable``'s, named for linking
+            param["name"] = ZOOM
+    return json.dumps(spec)
+
+
+def _number_text(transform: dict[str, Any]) -> bool:
+    return "calculate" in transform and str(transform.get("as", "")).endswith("_text")
+
+
+def _tooltip_from_data(part: dict[str, Any]) -> None:
+    """Hover shows the hovered row's fields instead of an encoded tooltip.
+
+    An encoded tooltip is an object of formatted values that Vega's expression
+    interpreter (Streamlit's CSP-safe Vega evaluates expressions by walking their
+    syntax tree) builds for every row of every chart on every live refresh, hovered or
+    not: with the number formats behind it, a third of the browser's time on a live
+    Run page. The row itself costs nothing until it is shown (x, name, value)."""
+    encoding = part.get("encoding") or {}
+    if encoding.pop("tooltip", None) is None or "mark" not in part:
+        return
+    mark = part["mark"]
+    part["mark"] = {**({"type": mark} if isinstance(mark, str) else mark)}
+    part["mark"]["tooltip"] = {"content": "data"}
