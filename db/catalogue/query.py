@@ -111,6 +111,13 @@ _FILTERS = (
 )  # fmt: skip
 
 
+def _check_filters(caller: str, filters: Mapping[str, Any]) -> None:
+    """``ValueError`` naming ``caller`` for a filter no listing knows."""
+    unknown = set(filters) - set(_FILTERS) - {"config"}
+    if unknown:
+        raise ValueError(f"{caller}: unknown filter(s) {sorted(unknown)}")
+
+
 def _run(store: RunStore, sql: str, params: dict[str, Any]) -> pd.DataFrame:
     connection = cursor()  # the process's DuckDB database: not a new one per query
     try:
@@ -177,9 +184,7 @@ def group_runs(
     final metric key, default each run's main value). ``by``: a catalogue column
     (sweep_id, study_id, project, status, kind, host), ``tag`` (a run counts in each
     of its tags) or ``config.<dotted.key>``."""
-    unknown = set(filters) - set(_FILTERS) - {"config"}
-    if unknown:
-        raise ValueError(f"group_runs: unknown filter(s) {sorted(unknown)}")
+    _check_filters("group_runs", filters)
     params: dict[str, Any] = {}
     where = _where(filters, params)
     value = "main_value" if metric is None else _value_expression(metric, params, "metric")
@@ -241,9 +246,7 @@ def runs_frame(
     folders (their progress and heartbeat move); every other row is the catalogue's."""
     if offset < 0 or (limit is not None and limit < 0):
         raise ValueError(f"paging: offset {offset} and limit {limit} must be >= 0")
-    unknown = set(filters) - set(_FILTERS) - {"config"}
-    if unknown:
-        raise ValueError(f"runs_frame: unknown filter(s) {sorted(unknown)}")
+    _check_filters("runs_frame", filters)
     params: dict[str, Any] = {}
     where = _where({"archived": False, **filters}, params)
     order = _value_expression(sort, params, "sort")
@@ -317,9 +320,7 @@ def pick_list(
     (these runs only, whichever project and archived state they have)."""
     if limit is not None and limit < 0:
         raise ValueError(f"paging: limit {limit} must be >= 0")
-    unknown = set(filters) - set(_FILTERS) - {"config"}
-    if unknown:
-        raise ValueError(f"pick_list: unknown filter(s) {sorted(unknown)}")
+    _check_filters("pick_list", filters)
     params: dict[str, Any] = {}
     where = _where({"archived": False, **filters}, params)
     first = f"{_WITH_RESULTS} DESC, " if results_first else ""
