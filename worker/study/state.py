@@ -80,7 +80,9 @@ class CoordinatorState:
         self.slots: dict[str, Slot] = {}  # run id → slot, for runs in flight
         self.known: dict[RunKey, list[StudyRun]] = {}
         self.repro_finished: dict[tuple[str, int], dict[int, str]] = {}  # → fold → run id
-        self.concatenated: set[tuple[str, int]] = set()
+        self.concatenated: set[tuple[str, int]] = set()  # evaluated, or started
+        # (arm, repro) → (monotonic start, fold run ids): evaluations not ended yet
+        self.evaluating: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self.settled = False  # True once a pass launched what there was room for
         self.completed: dict[str, int] = {}  # arm → completed trials
         self.findings_cost_s = 0.0  # CPU seconds of the last live read of a run's findings
