@@ -41,6 +41,7 @@ class Slot:
     retried: bool = False
     reported_step: int = -1
     findings_at: float = 0.0  # when its findings are read next (monotonic clock)
+    findings_step: int = 0  # its progress at the last read of its findings
     evaluations_seen: int = -1  # evaluations the run's progress had passed when last read
     points_read: int = 0
     points: list[tuple[int, float]] = field(default_factory=list)  # the last read

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 #: of any run, the first read of a run included. Its end is always read.
 FINDINGS_EVERY_S = 10.0
 FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
+#: ... and only once the run has trained this share of its steps since the last read
+#: (or its start): a run slowed down (a busy machine) is read no more often per run,
+#: so the reads' CPU stays a share of the run's, not of the wall clock's.
+FINDINGS_EVERY_PROGRESS = 0.25
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
@@ -118,10 +122,12 @@ class RunWatcher(CoordinatorState):
                 return True
         if not slot.findings_at:  # a run just followed has nothing to diagnose yet
             slot.findings_at = now + self._findings_wait()
-        if ended or now >= slot.findings_at:
-            steps = int((record.config.get("training") or {}).get("steps", 0))
+        steps = int((record.config.get("training") or {}).get("steps", 0))
+        progress = record.progress_step or 0
+        trained = progress - slot.findings_step >= FINDINGS_EVERY_PROGRESS * steps
+        if ended or (now >= slot.findings_at and trained):
             reason = self._critical_finding(slot.run_id, steps, live=not ended)
-            slot.findings_at = now + self._findings_wait()
+            slot.findings_at, slot.findings_step = now + self._findings_wait(), progress
             if reason is not None:
                 self._prune(slot, trial, reason)
                 return True
