@@ -50,6 +50,8 @@ def running(status: str = "running", progress: int = 5) -> SimpleNamespace:
         is_terminal=status != "running",
         config={"diagnostics": {"eval_every": 100}, "training": {"steps": 1000}},
         progress_step=progress,
+        run_id="run-a",
+        run_info={},
     )
 
 
@@ -92,6 +94,20 @@ def test_a_live_read_sets_the_wait_and_a_terminal_read_does_not(
     monkeypatch.setattr(coordinator, "_metric_points", lambda run_id: [])
     coordinator._report_curve(ended, SimpleNamespace(report=None), running("finished"))  # type: ignore[arg-type]
     assert coordinator.findings_cost_s == 0.0
+
+
+def test_an_ended_runs_findings_are_those_it_stored_without_importing_the_rules(
+    coordinator: Coordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert watching.FINDINGS_INFO_KEY == db.findings.INFO_KEY
+    monkeypatch.setattr(db.findings, "run_findings", lambda store, run_id: 1 / 0)
+    diverged = {"name": "diverged", "title": "Training diverged", "severity": "critical",
+                "message": "loss nan", "step_start": 30, "step_end": 30}  # fmt: skip
+    record = running("finished")
+    record.run_info = {db.findings.INFO_KEY: [diverged]}
+    assert coordinator._critical_finding(record, 1000) == "Training diverged: loss nan"
+    record.run_info = {db.findings.INFO_KEY: []}
+    assert coordinator._critical_finding(record, 1000) is None
 
 
 def test_a_live_read_waits_for_a_share_of_the_run_to_train_as_well_as_for_its_time(

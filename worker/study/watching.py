@@ -19,6 +19,10 @@ from worker.study.state import ENDED_WELL, CoordinatorState, Slot
 
 log = logging.getLogger(__name__)
 
+#: Where a run's worker stores its findings at its end (``db.findings.INFO_KEY``, not
+#: imported: that module imports the rules and pandas)
+FINDINGS_INFO_KEY = "findings"
+
 #: A running trial's findings are read this often (a read of its whole series), or less
 #: often when a read is dear: the next read waits at least its CPU cost / this share (a
 #: long run's series grows, and on a busy machine a read took 0.7 s of CPU: every 10 s
@@ -126,7 +130,7 @@ class RunWatcher(CoordinatorState):
         progress = record.progress_step or 0
         trained = progress - slot.findings_step >= FINDINGS_EVERY_PROGRESS * steps
         if ended or (now >= slot.findings_at and trained):
-            reason = self._critical_finding(slot.run_id, steps, live=not ended)
+            reason = self._critical_finding(record, steps)
             slot.findings_at, slot.findings_step = now + self._findings_wait(), progress
             if reason is not None:
                 self._prune(slot, trial, reason)
@@ -146,17 +150,24 @@ class RunWatcher(CoordinatorState):
         pruning = self.spec.pruning
         return pruning.median and self.completed.get(arm, 0) >= max(pruning.warmup_trials, 1)
 
-    def _critical_finding(self, run_id: str, steps: int, live: bool = False) -> str | None:
+    def _critical_finding(self, record: RunRecord, steps: int) -> str | None:
+        """A critical finding's reason, or None. An ended run's are those its worker
+        stored at its end (its ``info``, already read): the findings' rules and pandas
+        are imported by the live reads alone, which short runs never need."""
+        stored = record.run_info.get(FINDINGS_INFO_KEY) if record.is_terminal else None
+        if isinstance(stored, list):
+            return critical_finding(stored, steps)
         from db.findings import run_findings
 
         started = time.process_time()  # after the import: the cost of one read
         try:
-            found = run_findings(self.store, run_id)
-            if live:  # the end reads what the run stored: no measure of a live read
+            found = run_findings(self.store, record.run_id)
+            if not record.is_terminal:  # an ended run's read is no measure of a live one
                 self.findings_cost_s = time.process_time() - started
             return critical_finding(found, steps)
         except Exception:  # a diagnosis never stops the study
-            log.exception("study %s: findings of run %s could not be read", self.study_id, run_id)
+            log.exception("study %s: findings of run %s could not be read", self.study_id,
+                          record.run_id)  # fmt: skip
             return None
 
     def _prune(self, slot: Slot, trial: Trial, reason: str) -> None:
