@@ -39,6 +39,11 @@ LIVE_INTERVAL_S = 2.0
 #: many seconds later (``first_paint``): the browser paints the first chart before it
 #: lays out and embeds the other panels.
 FOLLOW_UP_S = 0.4
+#: The same for a page whose first content is a chart (Run, Compare): the follow-up
+#: run's panels (tables, code, download buttons: their code loaded, laid out) took the
+#: browser's main thread while Vega was still compiling and drawing that chart, which
+#: a quiet machine draws ~1.5 s after the script's first messages.
+CHARTS_FOLLOW_UP_S = 1.5
 FIRST_PAINT_KEY = "ui.first_paint"
 FOLLOW_UP_KEY = "ui.follow_up"
 
@@ -114,15 +119,15 @@ def first_paint(page: str) -> bool:
     return True
 
 
-def follow_up() -> None:
-    """Rerun the whole page once, ``FOLLOW_UP_S`` from now (after ``first_paint``).
+def follow_up(after_s: float = FOLLOW_UP_S) -> None:
+    """Rerun the whole page once, ``after_s`` from now (after ``first_paint``).
 
     A fragment whose timer fires once: its first call (inline, in this run) arms it;
     the timer's rerun reruns the app, which registers no timer (``first_paint`` is
     False from then on), so the frontend stops it."""
     st.session_state[FOLLOW_UP_KEY] = False
 
-    @st.fragment(run_every=FOLLOW_UP_S)
+    @st.fragment(run_every=after_s)
     def rest_of_page() -> None:
         if st.session_state.get(FOLLOW_UP_KEY):  # the timer's rerun
             st.session_state.pop(FOLLOW_UP_KEY, None)

@@ -227,7 +227,7 @@ FIRST_SEEN_JS = """(() => {
 
 
 def first_content(
-    page, base: str, run_id: str, pair: str, repeats: int
+    page, base: str, run_id: str, pair: str, repeats: int, names: list[str] | None = None
 ) -> dict[str, tuple[float, float, float, float]]:
     """Per page (reloaded fresh each time; Streamlit's session starts with the
     navigation): seconds from navigation to its first chart or table as Playwright
@@ -245,7 +245,8 @@ def first_content(
         "explorer": f"/explorer?run_id={run_id}",
         "report": "/report",
     }
-    return _loads(page, {n: (base + p, FIRST_CONTENT[n]) for n, p in paths.items()}, repeats)
+    chosen = {n: p for n, p in paths.items() if names is None or n in names}
+    return _loads(page, {n: (base + p, FIRST_CONTENT[n]) for n, p in chosen.items()}, repeats)
 
 
 def floor_content(page, floor_base: str, repeats: int) -> dict[str, tuple]:
@@ -516,7 +517,17 @@ def main() -> int:
     parser.add_argument(
         "--first-content-only", action="store_true", help="step 1 only (no watching windows)"
     )
+    parser.add_argument(
+        "--pages",
+        default=",".join(FIRST_CONTENT),
+        help="with --first-content-only: the pages timed (comma-separated, e.g. run,compare)",
+    )
     args = parser.parse_args()
+    pages = [name.strip() for name in args.pages.split(",") if name.strip()]
+    if unknown := sorted(set(pages) - set(FIRST_CONTENT)):
+        parser.error(f"unknown pages {unknown}; known: {', '.join(FIRST_CONTENT)}")
+    if not args.first_content_only and (args.training < 1 or args.tabs < 1):
+        parser.error("the watching windows need --training and --tabs ≥ 1")
     from playwright.sync_api import sync_playwright
 
     from worker.submit import cancel, launch
@@ -544,8 +555,9 @@ def main() -> int:
         trained = [launch(TRAIN_CONFIG, f"training-{i}", store=store) for i in range(args.training)]
         # tab i watches run i: with 4 runs training and 2 tabs, two live Run pages while
         # four runs log (the speed ratio is the first watched run's)
-        watched_runs = [trained[i % len(trained)] for i in range(args.tabs)]
-        watched = watched_runs[0]
+        # with --first-content-only --training 0: nothing trains (a quiet machine)
+        watched_runs = [trained[i % len(trained)] for i in range(args.tabs)] if trained else []
+        watched = watched_runs[0] if watched_runs else ""
         deadline = time.monotonic() + 300
         for run_id in dict.fromkeys(watched_runs):  # torch imported, training
             while (store.get_run(run_id).progress_step or 0) < 50:
@@ -563,7 +575,7 @@ def main() -> int:
             page.goto(base + "/")  # warm: the first script run imports the app
             page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
             pair = f"{stored[0]},{stored[1]}"
-            loads = first_content(page, base, stored[0], pair, args.repeats)
+            loads = first_content(page, base, stored[0], pair, args.repeats, pages)
             page.goto(floor_base + "/")  # warm: the floor server's first script run
             page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
             floor = floor_content(page, floor_base, args.repeats)

@@ -14,7 +14,14 @@ from app.charts.best_values import highlight_best
 from app.charts.heatmap import norm_distribution_heatmap, norm_domain
 from app.charts.line_charts import group_band_chart, has_band, metric_lines, run_color_scale
 from app.charts.summary import hyperparameter_chart, small_multiples
-from app.panels import evaluations, live_chart_wire, live_charts, live_feed, trust_marker
+from app.panels import (
+    chart_libraries,
+    evaluations,
+    live_chart_wire,
+    live_charts,
+    live_feed,
+    trust_marker,
+)
 from app.panels.chart_controls import chart_controls
 from app.panels.run_picker import pick_many
 from app.transforms import histogram_cells
@@ -31,6 +38,7 @@ EVAL_PREFIX = "eval: "
 
 def main() -> None:
     st.title("Compare runs")
+    warming = chart_libraries.start("compare.warm")
     # -- widgets ---------------------------------------------------------------------
     picked = pick_many("compare.runs", link_param="runs", sweep_key="compare.sweep")
     run_ids, labels, frame = picked.run_ids, picked.labels, picked.frame
@@ -97,8 +105,9 @@ def main() -> None:
         for metric in metrics
     ]
     _show_linked(drawn, metrics, x_axis)
+    chart_libraries.done(warming)
     if ui.first_paint("compare"):  # the metric charts first; the panels below follow
-        ui.follow_up()
+        ui.follow_up(ui.CHARTS_FOLLOW_UP_S)
         return
     if histogram_keys:
         _norm_distributions(run_ids, histogram_keys, color_labels, x=x_axis)

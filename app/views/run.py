@@ -13,6 +13,7 @@ import streamlit as st
 from app import data, ui
 from app.data.evaluation_set import evaluation_label, evaluation_set, split_title
 from app.panels import (
+    chart_libraries,
     custom_metrics,
     evaluations,
     live_charts,
@@ -56,12 +57,15 @@ class _Options:
 
 def main() -> None:
     st.title("Run")
+    warming = chart_libraries.start("run.warm")
     # -- widgets ---------------------------------------------------------------------
     (run_id,) = pick_runs(["run.select"])
     if run_id:
         record = data.run(run_id)  # the page's one read of the run (its tiles reread)
         names = data.metric_names([run_id])
-        _tiles(record, has_metrics=bool(names))
+        # The tiles sit here but are read and drawn after the charts are sent (their
+        # final values, findings and evaluation state): the first chart comes first.
+        tiles_slot = st.container()
         run_notes.notes(record)
     controls, log_color = chart_controls("run", log_color=True)
     options = _Options(controls.log_y, log_color, controls.x, controls.smoothing)
@@ -80,7 +84,8 @@ def main() -> None:
     )
     # -- charts (live while the run is active) ---------------------------------------
     first = ui.first_paint("run")
-    _live(record, names, options, evals=tuple(evals), first=first)
+    _live(record, names, options, evals=tuple(evals), first=first, tiles_slot=tiles_slot)
+    chart_libraries.done(warming)
 
 
 def _tiles(record: Any, *, has_metrics: bool) -> None:
@@ -107,11 +112,18 @@ def _tiles(record: Any, *, has_metrics: bool) -> None:
 
 
 def _live(
-    record: Any, names: list[str], options: _Options, *, evals: tuple[str, ...], first: bool
+    record: Any,
+    names: list[str],
+    options: _Options,
+    *,
+    evals: tuple[str, ...],
+    first: bool,
+    tiles_slot: Any,
 ) -> None:
-    """The charts (live while the run trains), then the log, the checkpoints, the
-    evaluations, the config and the downloads; ``first``: the page's first paint, its
-    charts only (``ui.first_paint``)."""
+    """The charts (live while the run trains), the tiles above them (in
+    ``tiles_slot``) and the findings, then the log, the checkpoints, the evaluations,
+    the config and the downloads; ``first``: the page's first paint, its charts, tiles
+    and findings only (``ui.first_paint``)."""
     run_id = record.run_id
     live = data.is_active(record.status)
 
@@ -142,10 +154,12 @@ def _live(
         ui.guarded(_charts)(run_id, names, options=options, evals=evals, live=live)
     else:
         st.info(data.no_metrics_message(record), icon=":material/hourglass_top:")
+    with tiles_slot:
+        _tiles(record, has_metrics=bool(names))
     with findings_slot.container():
         ui.guarded(findings_panel.show)(run_id, live=live)
     if first:
-        ui.follow_up()
+        ui.follow_up(ui.CHARTS_FOLLOW_UP_S)
         return
     log_tail()
     _checkpoints(run_id)
