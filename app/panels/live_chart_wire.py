@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 #: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
@@ -108,13 +109,22 @@ def rows_change(held: Rows | None, chart: LiveChart) -> tuple[str, Rows]:
 
 
 def _columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
-    """``frame``'s columns as lists of plain values, missing values as None."""
+    """``frame``'s columns as lists of plain values, missing values as None (through
+    numpy: pandas' per-column lookups and checks were a sixth of a poll's build)."""
     columns = {}
-    for name in frame.columns:
-        values = frame[name].tolist()
-        if frame[name].dtype.kind in "fO" and frame[name].isna().any():
-            values = [None if isinstance(v, float) and math.isnan(v) else v for v in values]
-        columns[str(name)] = values
+    for name, column in frame.items():
+        values = column.to_numpy()
+        if values.dtype.kind == "f":
+            missing = np.isnan(values)
+            if missing.any():
+                values = values.astype(object)
+                values[missing] = None
+            listed = values.tolist()
+        elif values.dtype.kind in "iub":
+            listed = values.tolist()
+        else:  # text (or anything else): pandas' own conversion, NaN as None
+            listed = [None if isinstance(v, float) and math.isnan(v) else v for v in column]
+        columns[str(name)] = listed
     return columns
 
 
