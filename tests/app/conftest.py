@@ -2,21 +2,29 @@
 
 ``filled`` is a store with synthetic runs, written once per session (reading tests
 share it); ``filled_fresh`` writes a new one for tests that change runs.
+``many_runs`` is a store of 300 ended runs, written once per session (read-only too).
 ``shared_stack`` is one `spherescope up` for the browser tests that open their own
 runs by id (each start costs Redis, a worker, Streamlit and its first page loads).
+``browser`` is the process's one Chromium (started once per xdist worker); each test
+opens its pages in contexts of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import streamlit as st
 from app_fixtures import Filled, fill_store
-from dashboard_server import spherescope_up
+from dashboard_server import SharedChromium, shared_chromium, spherescope_up
+from many_runs import MANY_RUNS, fill_many
 
 from db.store import RunStore
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +64,35 @@ def filled(_shared_filled, monkeypatch) -> Filled:
 def filled_fresh(store) -> Filled:
     """A store with synthetic runs of this test's own (for tests that change runs)."""
     return fill_store(store)
+
+
+@pytest.fixture(scope="session")
+def _many_runs(tmp_path_factory) -> tuple[Path, list[str]]:
+    home = tmp_path_factory.mktemp("many") / "home"
+    return home, fill_many(home, MANY_RUNS)
+
+
+@pytest.fixture
+def many_runs(_many_runs, monkeypatch) -> tuple[Path, list[str]]:
+    """Read-only: ``MANY_RUNS`` finished runs (``many_runs.fill_many``) shared by the
+    session; (the store's home, their ids oldest first). The test's SPHERESCOPE_HOME."""
+    home, run_ids = _many_runs
+    monkeypatch.setenv("SPHERESCOPE_HOME", str(home))
+    return home, run_ids
+
+
+@pytest.fixture(scope="session")
+def _chromium() -> Iterator[SharedChromium]:
+    with shared_chromium() as chromium:
+        yield chromium
+
+
+@pytest.fixture
+def browser(_chromium) -> Iterator[Browser]:
+    """The process's headless Chromium; ``browser.new_page()`` opens a page in a context
+    of its own, and every context the test opened is closed after it."""
+    with _chromium.lend() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="session")
