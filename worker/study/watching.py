@@ -31,9 +31,10 @@ FINDINGS_INFO_KEY = "findings"
 FINDINGS_EVERY_S = 10.0
 FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
 #: ... and only once the run has trained this share of its steps since the last read
-#: (or its start): a run slowed down (a busy machine) is read no more often per run,
-#: so the reads' CPU stays a share of the run's, not of the wall clock's.
-FINDINGS_EVERY_PROGRESS = 0.25
+#: (or its start): one live read at most, in its second half, however slowly it runs
+#: (on a busy machine a run of seconds took a minute and was read every 10 s: the
+#: reads' CPU then was a share of the wall clock's, several times the run's own).
+FINDINGS_EVERY_PROGRESS = 0.5
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
