@@ -178,3 +178,23 @@ def test_the_curve_read_never_imports_pyarrow_dataset(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[(100,", "0.25)]", "False"]
+
+
+def test_a_curve_reported_at_once_is_what_reports_one_by_one_give(tmp_path: Path) -> None:
+    import optuna
+
+    journal = storage.journal_storage(tmp_path, "s")
+    study = optuna.create_study(study_name="s/a", storage=journal, direction="maximize")
+    one_by_one, at_once = study.ask(), study.ask()
+    points = [(100, 0.1), (200, 0.25), (300, 0.2)]
+    for step, value in points:
+        one_by_one.report(value, step)
+    storage.report_values(at_once, points)
+    assert at_once._cached_frozen_trial.intermediate_values == dict(points)
+    # a fresh reader of the journal (a coordinator started again, the Study page)
+    trials = optuna.load_study(
+        study_name="s/a", storage=storage.journal_storage(tmp_path, "s")
+    ).trials
+    assert trials[0].intermediate_values == trials[1].intermediate_values == dict(points)
+    lines = storage.journal_path(tmp_path, "s").read_text().splitlines()
+    assert sum('"intermediate_value"' in line for line in lines) == 6

@@ -13,6 +13,7 @@ from optuna.trial import Trial, TrialState
 
 from db.records import RunRecord
 from worker.shutdown import STOP_REASON
+from worker.study import storage
 from worker.study.curve import metric_points
 from worker.study.pruning import critical_finding, curve_step
 from worker.study.state import ENDED_WELL, CoordinatorState, Slot
@@ -114,10 +115,9 @@ class RunWatcher(CoordinatorState):
             slot.evaluations_seen, slot.read_at = passed, now
             points = self._metric_points(slot.run_id)
             slot.points, slot.points_read = points, len(points)
-            for step, value in points:
-                if step > slot.reported_step:
-                    trial.report(value, curve_step(slot.fold, step))
-                    slot.reported_step = step
+            new = [(curve_step(slot.fold, s), v) for s, v in points if s > slot.reported_step]
+            storage.report_values(trial, new)
+            slot.reported_step = max([slot.reported_step, *(s for s, _ in points)])
             if not ended and trial.should_prune():
                 reason = self.studies[slot.arm].pruner.reason(  # type: ignore[attr-defined]
                     self.studies[slot.arm],
