@@ -159,3 +159,23 @@ def test_the_task_is_sent_to_the_queue_its_runs_trained_on(
     WorkerLauncher(store, study_id).evaluate_concatenated("triplet", 0, run_ids)
     assert sent == [((study_id, "triplet", 0, run_ids), "cpu")]  # training.device = cpu
     assert not concatenated.ended(tmp_path, study_id, "triplet", 0)
+
+
+def test_the_status_from_the_coordinators_runs_is_the_status_from_the_store(
+    tmp_path: Path, store: RunStore, study_id: str
+) -> None:
+    from worker.study import control
+    from worker.study.runs import reproduction_tags, study_runs, trial_tags
+
+    ids = [
+        store.create_run(STUDY["base"], tags=trial_tags(study_id, "triplet", 0, 0)),
+        store.create_run(STUDY["base"], tags=reproduction_tags(study_id, "triplet", 0, 1)),
+    ]
+    store.create_run(STUDY["base"], tags=["study:another"])  # not the study's
+    store.set_status(ids[0], "running")
+    listed = study_runs(store, study_id)
+    assert [r.record.run_id for r in listed] == ids
+    assert study_runs(store, study_id, list(reversed(ids))) == listed
+    status = control.study_status(tmp_path, study_id)
+    assert control.study_status(tmp_path, study_id, ids) == status
+    assert status["runs"] == 2 and status["arms"]["triplet"]["runs_in_flight"] == 2

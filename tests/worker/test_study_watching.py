@@ -84,9 +84,9 @@ def test_a_live_read_sets_the_wait_and_a_terminal_read_does_not(
     monkeypatch.setattr(db.findings, "run_findings", dear_read)
     before = time.monotonic()  # the read's wall time is not bounded on a busy machine
     slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=before - 1)
-    assert coordinator._report_curve(slot, None, running(progress=300)) is False  # type: ignore[arg-type]
+    assert coordinator._report_curve(slot, None, running(progress=600)) is False  # type: ignore[arg-type]
     assert coordinator.findings_cost_s >= 0.2
-    assert slot.findings_step == 300
+    assert slot.findings_step == 600
     assert slot.findings_at >= before + 0.2 / watching.FINDINGS_CPU_SHARE
     # a run's end reads the findings it stored: not a measure of a live read
     coordinator.findings_cost_s = 0.0
@@ -117,6 +117,7 @@ def test_a_live_read_waits_for_a_share_of_the_run_to_train_as_well_as_for_its_ti
     monkeypatch.setattr(
         db.findings, "run_findings", lambda store, run_id: reads.append(run_id) or []
     )
+    monkeypatch.setattr(watching, "FINDINGS_EVERY_PROGRESS", 0.25)
     slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=time.monotonic() - 1)
     coordinator._report_curve(slot, None, running(progress=249))  # type: ignore[arg-type]
     assert reads == []  # its time has come, a quarter of its steps not yet
@@ -155,3 +156,45 @@ def test_the_light_curve_read_is_the_shared_readers_over_chunks_and_a_corrupt_fi
     chunk = sorted(store.run_dir(run_id).glob("tables/evals/*.parquet"))[-1]
     chunk.write_bytes(b"not parquet")  # the shared reader quarantines it
     assert metric_points(store, run_id, "map@r") == [(0, 0.0), (100, 0.1), (300, 0.3)]
+
+
+def test_the_curve_read_never_imports_pyarrow_dataset(tmp_path: Path) -> None:
+    """pyarrow.dataset (what a filtered ``read_table`` imports) costs a coordinator more
+    CPU than all its curve reads; a fresh process shows whether the read pulls it in."""
+    import subprocess
+    import sys
+
+    from db.store import RunStore
+
+    store = RunStore(tmp_path)
+    run_id = store.create_run({"seed": 0})
+    tracker = store.tracker(run_id, flush_interval=3600)
+    tracker.track_eval({"map@r": 0.25, "recall@1": 0.5}, 100)
+    tracker.flush()
+    code = (
+        "import sys; from db.store import RunStore; from worker.study.curve import metric_points; "
+        f"print(metric_points(RunStore({str(tmp_path)!r}), {run_id!r}, 'map@r'), "
+        "'pyarrow.dataset' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[(100,", "0.25)]", "False"]
+
+
+def test_a_curve_reported_at_once_is_what_reports_one_by_one_give(tmp_path: Path) -> None:
+    import optuna
+
+    journal = storage.journal_storage(tmp_path, "s")
+    study = optuna.create_study(study_name="s/a", storage=journal, direction="maximize")
+    one_by_one, at_once = study.ask(), study.ask()
+    points = [(100, 0.1), (200, 0.25), (300, 0.2)]
+    for step, value in points:
+        one_by_one.report(value, step)
+    storage.report_values(at_once, points)
+    assert at_once._cached_frozen_trial.intermediate_values == dict(points)
+    # a fresh reader of the journal (a coordinator started again, the Study page)
+    trials = optuna.load_study(
+        study_name="s/a", storage=storage.journal_storage(tmp_path, "s")
+    ).trials
+    assert trials[0].intermediate_values == trials[1].intermediate_values == dict(points)
+    lines = storage.journal_path(tmp_path, "s").read_text().splitlines()
+    assert sum('"intermediate_value"' in line for line in lines) == 6

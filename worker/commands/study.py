@@ -56,7 +56,7 @@ def _coordinate(study_id: str, as_json: bool, parallel: int | None = None) -> in
         print(f"coordinator stopped; continue with: spherescope study resume {study_id}",
               file=sys.stderr)  # fmt: skip
         return 130
-    status = control.study_status(_home(), study_id)
+    status = control.study_status(_home(), study_id, progress.run_ids or None)
     print(control.as_json(status) if as_json else control.status_lines(status), flush=True)
     return 0 if progress.state == "finished" else 1
 

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -171,13 +171,16 @@ def study_state(home: str | os.PathLike[str], study_id: str) -> str:
     return "running" if coordinator_running(Path(home), study_id) else "stopped"
 
 
-def study_status(home: str | os.PathLike[str], study_id: str) -> dict[str, Any]:
-    """Per arm: trials by state against the budget, runs in flight, reproductions."""
+def study_status(
+    home: str | os.PathLike[str], study_id: str, run_ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Per arm: trials by state against the budget, runs in flight, reproductions
+    (``run_ids``: the study's runs when the caller knows them, see ``study_runs``)."""
     from worker.study.results import study_trials
 
     results = study_trials(home, study_id)
     store = RunStore(home)
-    runs = study_runs(store, study_id)
+    runs = study_runs(store, study_id, run_ids)
     arms = {}
     for arm in results.spec.arms:
         mine = [r for r in runs if r.arm == arm.name]

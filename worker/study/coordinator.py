@@ -81,6 +81,9 @@ class Coordinator(Recovery, TrialLauncher, RunWatcher, Reproductions):
             while True:
                 state = self.step()
                 if state != "running":
+                    self.progress.run_ids = [
+                        run.record.run_id for runs in self.known.values() for run in runs
+                    ]
                     if state == "finished":
                         storage.finished_flag(self.home, self.study_id).touch()
                     self.progress.state = state

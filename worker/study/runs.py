@@ -6,7 +6,7 @@ coordinator trusts: a run recorded there exists, whether or not the journal hear
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,10 +97,20 @@ def _tag_values(tags: list[str]) -> dict[str, str]:
     return values
 
 
-def study_runs(store: RunStore, study_id: str) -> list[StudyRun]:
-    """Every run of the study in the store, oldest first."""
+def study_runs(
+    store: RunStore, study_id: str, run_ids: Sequence[str] | None = None
+) -> list[StudyRun]:
+    """Every run of the study in the store, oldest first; given ``run_ids`` (a caller
+    that knows them all: its coordinator), those records read one by one instead of a
+    listing of the store (the run catalogue's query imports pandas and pyarrow.dataset:
+    more CPU than a coordinator spends on a run)."""
     runs = []
-    for record in store.list_runs(tag=f"study:{study_id}"):
+    tag = f"study:{study_id}"
+    if run_ids is None:
+        records = store.list_runs(tag=tag)
+    else:
+        records = [r for r in map(store.get_run, run_ids) if tag in r.tags]
+    for record in records:
         tags = _tag_values(record.tags)
         if "arm" not in tags or "fold" not in tags:
             continue

@@ -57,6 +57,7 @@ class Progress:
 
     state: str = "running"
     launched: list[str] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)  # every run of the study, at its end
 
 
 class CoordinatorState:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,29 @@ def is_finished(home: str | os.PathLike[str], study_id: str) -> bool:
 
 def default_home() -> Path:
     return RunStore().home
+
+
+def report_values(trial: Any, values: Sequence[tuple[int, float]]) -> None:
+    """``trial.report(value, step)`` for each ``(step, value)`` of a running trial, in one
+    journal append (one lock, one read back) where Optuna writes each on its own: a
+    fold's curve is read at its end, a dozen points at once. Steps must be new."""
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal._storage import JournalOperation
+
+    storage = trial.storage if len(values) > 1 else None
+    if not isinstance(storage, JournalStorage):
+        for step, value in values:
+            trial.report(value, step)
+        return
+    logs = [
+        {"op_code": JournalOperation.SET_TRIAL_INTERMEDIATE_VALUE, "trial_id": trial._trial_id,
+         "step": int(step), "intermediate_value": float(value)}
+        for step, value in values
+    ]  # fmt: skip
+    # what JournalStorage.set_trial_intermediate_value does for one (optuna 5.0)
+    with storage._thread_lock:
+        worker_id = storage._replay_result.worker_id
+        storage._backend.append_logs([{**log, "worker_id": worker_id} for log in logs])
+        storage._sync_with_backend()
+    for step, value in values:  # as Trial.report keeps them
+        trial._cached_frozen_trial.intermediate_values[int(step)] = float(value)

@@ -13,6 +13,7 @@ from optuna.trial import Trial, TrialState
 
 from db.records import RunRecord
 from worker.shutdown import STOP_REASON
+from worker.study import storage
 from worker.study.curve import metric_points
 from worker.study.pruning import critical_finding, curve_step
 from worker.study.state import ENDED_WELL, CoordinatorState, Slot
@@ -31,9 +32,10 @@ FINDINGS_INFO_KEY = "findings"
 FINDINGS_EVERY_S = 10.0
 FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
 #: ... and only once the run has trained this share of its steps since the last read
-#: (or its start): a run slowed down (a busy machine) is read no more often per run,
-#: so the reads' CPU stays a share of the run's, not of the wall clock's.
-FINDINGS_EVERY_PROGRESS = 0.25
+#: (or its start): one live read at most, in its second half, however slowly it runs
+#: (on a busy machine a run of seconds took a minute and was read every 10 s: the
+#: reads' CPU then was a share of the wall clock's, several times the run's own).
+FINDINGS_EVERY_PROGRESS = 0.5
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
@@ -113,10 +115,9 @@ class RunWatcher(CoordinatorState):
             slot.evaluations_seen, slot.read_at = passed, now
             points = self._metric_points(slot.run_id)
             slot.points, slot.points_read = points, len(points)
-            for step, value in points:
-                if step > slot.reported_step:
-                    trial.report(value, curve_step(slot.fold, step))
-                    slot.reported_step = step
+            new = [(curve_step(slot.fold, s), v) for s, v in points if s > slot.reported_step]
+            storage.report_values(trial, new)
+            slot.reported_step = max([slot.reported_step, *(s for s, _ in points)])
             if not ended and trial.should_prune():
                 reason = self.studies[slot.arm].pruner.reason(  # type: ignore[attr-defined]
                     self.studies[slot.arm],
