@@ -72,7 +72,7 @@ def deep_link_routes() -> list[Route]:
 
 
 def live_feed_route() -> Route:
-    """``GET <base>/_spherescope/live/<token>?after=<step>``: what a watching tab's
+    """``GET <base>/_spherescope/live/<token>?after=<step>&seq=<n>``: what a watching tab's
     live charts poll (``app.panels.live_feed``). A plain function: Starlette runs it
     in its thread pool, off the event loop, while it reads the store."""
     base = base_path()
@@ -81,7 +81,10 @@ def live_feed_route() -> Route:
         after = request.query_params.get("after", "")
         if not after.lstrip("-").isdigit():
             return JSONResponse({"error": f"after: {after!r} is not a step number"}, 400)
-        body = live_feed.answer(request.path_params["token"], int(after))
+        seq = request.query_params.get("seq", "")  # the answer the tab drew last
+        body = live_feed.answer(
+            request.path_params["token"], int(after), int(seq) if seq.isdigit() else None
+        )
         if body is None:  # 410, not 404: the tab opens a new feed (a 404 is no route)
             return JSONResponse({"error": "token: no such live feed (expired?)"}, 410)
         return Response(body, media_type="application/json", headers=_NO_STORE)

@@ -11,8 +11,10 @@ coordinator as ``spherescope study resume ID`` in a process of its own. Prints:
 - where that time goes, each a median from the previous run's end: the next run queued
   (the coordinator's part), received by the worker (its log), running (claimed by a pool
   process), its first step;
-- the coordinator's CPU time as a share of the study's (coordinator + worker and its pool
-  processes, from the processes' rusage); target ≤ 2 %.
+- the coordinator's CPU time, all of it (its start, following the runs, and any
+  concatenated evaluation of a reproduction it computed itself), as a share of the
+  study's (coordinator + worker and its pool processes, from the processes' rusage);
+  target ≤ 2 %. The exit code follows this share and the gap.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/study_overhead.py [--trials 5]
 """
@@ -104,6 +106,11 @@ def main() -> int:
         default=None,
         help="write the coordinator's cProfile here (its CPU figures then include the profiler's)",
     )
+    parser.add_argument(
+        "--warm-up-s", type=float, default=300.0,
+        help="how long the worker's pool processes may take to import the engine (a busy "
+        "machine needs more)",
+    )  # fmt: skip
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
 
@@ -127,7 +134,7 @@ def main() -> int:
                 WorkerSpec("bench@%h", ("cpu",), 2, {}).argv(), cwd=REPO, env=env,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + args.warm_up_s
         while log.read_text(errors="replace").count(" warm (engine imported") < 2:
             if time.monotonic() > deadline:
                 raise TimeoutError("the worker's pool processes did not warm up")
@@ -156,9 +163,16 @@ def main() -> int:
         # its start: imports, the journal, the first launch (the first validation)
         startup_cpu = next(cpu for at, cpu in samples if at >= first_queued)
         received = received_times(log)
-        evaluation_cpu = sum(
-            float(json.loads(path.read_text()).get("cpu_s", 0.0))
+        # the concatenated evaluations' CPU, by the process that computed each (its pid)
+        evaluations = [
+            json.loads(path.read_text())
             for path in (home / "studies" / study_id / "concatenated").glob("*.json")
+        ]
+        evaluation_cpu = sum(
+            float(e.get("cpu_s", 0.0)) for e in evaluations if e.get("pid") == coordinator.pid
+        )
+        worker_evaluation_cpu = sum(
+            float(e.get("cpu_s", 0.0)) for e in evaluations if e.get("pid") != coordinator.pid
         )
         gaps, queued, got, running = [], [], [], []
         for previous, following in itertools.pairwise(runs):
@@ -185,20 +199,18 @@ def main() -> int:
           f"(min {min(gaps):.2f}, max {max(gaps):.2f}); target ≤ {TARGET_GAP_S:.0f} s: "
           f"{'met' if median <= TARGET_GAP_S else 'NOT met'}")  # fmt: skip
     total = coordinator_cpu + worker_cpu
-    # the concatenated evaluation is study work (a result), done in the coordinator's
-    # process: its CPU, torch's import included, is counted apart from the coordination
-    coordination = coordinator_cpu - evaluation_cpu
-    coordination_share = coordination / total
-    verdict = "met" if coordination_share <= TARGET_SHARE else "NOT met"
-    print(f"coordinator CPU {coordinator_cpu:.1f} s of the study's {total:.1f} s = {share:.1%}; "
-          f"less the concatenated evaluations {coordination:.1f} s = {coordination_share:.1%} "
-          f"(coordination); target ≤ {TARGET_SHARE:.0%}: {verdict}")  # fmt: skip
+    verdict = "met" if share <= TARGET_SHARE else "NOT met"
+    print(f"coordinator CPU (all of it) {coordinator_cpu:.1f} s of the study's {total:.1f} s "
+          f"= {share:.1%}; target ≤ {TARGET_SHARE:.0%}: {verdict}")  # fmt: skip
     after = coordinator_cpu - startup_cpu - evaluation_cpu
-    print(f"of which its start (until the first run is queued) {startup_cpu:.1f} s; the "
-          f"concatenated evaluations of the reproductions (study work, torch's import "
-          f"included) {evaluation_cpu:.1f} s; the rest {after:.1f} s = {after / len(runs):.2f} s "
-          f"a run = {after / total:.1%} of the study's CPU")  # fmt: skip
-    return 0 if median <= TARGET_GAP_S and coordination_share <= TARGET_SHARE else 1
+    print(f"of which its start (until the first run is queued) {startup_cpu:.2f} s = "
+          f"{startup_cpu / total:.1%}; concatenated evaluations it computed itself "
+          f"{evaluation_cpu:.2f} s; the rest {after:.2f} s = {after / len(runs):.3f} s a run = "
+          f"{after / total:.1%}")  # fmt: skip
+    on_worker = sum(e.get("pid") != coordinator.pid for e in evaluations)
+    print(f"concatenated evaluations computed by the worker: {on_worker} of {len(evaluations)}, "
+          f"{worker_evaluation_cpu:.2f} s of the worker's CPU")  # fmt: skip
+    return 0 if median <= TARGET_GAP_S and share <= TARGET_SHARE else 1
 
 
 if __name__ == "__main__":

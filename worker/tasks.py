@@ -36,3 +36,14 @@ def train_run(self: Task, run_id: str) -> str:
         self.apply_async((run_id,), task_id=run_id, queue=queue, countdown=DEVICE_RETRY_S)
         return "queued"
     return execute_run(store, run_id)
+
+
+@app.task(name="spherescope.concatenated_evaluation")
+def concatenated_evaluation(study_id: str, arm: str, repro: int, run_ids: list[str]) -> None:
+    """A study reproduction's concatenated evaluation (``worker.study.concatenated``),
+    here because a pool process has torch imported already; it writes its result file,
+    or its error, in the study's folder."""
+    from worker.study.concatenated import evaluate_and_keep
+
+    store = RunStore()
+    evaluate_and_keep(store.home, study_id, arm, repro, run_ids, store)

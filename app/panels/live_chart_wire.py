@@ -1,18 +1,23 @@
 """A Run-page chart as the live chart element receives it: a data-free Vega-Lite spec
-reading the one dataset ``DATASET`` (built once per spec), and its rows as JSON.
+reading the one dataset ``DATASET`` (built once per spec), and its rows, all of them as
+JSON or, to a tab that holds earlier rows, only what changed (``rows_change``).
 
 The element (``app.panels.live_charts``) keeps one Vega view per chart and, when only
-the rows changed, swaps the dataset inside it instead of embedding the chart anew.
+the rows changed, inserts the new rows into the view and removes the dropped ones (a
+Vega changeset) instead of embedding the chart anew or replacing its whole dataset.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 #: The one dataset of every Run-page chart (a fixed name keeps the spec fixed).
@@ -23,30 +28,104 @@ ZOOM = "zoom"
 
 
 @dataclass(frozen=True)
+class Rows:
+    """A chart's rows: its field names and one tuple of values per row (missing values
+    as None), in the order a tab holds them."""
+
+    fields: tuple[str, ...]
+    values: tuple[tuple[Any, ...], ...]
+
+    @staticmethod
+    def of(frame: pd.DataFrame) -> Rows:
+        columns = _columns(frame)
+        return Rows(tuple(columns), tuple(zip(*columns.values(), strict=True)))
+
+    def json(self, values: tuple[tuple[Any, ...], ...] | None = None) -> str:
+        """``values`` (default: all rows) as columns, ``{field: [values]}`` (half the
+        bytes of records; the chart element makes rows of them): exact floats (their
+        shortest repr), missing values as null."""
+        values = self.values if values is None else values
+        columns = zip(*values, strict=True) if values else [()] * len(self.fields)
+        table = {field: list(column) for field, column in zip(self.fields, columns, strict=True)}
+        return json.dumps(table, allow_nan=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
 class LiveChart:
-    """One chart: its spec and its rows as JSON (``rows_json``), and its title and
+    """One chart: its spec, its rows (``Rows``; as JSON, ``rows``), and its title and
     "N of M points" note for the page's captions."""
 
     spec: str
-    rows: str
+    table: Rows
     title: str
     note: str | None
 
+    @functools.cached_property
+    def rows(self) -> str:
+        """All the rows as JSON: built when a tab needs them all (a script run, a new
+        spec, most rows changed), not on every poll."""
+        return self.table.json()
+
 
 def live_chart(spec: str, frame: pd.DataFrame, title: str, note: str | None) -> LiveChart:
-    return LiveChart(spec, rows_json(frame), title, note)
+    return LiveChart(spec, Rows.of(frame), title, note)
 
 
-def rows_json(frame: pd.DataFrame) -> str:
-    """``frame``'s columns as JSON, ``{column: [values]}`` (the chart element makes
-    rows of them): exact floats (their shortest repr), missing values as null."""
+def rows_change(held: Rows | None, chart: LiveChart) -> tuple[str, Rows]:
+    """The members of a poll's answer that turn the rows a tab holds (``held``; None:
+    none) into ``chart``'s, and the rows the tab then holds, in its order.
+
+    Either ``"rows"``: all of them (nothing held, other fields, or most rows changed:
+    a re-downsampled series), or ``"drop"``: the positions of the held rows that are
+    gone and ``"add"``: the new rows, which the tab appends. While a run trains, a
+    poll's change is the few rows logged since: sending (and the browser parsing,
+    ingesting and laying out) every row of every chart each second was most of what
+    watching cost. Rows are compared as values, in any order (a chart's marks order
+    themselves by x); "" when nothing changed."""
+    new = chart.table
+    if held is not None and (held is new or held == new):
+        return "", new
+    if held is None or held.fields != new.fields:
+        return f',"rows":{chart.rows}', new
+    wanted = Counter(new.values)
+    dropped, kept = [], []
+    for index, row in enumerate(held.values):
+        if wanted[row] > 0:
+            wanted[row] -= 1
+            kept.append(row)
+        else:
+            dropped.append(index)
+    added = []
+    for row in new.values:  # the rows not held, in the chart's order
+        if wanted[row] > 0:
+            wanted[row] -= 1
+            added.append(row)
+    if not dropped and not added:
+        return "", held
+    if len(dropped) + len(added) >= len(new.values):  # cheaper whole
+        return f',"rows":{chart.rows}', new
+    members = f',"drop":{json.dumps(dropped)},"add":{new.json(tuple(added))}'
+    return members, Rows(new.fields, (*kept, *added))
+
+
+def _columns(frame: pd.DataFrame) -> dict[str, list[Any]]:
+    """``frame``'s columns as lists of plain values, missing values as None (through
+    numpy: pandas' per-column lookups and checks were a sixth of a poll's build)."""
     columns = {}
-    for name in frame.columns:
-        values = frame[name].tolist()
-        if frame[name].dtype.kind in "fO" and frame[name].isna().any():
-            values = [None if isinstance(v, float) and math.isnan(v) else v for v in values]
-        columns[str(name)] = values
-    return json.dumps(columns, allow_nan=False, separators=(",", ":"))
+    for name, column in frame.items():
+        values = column.to_numpy()
+        if values.dtype.kind == "f":
+            missing = np.isnan(values)
+            if missing.any():
+                values = values.astype(object)
+                values[missing] = None
+            listed = values.tolist()
+        elif values.dtype.kind in "iub":
+            listed = values.tolist()
+        else:  # text (or anything else): pandas' own conversion, NaN as None
+            listed = [None if isinstance(v, float) and math.isnan(v) else v for v in column]
+        columns[str(name)] = listed
+    return columns
 
 
 def data_free(chart: alt.TopLevelMixin, x: str) -> str:
@@ -66,7 +145,7 @@ def drawn_chart(chart: alt.TopLevelMixin, x: str, title: str) -> LiveChart | Non
     (records,) = datasets.values()
     note = (spec.get("usermeta") or {}).get("points_note")
     rows = pd.DataFrame.from_records(records)
-    return LiveChart(_data_free_spec(spec, x), rows_json(rows), title, note)
+    return LiveChart(_data_free_spec(spec, x), Rows.of(rows), title, note)
 
 
 def _data_free_spec(spec: dict[str, Any], x: str) -> str:

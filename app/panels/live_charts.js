@@ -1,11 +1,14 @@
 // The Run page's charts as one element (app/panels/live_charts.py): a Vega view per
-// chart, kept for the life of the element. New rows replace a view's dataset in place;
-// a view is embedded anew only when its spec changes. While the run trains, the
-// element asks the server's live feed (app/panels/live_feed.py) for what changed and
-// redraws only the charts whose rows changed: no Streamlit script run per refresh;
-// a refresh that took long (a busy machine) spaces out the next ones (BUSY_SHARE).
-// A chart scrolled out of view keeps its newest rows aside and draws them when it comes
-// back into view, and a hidden tab (another browser tab in front) does not poll.
+// chart, kept for the life of the element; a view is embedded anew only when its spec
+// changes. While the run trains, the element asks the server's live feed
+// (app/panels/live_feed.py) for what changed: for each chart whose rows changed, the
+// rows added and the positions of those dropped (app/panels/live_chart_wire.py's
+// rows_change), which go into its view as one Vega changeset: the rows it holds stay
+// (parsed, ingested and laid out once), and so does its zoom. No Streamlit script run
+// per refresh; a refresh that took long (a busy machine) spaces out the next ones
+// (BUSY_SHARE). A chart scrolled out of view keeps its rows up to date aside and draws
+// them when it comes back into view, and a hidden tab (another browser tab in front)
+// does not poll.
 // Zooming or panning one chart (wheel, drag; double-click resets) moves every chart's
 // x range with it.
 
@@ -16,6 +19,7 @@ const LIBRARIES = ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"];
 // way to the training it shares the machine with instead of competing with it.
 const BUSY_SHARE = 0.1;
 const LONGEST_WAIT_MS = 10000;
+const DATASET = "rows"; // every chart's one dataset (live_chart_wire.DATASET)
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -156,8 +160,11 @@ class LiveGrid {
     this.notes.className = "spherescope-live-notes";
     this.root.append(this.caption, this.grid, this.notes);
     parent.appendChild(this.root);
-    // chart id → {specText, rowsText, view, cell, zoom, onScreen, pending}; onScreen is
-    // undefined until the observer first reports on the chart (drawn meanwhile)
+    // chart id → {specText, rowsText, rows, shown, stale, view, cell, zoom, onScreen}:
+    // rows are the chart's rows in the feed's order (each drop names a position in
+    // them), shown the set of those in its view; stale: rows changed since the view
+    // last drew them. onScreen is undefined until the observer first reports on the
+    // chart (drawn meanwhile).
     this.views = new Map();
     // Drawing rows nobody sees costs the browser (and the training beside it) as much
     // as drawing them on screen: charts near the viewport only (200 px ahead).
@@ -173,6 +180,7 @@ class LiveGrid {
     // range in steps means nothing on a time axis, so charts of another x start whole.
     [this.zoomSignal, this.zoom] = linkedZoom();
     this.lastStep = 0;
+    this.seq = null; // the feed's number of the rows this grid holds (null: unknown)
     this.feed = null;
     this.timer = null;
     this.cost = 0; // milliseconds the last refresh took (its answer and redraw)
@@ -199,6 +207,10 @@ class LiveGrid {
   }
 
   async apply(update) {
+    // Changes to rows this grid no longer holds (a script run's charts were drawn
+    // after the poll was answered): dropped; the next poll names what it holds.
+    if (update.base != null && update.base !== this.seq) return;
+    if (update.seq !== undefined) this.seq = update.seq;
     if (update.charts) await this.draw(update.charts);
     // After the charts: "up to step N" names what they show.
     if (update.caption !== undefined) this.caption.textContent = update.caption;
@@ -218,12 +230,18 @@ class LiveGrid {
         held = undefined;
       }
       if (!held) {
+        if (chart.rows === undefined) {
+          this.seq = null; // changes to a chart this grid lacks: the next poll asks anew
+          continue;
+        }
         held = await this.embed(chart);
         await nextFrame(); // each chart is on screen before the next is embedded
-      } else if (chart.rows !== undefined && chart.rows !== held.rowsText) {
-        if (held.onScreen === false) held.pending = chart.rows; // drawn when scrolled to
-        else await this.setRows(held, chart.rows);
+      } else if (chart.rows !== undefined) {
+        this.replaceRows(held, chart.rows);
+      } else if (chart.add !== undefined) {
+        this.changeRows(held, chart.drop, chart.add);
       }
+      if (held.stale && held.onScreen !== false) await this.sync(held); // else when seen
       this.grid.appendChild(held.cell); // keeps the charts in the feed's order
     }
   }
@@ -237,10 +255,10 @@ class LiveGrid {
           for (const entry of entries) {
             const held = entry.target.held;
             held.onScreen = entry.isIntersecting;
-            if (held.onScreen && held.pending !== undefined) {
+            if (held.onScreen && held.stale) {
               const current = () => this.views.get(held.cell.dataset.chart) === held;
               this.queue = this.queue
-                .then(() => (current() ? this.setRows(held, held.pending) : null))
+                .then(() => (current() && held.stale ? this.sync(held) : null))
                 .catch((error) => console.error("SphereScope live charts:", error));
             }
           }
@@ -251,11 +269,40 @@ class LiveGrid {
     this.visibility.observe(cell);
   }
 
-  async setRows(held, rows) {
-    held.pending = undefined;
-    if (rows === held.rowsText) return;
-    held.rowsText = typeof rows === "string" ? rows : null;
-    await held.view.data("rows", records(parsed(rows))).runAsync();
+  // All of a chart's rows anew (a script run's, or most of them changed).
+  replaceRows(held, rows) {
+    const text = typeof rows === "string" ? rows : null;
+    if (text !== null && text === held.rowsText) return; // a re-render's same rows
+    held.rowsText = text;
+    held.rows = records(parsed(rows));
+    held.stale = true;
+  }
+
+  // A poll's change: the rows at the positions ``drop`` are gone, ``add`` follow.
+  changeRows(held, drop, add) {
+    if (drop.length) {
+      if (drop.some((index) => index >= held.rows.length)) this.seq = null; // out of step
+      const gone = new Set(drop);
+      held.rows = held.rows.filter((_, index) => !gone.has(index));
+    }
+    held.rows = held.rows.concat(records(add));
+    held.rowsText = null;
+    held.stale = true;
+  }
+
+  // Bring the view to the chart's rows: one changeset of the rows it lacks and those
+  // it shows that are gone (the rows it keeps are not ingested or parsed again).
+  async sync(held) {
+    held.stale = false;
+    const now = new Set(held.rows);
+    const gone = new Set();
+    for (const row of held.shown) if (!now.has(row)) gone.add(row);
+    const fresh = held.rows.filter((row) => !held.shown.has(row));
+    held.shown = now;
+    if (!gone.size && !fresh.length) return;
+    const change = window.vega.changeset().insert(fresh);
+    if (gone.size) change.remove((row) => gone.has(row));
+    await held.view.change(DATASET, change).runAsync();
   }
 
   async embed(chart) {
@@ -268,7 +315,8 @@ class LiveGrid {
     const signal = zoomSignal(spec);
     spec.width = "container";
     spec.autosize = { type: "fit-x", contains: "padding" };
-    spec.datasets = { rows: records(parsed(chart.rows)) };
+    const rows = records(parsed(chart.rows));
+    spec.datasets = { [DATASET]: rows }; // Vega ingests these objects: they are its rows
     const { view } = await window.vegaEmbed(cell, spec, {
       actions: false,
       renderer: "canvas",
@@ -280,6 +328,9 @@ class LiveGrid {
     const held = {
       specText: typeof chart.spec === "string" ? chart.spec : JSON.stringify(chart.spec),
       rowsText: typeof chart.rows === "string" ? chart.rows : null,
+      rows,
+      shown: new Set(rows),
+      stale: false,
       view,
       cell,
       zoom: signal,
@@ -355,7 +406,10 @@ class LiveGrid {
   async ask(feed) {
     let answer = null;
     try {
-      const response = await fetch(`${feed.url}?after=${this.lastStep}`, { cache: "no-store" });
+      const seq = this.seq === null ? "" : this.seq; // empty: send every chart's rows whole
+      const response = await fetch(`${feed.url}?after=${this.lastStep}&seq=${seq}`, {
+        cache: "no-store",
+      });
       if (response.status === 410) {
         this.feed = null;
         this.trigger("expired", true);

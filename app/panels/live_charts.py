@@ -4,10 +4,10 @@ the run trains, polls the server's live feed for what changed (``live_charts.js`
 Streamlit re-renders every element of a fragment on each of its runs and re-lays out
 every Vega view: at a refresh every 1.5 s that was ~10 % of a core per watching tab
 in the browser, and the script run itself most of the server's share. Here a refresh
-is one small HTTP answer (``app.panels.live_feed``) and a dataset swap in the views
-whose rows changed. Vega, Vega-Lite and vega-embed are vendored under ``app/static``
-(Streamlit's static serving, ``server.enableStaticServing``): nothing comes from the
-internet.
+is one small HTTP answer (``app.panels.live_feed``) with the rows added since the last
+one, inserted into the views whose rows changed (a Vega changeset). Vega, Vega-Lite and
+vega-embed are vendored under ``app/static`` (Streamlit's static serving,
+``server.enableStaticServing``): nothing comes from the internet.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from sphere_engine.catalogue import numbers
 _component = element("spherescope_live_charts", "live_charts")
 
 
-def show(drawn: Drawn, *, feed: Feed | None, key: str) -> None:
-    """Draw ``drawn``'s charts and captions; with a ``feed``, keep them live."""
+def show(drawn: Drawn, *, feed: Feed | None, key: str, seq: int = 0) -> None:
+    """Draw ``drawn``'s charts and captions; with a ``feed``, keep them live (``seq``:
+    the number ``Feed.current`` gave ``drawn``, which the element's polls name)."""
     base = base_path()
     payload = {
         "base": f"{base}/app/static/vega",
@@ -37,6 +38,7 @@ def show(drawn: Drawn, *, feed: Feed | None, key: str) -> None:
         "caption": drawn.caption,
         "notes": list(drawn.notes),
         "last_step": drawn.last_step,
+        "seq": seq,
         # the tooltips write numbers by the one rule (catalogue.numbers.format_number)
         "numbers": {
             "significant": numbers.SIGNIFICANT,

@@ -5,8 +5,9 @@ The Run page draws one tab of charts (a ``ChartRequest``) as one element
 what changed every ``POLL_S``: ``GET <base>/_spherescope/live/<token>?after=<step>``
 (``app/server.py`` routes it to ``answer``). The feed behind the token holds the tab's
 series (``app.data.LiveSeries``: the first read downsampled, then only the points
-logged since) and what it last sent, so an answer carries the rows of the charts that
-changed and nothing when no step was logged. No script run, no element re-rendered:
+logged since) and the rows the tab holds, so an answer carries, for each chart whose rows
+changed, the rows added and the positions of those dropped (``live_chart_wire.rows_change``),
+and nothing when no step was logged. No script run, no element re-rendered:
 a Streamlit fragment rerun re-rendered every element of the page and re-laid out every
 Vega view, most of a watching tab's cost (bench/dashboard_speed).
 
@@ -29,7 +30,7 @@ import pandas as pd
 
 from app import data
 from app.panels import shared_charts, training_charts
-from app.panels.live_chart_wire import LiveChart
+from app.panels.live_chart_wire import LiveChart, Rows, rows_change
 from app.transforms import time_at_steps
 from sphere_engine.catalogue import METRICS, ChartGroup, Source, find, key_metrics
 
@@ -160,11 +161,15 @@ def _evaluation(
 @dataclass
 class Feed:
     """One tab's charts of one run: their series, read incrementally, and what the tab
-    was last sent (chart id → (spec, rows))."""
+    holds (chart id → (spec, rows in the tab's order)) once it has drawn the answer
+    numbered ``seq``: a poll names the answer it drew last, and a tab that drew
+    another (an answer lost, a script run's charts drawn after a poll's) gets every
+    chart's rows whole instead of changes to rows it does not hold."""
 
     request: ChartRequest
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
-    sent: dict[str, tuple[str, str]] = field(default_factory=dict)
+    sent: dict[str, tuple[str, Rows]] = field(default_factory=dict)
+    seq: int = 0
     polled_at: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -187,18 +192,22 @@ class Feed:
             )
         return build(self.request, series, totals)
 
-    def current(self) -> Drawn:
-        """The charts now, all of which the page sends (a script run draws them all)."""
+    def current(self) -> tuple[Drawn, int]:
+        """The charts now, all of which the page sends (a script run draws them all),
+        and the number the tab's element names them by in its polls."""
         with self.lock:
             drawn = self.read()
-            self.sent = {name: (chart.spec, chart.rows) for name, chart in drawn.charts}
+            self.sent = {name: (chart.spec, chart.table) for name, chart in drawn.charts}
+            self.seq += 1
             self.polled_at = time.monotonic()
-            return drawn
+            return drawn, self.seq
 
-    def changes(self, after: int) -> str:
-        """The answer to a poll from a tab that draws up to step ``after``: JSON with
-        the run's state, the captions, the charts' order, and the spec and rows of each
-        chart that changed since it was last sent (JSON inside as is, not re-encoded)."""
+    def changes(self, after: int, seq: int | None = None) -> str:
+        """The answer to a poll from a tab that draws up to step ``after`` and drew the
+        answer ``seq`` last (None: whatever it drew, all rows are sent): JSON with the
+        run's state, the captions, the charts' order, and the spec and row changes of
+        each chart that changed since (JSON inside as is, not re-encoded); ``base``
+        names the state the changes apply to, ``seq`` the state they make."""
         with self.lock:
             self.polled_at = time.monotonic()
             data.mark_watched(self.request.run_id)  # it flushes more often while watched
@@ -207,22 +216,27 @@ class Feed:
             except ValueError:  # deleted meanwhile: nothing more will come
                 active = False
             drawn = self.read()
+            if seq != self.seq:  # the tab holds something else: send it all
+                self.sent = {}
             parts = []
-            if drawn.last_step != after or not active:
+            if drawn.last_step != after or not active or not self.sent:
                 for name, chart in drawn.charts:
-                    spec, rows = self.sent.get(name, ("", ""))
+                    spec, held = self.sent.get(name, ("", None))
                     part = f'{{"id":{json.dumps(name)}'
                     if chart.spec != spec:  # as a string, the form a script run sends
                         part += f',"spec":{json.dumps(chart.spec)}'
-                    if chart.rows != rows:
-                        part += f',"rows":{chart.rows}'
-                    parts.append(part + "}")
-                    self.sent[name] = (chart.spec, chart.rows)
+                        held = None  # a chart embedded anew draws all its rows
+                    rows, held = rows_change(held, chart)
+                    parts.append(part + rows + "}")
+                    self.sent[name] = (chart.spec, held)
+            self.seq += 1
             head = {
                 "active": active,
                 "last_step": drawn.last_step,
                 "caption": drawn.caption,
                 "notes": list(drawn.notes),
+                "base": seq,
+                "seq": self.seq,
             }
             charts = f',"charts":[{",".join(parts)}]' if parts else ""
             return json.dumps(head)[:-1] + charts + "}"
@@ -246,13 +260,13 @@ def open_feed(request: ChartRequest, token: str | None) -> Feed:
         return feed
 
 
-def answer(token: str, after: int) -> str | None:
+def answer(token: str, after: int, seq: int | None = None) -> str | None:
     """A poll's answer (``Feed.changes``), or None for a token no feed has (never
     issued, or dropped after ``IDLE_S`` without a poll)."""
     with _lock:
         _drop_idle()
         feed = _feeds.get(token)
-    return None if feed is None else feed.changes(after)
+    return None if feed is None else feed.changes(after, seq)
 
 
 def _drop_idle() -> None:

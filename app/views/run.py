@@ -229,7 +229,8 @@ def _charts(
             data.mark_watched(run_id)  # its tracker flushes more often while watched
         else:
             feed = live_feed.Feed(request)  # one read, nothing to poll
-        live_charts.show(feed.current(), feed=feed if live else None, key=CHARTS)
+        drawn, seq = feed.current()
+        live_charts.show(drawn, feed=feed if live else None, seq=seq, key=CHARTS)
 
 
 ui.run_page(main)

@@ -3,6 +3,7 @@ stack `spherescope up` starts), and the Chromium they use."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -12,10 +13,14 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from app.health import wait_until_answering
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -35,6 +40,52 @@ def require_chromium() -> None:
             f"{CHROMIUM} is missing; CI must run the browser tests (apt-get install -y chromium)"
         )
     pytest.skip(f"{CHROMIUM} is missing (install the chromium package to run e2e tests)")
+
+
+class SharedChromium:
+    """One Playwright driver and one headless Chromium for all the browser tests of a
+    pytest process (an xdist worker); each test lends it (``lend``) and opens its pages
+    in browser contexts of its own, closed after it.
+
+    Between its calls Playwright's sync API marks its event loop as the thread's running
+    loop (``wait_for_future`` in playwright/_impl/_greenlets.py). Kept for a whole
+    session, that mark would make ``asyncio.run`` fail in every later test of the
+    process and a test's own ``sync_playwright()`` refuse to start; so it is set only
+    while a test holds the browser."""
+
+    def __init__(self, browser: Browser, loop: asyncio.AbstractEventLoop) -> None:
+        self._browser = browser
+        self._loop = loop
+
+    @contextmanager
+    def lend(self) -> Iterator[Browser]:
+        """The browser, for one test; closes every context (and page) it opened."""
+        asyncio._set_running_loop(self._loop)  # as the sync API left it after its last call
+        try:
+            yield self._browser
+        finally:
+            try:
+                for context in self._browser.contexts:
+                    context.close()
+            finally:
+                asyncio._set_running_loop(None)
+
+
+@contextmanager
+def shared_chromium() -> Iterator[SharedChromium]:
+    """Playwright and Chromium started once; both stopped on leaving."""
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    playwright = sync_playwright().start()
+    loop = asyncio.get_running_loop()  # the sync API's, marked running between calls
+    try:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        asyncio._set_running_loop(None)
+        yield SharedChromium(browser, loop)
+    finally:
+        asyncio._set_running_loop(loop)
+        playwright.stop()  # closes the browser too
 
 
 def free_port() -> int:

@@ -12,6 +12,8 @@ from db.catalogue.manage import rebuild_index
 from db.store import RunStore
 
 OLD_NAME = "needle-baseline-2019"
+#: The runs of the session's ``many_runs`` store (tests/app/conftest.py): a lab's scale.
+MANY_RUNS = 300
 
 
 def fill_many(home: Path, count: int) -> list[str]:

@@ -9,7 +9,7 @@ import math
 
 import pytest
 from app_fixtures import config, scalars
-from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from dashboard_server import ARTIFACTS
 
 from db.store import RunStore
 
@@ -66,51 +66,46 @@ def _diverged_run(store: RunStore, name: str, *, diverge: bool) -> str:
     return run_id
 
 
-def test_tiles_loss_charts_and_the_untrusted_marker(shared_stack, stack_home):
-    from playwright.sync_api import sync_playwright
-
+def test_tiles_loss_charts_and_the_untrusted_marker(shared_stack, stack_home, browser):
     store = RunStore(stack_home)
     long_run = _long_live_run(store)
     bad = _diverged_run(store, "blown up", diverge=True)
     good = _diverged_run(store, "healthy", diverge=False)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1600})
-        page.goto(f"{shared_stack}/run?run_id={long_run}")
-        page.get_by_text(f"up to step {LONG_STEPS - 96:,}").first.wait_for(timeout=90_000)
-        page.locator(CHARTS).nth(5).wait_for(timeout=60_000)
-        titles = page.evaluate(
-            f"() => Array.from(document.querySelectorAll('{CHARTS}'), c => c.innerText)"
-        )
-        assert page.locator(CHARTS).count() == 6, titles  # both loss terms, sec, norms...
-        page.screenshot(path=ARTIFACTS / "run-long-live-1440.png")
-        for width in (1440, 1280):
-            page.set_viewport_size({"width": width, "height": 1600})
-            page.wait_for_timeout(500)
-            assert page.evaluate(_OVERLAPS_JS) == [], f"tiles overlap at {width} px"
+    page = browser.new_page(viewport={"width": 1440, "height": 1600})
+    page.goto(f"{shared_stack}/run?run_id={long_run}")
+    page.get_by_text(f"up to step {LONG_STEPS - 96:,}").first.wait_for(timeout=90_000)
+    page.locator(CHARTS).nth(5).wait_for(timeout=60_000)
+    titles = page.evaluate(
+        f"() => Array.from(document.querySelectorAll('{CHARTS}'), c => c.innerText)"
+    )
+    assert page.locator(CHARTS).count() == 6, titles  # both loss terms, sec, norms...
+    page.screenshot(path=ARTIFACTS / "run-long-live-1440.png")
+    for width in (1440, 1280):
+        page.set_viewport_size({"width": width, "height": 1600})
+        page.wait_for_timeout(500)
+        assert page.evaluate(_OVERLAPS_JS) == [], f"tiles overlap at {width} px"
 
-        # The stack runs outside the repository (dashboard_server.spherescope_up): no
-        # Deploy button all the same; the sidebar's icons are Material symbols.
-        assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
-        assert page.get_by_role("button", name="Deploy").count() == 0
-        icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]')
-        assert icons.count() >= 7
-        _check_dark_captions(browser, f"{shared_stack}/run?run_id={long_run}")
+    # The stack runs outside the repository (dashboard_server.spherescope_up): no
+    # Deploy button all the same; the sidebar's icons are Material symbols.
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+    assert page.get_by_role("button", name="Deploy").count() == 0
+    icons = page.locator('[data-testid="stSidebarNav"] [data-testid="stIconMaterial"]')
+    assert icons.count() >= 7
+    _check_dark_captions(browser, f"{shared_stack}/run?run_id={long_run}")
 
-        page.goto(f"{shared_stack}/run?run_id={bad}")
-        marker = page.locator(".spherescope-tile .spherescope-untrusted")
-        marker.wait_for(timeout=60_000)
-        status = page.locator(".spherescope-tile").first.inner_text()
-        assert "finished" in status and "untrusted" in status
-        assert "diverged" in (marker.get_attribute("title") or "")
+    page.goto(f"{shared_stack}/run?run_id={bad}")
+    marker = page.locator(".spherescope-tile .spherescope-untrusted")
+    marker.wait_for(timeout=60_000)
+    status = page.locator(".spherescope-tile").first.inner_text()
+    assert "finished" in status and "untrusted" in status
+    assert "diverged" in (marker.get_attribute("title") or "")
 
-        page.goto(f"{shared_stack}/compare?runs={bad},{good}")
-        page.get_by_text("Final metrics").first.wait_for(timeout=90_000)
-        marked = page.locator(".spherescope-untrusted")
-        marked.first.wait_for(timeout=60_000)
-        assert marked.count() == 1  # the diverged run's, not the healthy one's
-        page.screenshot(path=ARTIFACTS / "compare-untrusted.png", full_page=True)
-        browser.close()
+    page.goto(f"{shared_stack}/compare?runs={bad},{good}")
+    page.get_by_text("Final metrics").first.wait_for(timeout=90_000)
+    marked = page.locator(".spherescope-untrusted")
+    marked.first.wait_for(timeout=60_000)
+    assert marked.count() == 1  # the diverged run's, not the healthy one's
+    page.screenshot(path=ARTIFACTS / "compare-untrusted.png", full_page=True)
 
 
 #: The relative luminance (0 black .. 1 white) of an element's computed text colour,
@@ -140,33 +135,30 @@ _DOMAINS_JS = f"""axis => Array.from(document.querySelectorAll('{CHARTS}'),
   cell => cell.vegaView.scale(axis).domain().map(Number))"""
 
 
-def test_compare_zoom_is_linked_kept_in_the_url_and_log_axes_show_decades(shared_stack, stack_home):
-    from playwright.sync_api import sync_playwright
-
+def test_compare_zoom_is_linked_kept_in_the_url_and_log_axes_show_decades(
+    shared_stack, stack_home, browser
+):
     store = RunStore(stack_home)
     runs = [_diverged_run(store, f"zoom {i}", diverge=False) for i in range(2)]
     metrics = "loss/total,norm/var"  # norm variance: a log axis (the default scale)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1400})
-        page.goto(f"{shared_stack}/compare?runs={','.join(runs)}&metrics={metrics}&zoom=step:10,30")
-        charts = page.locator(CHARTS)
-        charts.nth(1).locator("canvas").wait_for(timeout=90_000)
-        page.wait_for_timeout(1000)
-        assert page.evaluate(_DOMAINS_JS, "x") == [[10, 30], [10, 30]]  # the link's zoom
-        # the log axis spans whole decades, ticked at powers of ten
-        low, high = page.evaluate(_DOMAINS_JS, "y")[1]
-        assert [math.log10(low), math.log10(high)] == [
-            pytest.approx(round(math.log10(low))),
-            pytest.approx(round(math.log10(high))),
-        ], (low, high)
-        box = charts.nth(0).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
-        for _ in range(4):
-            page.mouse.wheel(0, 200)  # zoom out, on the first chart
-            page.wait_for_timeout(50)
-        page.wait_for_timeout(500)
-        first, second = page.evaluate(_DOMAINS_JS, "x")
-        assert first[1] - first[0] > 20 and first == pytest.approx(second)  # linked
-        assert "zoom=step" in page.url and "zoom=step%3A10%2C30" not in page.url, page.url
-        browser.close()
+    page = browser.new_page(viewport={"width": 1440, "height": 1400})
+    page.goto(f"{shared_stack}/compare?runs={','.join(runs)}&metrics={metrics}&zoom=step:10,30")
+    charts = page.locator(CHARTS)
+    charts.nth(1).locator("canvas").wait_for(timeout=90_000)
+    page.wait_for_timeout(1000)
+    assert page.evaluate(_DOMAINS_JS, "x") == [[10, 30], [10, 30]]  # the link's zoom
+    # the log axis spans whole decades, ticked at powers of ten
+    low, high = page.evaluate(_DOMAINS_JS, "y")[1]
+    assert [math.log10(low), math.log10(high)] == [
+        pytest.approx(round(math.log10(low))),
+        pytest.approx(round(math.log10(high))),
+    ], (low, high)
+    box = charts.nth(0).bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
+    for _ in range(4):
+        page.mouse.wheel(0, 200)  # zoom out, on the first chart
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(500)
+    first, second = page.evaluate(_DOMAINS_JS, "x")
+    assert first[1] - first[0] > 20 and first == pytest.approx(second)  # linked
+    assert "zoom=step" in page.url and "zoom=step%3A10%2C30" not in page.url, page.url

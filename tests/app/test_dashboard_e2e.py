@@ -13,7 +13,7 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
-from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, spherescope_up
+from dashboard_server import ARTIFACTS, spherescope_up
 
 pytestmark = pytest.mark.e2e
 
@@ -162,99 +162,94 @@ def _check_cleared_number_is_reported(page, base: str) -> None:
 # ----------------------------------------------------------------------------- the flow
 
 
-def test_launch_watch_cancel_compare_geometry(stack):
-    from playwright.sync_api import sync_playwright
-
+def test_launch_watch_cancel_compare_geometry(stack, browser):
     base = stack
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
-        log = BrowserLog(page, base)
-        try:
-            # 0. /runs is the Runs page too (not "Page not found"); a cleared number
-            page.goto(base + "/runs")
-            page.get_by_role("heading", name="Runs", exact=True).wait_for(timeout=60_000)
-            page.get_by_text("No runs yet").wait_for()
-            assert not page.get_by_text("Page not found").count()
-            _check_cleared_number_is_reported(page, base)
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    log = BrowserLog(page, base)
+    try:
+        # 0. /runs is the Runs page too (not "Page not found"); a cleared number
+        page.goto(base + "/runs")
+        page.get_by_role("heading", name="Runs", exact=True).wait_for(timeout=60_000)
+        page.get_by_text("No runs yet").wait_for()
+        assert not page.get_by_text("Page not found").count()
+        _check_cleared_number_is_reported(page, base)
 
-            # 1. launch a small digits run from the form
-            first = _launch_from_form(page, base, "e2e-live", FIRST_STEPS, eval_every=500)
+        # 1. launch a small digits run from the form
+        first = _launch_from_form(page, base, "e2e-live", FIRST_STEPS, eval_every=500)
 
-            # 2. it is in the runs table
-            page.goto(base + "/")  # Runs is the default page, served at the root
-            page.get_by_role("heading", name="Runs", exact=True).wait_for()
-            # st.dataframe draws on a canvas; its accessible grid holds the cell texts
-            page.locator('[role="gridcell"]', has_text=re.compile(r"^e2e-live$")).first.wait_for(
-                state="attached", timeout=30_000
-            )
+        # 2. it is in the runs table
+        page.goto(base + "/")  # Runs is the default page, served at the root
+        page.get_by_role("heading", name="Runs", exact=True).wait_for()
+        # st.dataframe draws on a canvas; its accessible grid holds the cell texts
+        page.locator('[role="gridcell"]', has_text=re.compile(r"^e2e-live$")).first.wait_for(
+            state="attached", timeout=30_000
+        )
 
-            # 3. its Run page updates live: points appear without a reload, then finished
-            page.goto(f"{base}/run?run_id={first}")
-            page.get_by_role("heading", name="Run", exact=True).wait_for()
-            seen = _watch(page, {"finished", "failed", "cancelled", "lost"}, RUN_S)
-            assert seen[-1][0] == "finished", seen
-            # the header (every 5 s) may tell the end before the charts' next poll (1 s)
-            # brings the last points: the page then shows them all, without a reload
-            page.get_by_text(f"{FIRST_STEPS:,} points logged per metric").wait_for(timeout=10_000)
-            seen.append(("finished", _logged_points(page)))
-            page.screenshot(path=str(ARTIFACTS / "run.png"), full_page=True)
-            counts = [points for _, points in seen if points]
-            assert len(set(counts)) >= 2, f"the live chart never gained points: {seen}"
-            assert counts == sorted(counts)
-            assert counts[-1] == FIRST_STEPS
-            # the overview tab: loss, norms, variance and cosines (what a run is watched for)
-            assert page.locator(".spherescope-live-chart").count() >= 4
+        # 3. its Run page updates live: points appear without a reload, then finished
+        page.goto(f"{base}/run?run_id={first}")
+        page.get_by_role("heading", name="Run", exact=True).wait_for()
+        seen = _watch(page, {"finished", "failed", "cancelled", "lost"}, RUN_S)
+        assert seen[-1][0] == "finished", seen
+        # the header (every 5 s) may tell the end before the charts' next poll (1 s)
+        # brings the last points: the page then shows them all, without a reload
+        page.get_by_text(f"{FIRST_STEPS:,} points logged per metric").wait_for(timeout=10_000)
+        seen.append(("finished", _logged_points(page)))
+        page.screenshot(path=str(ARTIFACTS / "run.png"), full_page=True)
+        counts = [points for _, points in seen if points]
+        assert len(set(counts)) >= 2, f"the live chart never gained points: {seen}"
+        assert counts == sorted(counts)
+        assert counts[-1] == FIRST_STEPS
+        # the overview tab: loss, norms, variance and cosines (what a run is watched for)
+        assert page.locator(".spherescope-live-chart").count() >= 4
 
-            # 4. launch a second, long run and cancel it from the runs table
-            second = _launch_from_form(page, base, "e2e-cancel", 100_000, eval_every=1000)
-            page.goto(f"{base}/run?run_id={second}")
-            _watch(page, {"running"}, RUN_S)
-            page.goto(base + "/")  # Runs is the default page, served at the root
-            page.get_by_role("heading", name="Runs", exact=True).wait_for()
-            picker = page.get_by_label("Runs to act on", exact=True)
-            picker.click()
-            picker.fill("e2e-cancel")
-            _settle(page)
-            page.get_by_role("option", name=re.compile(r"^e2e-cancel")).click()
-            _settle(page)
-            page.keyboard.press("Escape")  # close the drop-down (it makes the page inert)
-            _settle(page)
-            page.get_by_role("button", name="Clone into the launch form").wait_for()
-            page.get_by_role("button", name="Cancel", exact=True).click()
-            page.get_by_text(re.compile(r"^Cancel requested for 1 run")).wait_for(timeout=30_000)
-            page.screenshot(path=str(ARTIFACTS / "runs.png"), full_page=True)
-            page.goto(f"{base}/run?run_id={second}")
-            assert _watch(page, {"cancelled", "finished", "failed"}, 60)[-1][0] == "cancelled"
+        # 4. launch a second, long run and cancel it from the runs table
+        second = _launch_from_form(page, base, "e2e-cancel", 100_000, eval_every=1000)
+        page.goto(f"{base}/run?run_id={second}")
+        _watch(page, {"running"}, RUN_S)
+        page.goto(base + "/")  # Runs is the default page, served at the root
+        page.get_by_role("heading", name="Runs", exact=True).wait_for()
+        picker = page.get_by_label("Runs to act on", exact=True)
+        picker.click()
+        picker.fill("e2e-cancel")
+        _settle(page)
+        page.get_by_role("option", name=re.compile(r"^e2e-cancel")).click()
+        _settle(page)
+        page.keyboard.press("Escape")  # close the drop-down (it makes the page inert)
+        _settle(page)
+        page.get_by_role("button", name="Clone into the launch form").wait_for()
+        page.get_by_role("button", name="Cancel", exact=True).click()
+        page.get_by_text(re.compile(r"^Cancel requested for 1 run")).wait_for(timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / "runs.png"), full_page=True)
+        page.goto(f"{base}/run?run_id={second}")
+        assert _watch(page, {"cancelled", "finished", "failed"}, 60)[-1][0] == "cancelled"
 
-            # 5. compare both runs
-            page.goto(f"{base}/compare?runs={first},{second}")
-            page.get_by_role("heading", name="Final metrics").wait_for(timeout=60_000)
-            page.locator(".spherescope-live-chart canvas").first.wait_for()  # metric charts
-            _settle(page)
-            page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+        # 5. compare both runs
+        page.goto(f"{base}/compare?runs={first},{second}")
+        page.get_by_role("heading", name="Final metrics").wait_for(timeout=60_000)
+        page.locator(".spherescope-live-chart canvas").first.wait_for()  # metric charts
+        _settle(page)
+        page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
 
-            # 6. the geometry of the first run's last snapshot
-            page.goto(f"{base}/geometry?run_id={first}")
-            page.get_by_role("heading", name="Recorded analyses").wait_for(timeout=60_000)
-            page.get_by_text(re.compile(rf"^Step {FIRST_STEPS}: ")).wait_for(timeout=30_000)
-            # histogram, PCA, angles and the projector's PCA; the matrix is its own element
-            assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
-            page.locator(".spherescope-matrix canvas").wait_for(timeout=30_000)
-            _settle(page)
-            page.screenshot(path=str(ARTIFACTS / "geometry.png"), full_page=True)
-            assert not page.get_by_text("Something went wrong").count()
+        # 6. the geometry of the first run's last snapshot
+        page.goto(f"{base}/geometry?run_id={first}")
+        page.get_by_role("heading", name="Recorded analyses").wait_for(timeout=60_000)
+        page.get_by_text(re.compile(rf"^Step {FIRST_STEPS}: ")).wait_for(timeout=30_000)
+        # histogram, PCA, angles and the projector's PCA; the matrix is its own element
+        assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
+        page.locator(".spherescope-matrix canvas").wait_for(timeout=30_000)
+        _settle(page)
+        page.screenshot(path=str(ARTIFACTS / "geometry.png"), full_page=True)
+        assert not page.get_by_text("Something went wrong").count()
 
-            # 7. links to runs that do not exist say so
-            page.goto(f"{base}/geometry?run_id=nope")
-            page.get_by_text("No run with id nope").wait_for(timeout=60_000)
-            page.goto(f"{base}/compare?runs=nope")
-            page.get_by_text("No run with id nope").wait_for(timeout=60_000)
-            log.check()
-            # and the stack's own log carries no noise
-            stack_log = (ARTIFACTS / "e2e-stack.log").read_text()
-            for noise in ("superuser privileges", "as revoked in backend", "Loading faiss"):
-                assert noise not in stack_log, noise
-        finally:
-            page.screenshot(path=str(ARTIFACTS / "last-page.png"), full_page=True)
-            browser.close()
+        # 7. links to runs that do not exist say so
+        page.goto(f"{base}/geometry?run_id=nope")
+        page.get_by_text("No run with id nope").wait_for(timeout=60_000)
+        page.goto(f"{base}/compare?runs=nope")
+        page.get_by_text("No run with id nope").wait_for(timeout=60_000)
+        log.check()
+        # and the stack's own log carries no noise
+        stack_log = (ARTIFACTS / "e2e-stack.log").read_text()
+        for noise in ("superuser privileges", "as revoked in backend", "Loading faiss"):
+            assert noise not in stack_log, noise
+    finally:
+        page.screenshot(path=str(ARTIFACTS / "last-page.png"), full_page=True)

@@ -9,7 +9,7 @@ before falling back to ``/``. Served by ``app/main.py`` alone this test fails.
 from __future__ import annotations
 
 import pytest
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
+from dashboard_server import dashboard, require_chromium
 
 from app.navigation import PAGES
 from db.store import RunStore
@@ -43,25 +43,21 @@ def server(tmp_path):
         yield base, run_ids
 
 
-def test_every_page_opens_by_deep_link_without_failed_requests(server) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_every_page_opens_by_deep_link_without_failed_requests(server, browser) -> None:
     base, (first, second) = server
     query = {"views/run.py": f"?run_id={first}", "views/geometry.py": f"?run_id={first}"}
     query["views/compare.py"] = f"?runs={first},{second}"
     paths = ["/", *(f"/{p.url_path}{query.get(p.file, '')}" for p in PAGES if not p.default)]
     failed: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
-        page.on("console", lambda m: m.type == "error" and failed.append(f"console: {m.text}"))
-        try:
-            for path in paths:
-                page.goto(base + path)
-                page.locator(LOADED).first.wait_for(timeout=60_000)
-                page.wait_for_timeout(1500)  # the page's later requests (charts, media)
-                assert not page.get_by_text("Page not found").count(), path
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    page.on("console", lambda m: m.type == "error" and failed.append(f"console: {m.text}"))
+    try:
+        for path in paths:
+            page.goto(base + path)
+            page.locator(LOADED).first.wait_for(timeout=60_000)
+            page.wait_for_timeout(1500)  # the page's later requests (charts, media)
+            assert not page.get_by_text("Page not found").count(), path
+    finally:
+        page.close()  # no event after this point
     assert not failed, f"failed requests or console errors on deep links: {failed}"

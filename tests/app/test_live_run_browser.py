@@ -1,6 +1,6 @@
 """The live Run page in headless Chromium against the real stack: its chart element
-polls the live feed and swaps new rows into its Vega views in place (watching
-must be cheap), and zooming one chart zooms them all."""
+polls the live feed and inserts the new rows into its Vega views in place, keeping the
+rows they hold (watching must be cheap), and zooming one chart zooms them all."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 from app_fixtures import config, scalars
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS
+from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
 from db.store import RunStore
 
@@ -238,6 +238,80 @@ _DOMAINS_COVER_ROWS_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS
     const [low, high] = cell.vegaView.scale('x').domain().map(Number);
     return low <= Math.min(...times) && high >= Math.max(...times);
   }})"""
+
+
+#: Installed before the page's scripts: keeps every answer of the live feed.
+_RECORD_ANSWERS_JS = """(() => {
+  window.__liveAnswers = [];
+  const fetched = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await fetched(...args);
+    if (String(args[0]).includes('/_spherescope/live/')) {
+      response.clone().json().then(answer => window.__liveAnswers.push(answer), () => null);
+    }
+    return response;
+  };
+})();"""
+#: Keep each chart's row objects (its Vega view's tuples) to compare after a refresh.
+_KEEP_ROWS_JS = f"""() => {{
+  window.__rows = Array.from(document.querySelectorAll('{CHARTS}'),
+    cell => cell.vegaView.data('rows').slice());
+  window.__liveAnswers.length = 0;
+  return window.__rows.map(rows => rows.length);
+}}"""
+#: Per chart: whether its view still holds every row object it held, and its rows'
+#: (step, series) pairs: each once.
+_ROWS_NOW_JS = f"""() => Array.from(document.querySelectorAll('{CHARTS}'), (cell, index) => {{
+  const now = cell.vegaView.data('rows');
+  const held = new Set(now);
+  const pairs = now.map(row => `${{row.step}}:${{row.name ?? row.sample ?? ''}}`);
+  return {{kept: window.__rows[index].every(row => held.has(row)), rows: now.length,
+           unique: new Set(pairs).size, last: Math.max(...now.map(row => row.step))}};
+}})"""
+
+
+def test_a_poll_sends_only_the_new_rows_and_the_views_keep_theirs(shared_stack, stack_home):
+    """Watching must be cheap: once a tab holds a chart's rows, the feed answers with
+    the rows logged since (not all of them again); the chart's view keeps the rows it
+    held (not parsed, ingested and laid out again), adds the new ones once each, and
+    keeps its zoom."""
+    from playwright.sync_api import sync_playwright
+
+    store, run_id = _running_run(stack_home, "appended run", steps=40)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2200})
+        page.add_init_script(_RECORD_ANSWERS_JS)
+        page.goto(f"{shared_stack}/run?run_id={run_id}")
+        page.get_by_text("up to step 40").first.wait_for(timeout=60_000)
+        charts = page.locator(CHARTS)
+        charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=120_000)
+        page.wait_for_timeout(1500)
+        box = charts.nth(0).bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
+        for _ in range(3):
+            page.mouse.wheel(0, -200)  # zoom in
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(500)
+        zoomed = page.evaluate(_X_DOMAINS_JS)
+        held = page.evaluate(_KEEP_ROWS_JS)
+        assert len(held) == OVERVIEW_CHARTS and all(held), held
+        _log(store, run_id, range(41, 61))
+        page.get_by_text("up to step 60").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)  # the new rows reach the views
+        answers = page.evaluate("() => window.__liveAnswers")
+        changed = [chart for answer in answers for chart in answer.get("charts", [])]
+        assert changed, answers
+        for chart in changed:  # only what the tab lacked
+            assert "rows" not in chart and "spec" not in chart, chart
+            assert chart["drop"] == [] and min(chart["add"]["step"]) > 40, chart
+        now = page.evaluate(_ROWS_NOW_JS)
+        for before, chart in zip(held, now, strict=True):
+            assert chart["kept"] and chart["last"] == 60, chart  # the old rows stay
+            assert chart["rows"] == chart["unique"] > before, chart  # the new ones once
+        assert _flat(page.evaluate(_X_DOMAINS_JS)) == pytest.approx(_flat(zoomed))
+        page.screenshot(path=ARTIFACTS / "run-live-appended.png")
+        browser.close()
 
 
 #: Each chart's last drawn step (``cell.vegaView``'s rows).

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
+from dashboard_server import ARTIFACTS, dashboard
 
 from db.store import RunStore
 from sphere_engine.config import RunConfig
@@ -39,10 +39,7 @@ def _choose(page, label: str, option: str) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
 
 
-def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
+def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_path, browser) -> None:
     home = tmp_path / "home"
     store = RunStore(home)
     _run(store, "isotropic", "softmax", {"classifier_accuracy": 0.90, "nmi": 0.60}, True)
@@ -50,11 +47,7 @@ def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_pat
         store, "isotropic", "softmax + isotropic", {"classifier_accuracy": 0.95, "nmi": 0.7}, False
     )
     _run(store, "sec-ablation", "none", {"recall@1": 0.5, "nmi": 0.4}, True)
-    with (
-        dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{base}/report")
         page.get_by_role("heading", name="Reproduction report").wait_for(timeout=60_000)
@@ -89,4 +82,4 @@ def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_pat
         labels = [p.get_attribute("aria-label") or p.inner_text() for p in panels]
         text = " ".join(labels)
         assert ", low" not in text, text
-        browser.close()
+        page.close()

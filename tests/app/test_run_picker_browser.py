@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
-from many_runs import OLD_NAME, fill_many
+from dashboard_server import ARTIFACTS, dashboard
+from many_runs import OLD_NAME
 from test_dashboard_e2e import _settle
 
 pytestmark = pytest.mark.e2e
@@ -25,18 +25,10 @@ def _open_box(page, text: str) -> None:
     page.wait_for_timeout(300)
 
 
-def test_an_old_run_is_found_by_the_search_and_picked(tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
-    home = tmp_path / "home"
-    run_ids = fill_many(home, 300)
+def test_an_old_run_is_found_by_the_search_and_picked(many_runs, browser) -> None:
+    home, run_ids = many_runs
     ARTIFACTS.mkdir(exist_ok=True)
-    with (
-        dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         try:
             page.goto(base + "/run")
@@ -62,4 +54,4 @@ def test_an_old_run_is_found_by_the_search_and_picked(tmp_path) -> None:
             assert page.locator(f"{BOX} input").input_value().startswith(OLD_NAME)
             page.screenshot(path=str(ARTIFACTS / "run-picker-picked.png"))
         finally:
-            browser.close()
+            page.close()

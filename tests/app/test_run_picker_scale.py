@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 from app_fixtures import open_page
-from many_runs import OLD_NAME, fill_many
+from many_runs import MANY_RUNS as RUNS
+from many_runs import OLD_NAME
 
 from app.data.run_catalogue import PICK_LIMIT
 
-RUNS = 300
 PICKERS = {
     "views/run.py": "run.select",
     "views/explorer.py": "explorer.run",
@@ -18,18 +18,10 @@ PICKERS = {
 }
 
 
-@pytest.fixture(scope="module")
-def _many_home(tmp_path_factory):
-    home = tmp_path_factory.mktemp("many") / "home"
-    return home, fill_many(home, RUNS)
-
-
 @pytest.fixture
-def many(_many_home, monkeypatch) -> list[str]:
+def many(many_runs) -> list[str]:
     """300 finished runs, oldest first (the oldest is named ``OLD_NAME``)."""
-    home, run_ids = _many_home
-    monkeypatch.setenv("SPHERESCOPE_HOME", str(home))
-    return run_ids
+    return many_runs[1]
 
 
 def test_the_bound_is_below_the_store(many) -> None:

@@ -4,7 +4,7 @@ at 1280 px, and bulk archive / delete through the browser reaching the store."""
 from __future__ import annotations
 
 import pytest
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
+from dashboard_server import dashboard
 from test_dashboard_e2e import _settle
 
 from db.catalogue.manage import gc
@@ -45,22 +45,15 @@ def _act_on_page(page, search: str, *buttons: str) -> None:
         _settle(page)
 
 
-def test_key_metrics_in_view_and_bulk_archive_and_delete(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_key_metrics_in_view_and_bulk_archive_and_delete(tmp_path, browser):
     from app import data
 
-    require_chromium()
     home = tmp_path / "home"
     store = RunStore(home)
     keep = _finished(store, "keep-a", 0.6)
     old = [_finished(store, "old-b", 0.7), _finished(store, "old-c", 0.8)]
     doomed = _finished(store, "trash-d", 0.9)
-    with (
-        dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(base + "/")
         names = _grid_names(page)
@@ -79,7 +72,7 @@ def test_key_metrics_in_view_and_bulk_archive_and_delete(tmp_path):
 
         _act_on_page(page, "trash", "runs-delete", "runs-delete-confirm")
         page.get_by_text("No run matches these filters.").wait_for(timeout=60_000)
-        browser.close()
+        page.close()
     assert not store.exists(doomed) and store.exists(keep)
     assert len(list((home / "trash").iterdir())) == 1
     assert gc(store).trash and not list((home / "trash").iterdir())  # gc empties the trash

@@ -5,7 +5,7 @@ stay in view beside it. A "medium" name column cut such a name after ~25 charact
 from __future__ import annotations
 
 import pytest
-from dashboard_server import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
+from dashboard_server import ARTIFACTS, dashboard
 from test_dashboard_e2e import _settle
 from test_runs_browser import _finished, _grid_names
 
@@ -26,22 +26,15 @@ CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
 """
 
 
-def test_a_long_run_name_is_drawn_whole_at_1280_px(tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_a_long_run_name_is_drawn_whole_at_1280_px(tmp_path, browser) -> None:
     from app import data
 
-    require_chromium()
     home = tmp_path / "home"
     store = RunStore(home)
     _finished(store, "short", 0.5)
     _finished(store, LONG, 0.6)
     ARTIFACTS.mkdir(exist_ok=True)
-    with (
-        dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.add_init_script(RECORD_TEXT)
         try:
@@ -52,7 +45,7 @@ def test_a_long_run_name_is_drawn_whole_at_1280_px(tmp_path) -> None:
             drawn = page.evaluate("window.drawnText")
             page.screenshot(path=str(ARTIFACTS / "runs-long-name.png"))
         finally:
-            browser.close()
+            page.close()
     labels = data.key_column_labels()
     assert names[:4] == ["name", "R@1", labels["train:loss/total"], labels["train:norm/var"]]
     # the grid drops what cannot show at all: a cut name is drawn as a shorter prefix

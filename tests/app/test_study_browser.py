@@ -9,7 +9,7 @@ import re
 
 import optuna
 import pytest
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS, dashboard, require_chromium
+from dashboard_server import dashboard
 
 from worker.study import storage
 from worker.study.coordinator import coordinator_lock, open_arm_studies
@@ -48,10 +48,7 @@ def _complete(study: optuna.Study, value: float) -> None:
     study.tell(trial, value)
 
 
-def test_study_page_follows_a_running_study(tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
+def test_study_page_follows_a_running_study(tmp_path, browser) -> None:
     home = tmp_path / "home"
     spec = parse_spec(copy.deepcopy(STUDY))
     study_id = storage.create_study_folder(home, spec)
@@ -65,11 +62,7 @@ def test_study_page_follows_a_running_study(tmp_path) -> None:
         pruned.report(0.01, curve_step(0, 10))
         pruned.set_user_attr("pruned_reason", "Training diverged: loss/total became non-finite")
         ms.tell(pruned, state=optuna.trial.TrialState.PRUNED)
-        with (
-            dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base,
-            sync_playwright() as playwright,
-        ):
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        with dashboard("main.py", {"SPHERESCOPE_HOME": str(home)}) as base:
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
             page.goto(f"{base}/study?study_id={study_id}")
             page.get_by_role("heading", name="Study").first.wait_for(timeout=60_000)
@@ -87,4 +80,4 @@ def test_study_page_follows_a_running_study(tmp_path) -> None:
             # the coordinator goes on: the page follows without a reload
             _complete(triplet, 0.30)
             page.get_by_text("4 / 4").wait_for(timeout=30_000)
-            browser.close()
+            page.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dashboard_server import CHROMIUM, CHROMIUM_ARGS, spherescope_up
+from dashboard_server import spherescope_up
 from test_dashboard_e2e import _settle
 
 from db.store import RunStore
@@ -64,20 +64,14 @@ def _matrices(page, count: int) -> list[dict]:
     return handle.json_value()
 
 
-def test_geometry_matrices_fit_their_columns_and_do_not_overlap(tmp_path):
+def test_geometry_matrices_fit_their_columns_and_do_not_overlap(tmp_path, browser):
     """The 8th column was cut off; side by side the grids clipped and overlapped."""
-    from playwright.sync_api import sync_playwright
-
     # a stack of its own: side by side, the second run is the page's default pick, which
     # the shared store's other training runs would take
     store = RunStore(tmp_path / "home")
     first = _record(store, "narrow norms", 0.3)
     _record(store, "wide norms", 3.0)
-    with (
-        spherescope_up(tmp_path / "home", "geometry-stack.log") as stack,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with spherescope_up(tmp_path / "home", "geometry-stack.log") as stack:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{stack}/geometry?run_id={first}")
         page.get_by_role("heading", name="Embedding geometry").wait_for(timeout=60_000)
@@ -89,47 +83,43 @@ def test_geometry_matrices_fit_their_columns_and_do_not_overlap(tmp_path):
         left, right = _matrices(page, 2)
         assert left["right"] <= right["left"], (left, right)  # no overlap
         assert right["right"] <= right["parent"] + 1, right
-        browser.close()
 
 
-def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(shared_stack, stack_home):
+def test_geometry_matrix_draws_points_vertices_and_tells_them_on_hover(
+    shared_stack, stack_home, browser
+):
     """The canvas matrix draws each point in its class colour and the fixed head's
     vertices as "×" in the theme's text colour; hovering tells the class and
     coordinates; a legend click brings one class forward."""
-    from playwright.sync_api import sync_playwright
-
     store = RunStore(stack_home)
     config = {"objective": {"kind": "head", "name": "orthoplex"}}
     run_id = _record(store, "orthoplex", 1.0, config)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        warnings: list[str] = []
-        page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-        page.goto(f"{shared_stack}/geometry?run_id={run_id}")
-        page.get_by_text("fixed orthoplex vertices").wait_for(timeout=60_000)
-        _matrices(page, 1)
-        page.locator(".spherescope-matrix canvas").scroll_into_view_if_needed()
-        dot = page.evaluate(_POINT_JS, [1, 0, 0, False])
-        assert dot["rgba"][3] > 0 and dot["rgba"][:3] != [255, 255, 255], dot  # drawn
-        page.mouse.move(dot["x"], dot["y"])
-        tooltip = page.locator(".spherescope-matrix-tooltip")
-        tooltip.wait_for(state="visible")
-        assert tooltip.inner_text().startswith("class 0"), tooltip.inner_text()  # point 0
-        vertex = page.evaluate(_POINT_JS, [2, 1, 0, True])
-        # a "×" in the theme's text colour
-        assert vertex["rgba"][:3] == vertex["ink"] and vertex["rgba"][3] > 200, vertex
-        page.mouse.move(vertex["x"], vertex["y"])
-        page.wait_for_function(
-            "() => document.querySelector('.spherescope-matrix-tooltip')"
-            ".textContent.startsWith('vertex')"
-        )
-        page.locator('.spherescope-matrix-class[data-class="3"]').click()
-        assert page.locator(".spherescope-matrix-class.faded").count() == 9
-        faded = page.evaluate(_POINT_JS, [1, 0, 0, False])  # class 0, now behind class 3
-        assert faded["rgba"][3] < dot["rgba"][3] or faded["rgba"][:3] != dot["rgba"][:3]
-        page.locator('[data-testid="stVegaLiteChart"]').last.scroll_into_view_if_needed()
-        page.wait_for_timeout(1000)  # the page's Vega charts drawn
-        assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
-        assert not [w for w in warnings if "WARN" in w], warnings  # Vega's warnings
-        browser.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    page.goto(f"{shared_stack}/geometry?run_id={run_id}")
+    page.get_by_text("fixed orthoplex vertices").wait_for(timeout=60_000)
+    _matrices(page, 1)
+    page.locator(".spherescope-matrix canvas").scroll_into_view_if_needed()
+    dot = page.evaluate(_POINT_JS, [1, 0, 0, False])
+    assert dot["rgba"][3] > 0 and dot["rgba"][:3] != [255, 255, 255], dot  # drawn
+    page.mouse.move(dot["x"], dot["y"])
+    tooltip = page.locator(".spherescope-matrix-tooltip")
+    tooltip.wait_for(state="visible")
+    assert tooltip.inner_text().startswith("class 0"), tooltip.inner_text()  # point 0
+    vertex = page.evaluate(_POINT_JS, [2, 1, 0, True])
+    # a "×" in the theme's text colour
+    assert vertex["rgba"][:3] == vertex["ink"] and vertex["rgba"][3] > 200, vertex
+    page.mouse.move(vertex["x"], vertex["y"])
+    page.wait_for_function(
+        "() => document.querySelector('.spherescope-matrix-tooltip')"
+        ".textContent.startsWith('vertex')"
+    )
+    page.locator('.spherescope-matrix-class[data-class="3"]').click()
+    assert page.locator(".spherescope-matrix-class.faded").count() == 9
+    faded = page.evaluate(_POINT_JS, [1, 0, 0, False])  # class 0, now behind class 3
+    assert faded["rgba"][3] < dot["rgba"][3] or faded["rgba"][:3] != dot["rgba"][:3]
+    page.locator('[data-testid="stVegaLiteChart"]').last.scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)  # the page's Vega charts drawn
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
+    assert not [w for w in warnings if "WARN" in w], warnings  # Vega's warnings

@@ -112,6 +112,10 @@ def test_critical_finding_gives_its_reason() -> None:
     early = Detection("dead_loss", "Dead loss", Severity.CRITICAL, "none active", 5, 1500, "", ())
     assert critical_finding([late], steps=1500) is None
     assert critical_finding([late, early], steps=1500) == "Dead loss: none active"
+    # the form a run's worker stores at its end reads the same
+    stored = [d.to_dict() for d in (warn, late, early)]
+    assert critical_finding(stored, steps=1500) == "Dead loss: none active"
+    assert critical_finding(stored[:2], steps=1500) is None
 
 
 def test_the_table_renders_as_markdown_csv_and_json() -> None:

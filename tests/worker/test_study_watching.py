@@ -43,12 +43,15 @@ class NoLauncher:
         return None
 
 
-def running(status: str = "running") -> SimpleNamespace:
-    """A run's record as ``_report_curve`` reads it: training, no evaluation passed."""
+def running(status: str = "running", progress: int = 5) -> SimpleNamespace:
+    """A run's record as ``_report_curve`` reads it: training, at ``progress`` of its
+    1000 steps (no evaluation passed at 5)."""
     return SimpleNamespace(
         is_terminal=status != "running",
         config={"diagnostics": {"eval_every": 100}, "training": {"steps": 1000}},
-        progress_step=5,
+        progress_step=progress,
+        run_id="run-a",
+        run_info={},
     )
 
 
@@ -79,16 +82,51 @@ def test_a_live_read_sets_the_wait_and_a_terminal_read_does_not(
         return []
 
     monkeypatch.setattr(db.findings, "run_findings", dear_read)
-    slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=time.monotonic() - 1)
-    assert coordinator._report_curve(slot, None, running()) is False  # type: ignore[arg-type]
+    before = time.monotonic()  # the read's wall time is not bounded on a busy machine
+    slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=before - 1)
+    assert coordinator._report_curve(slot, None, running(progress=300)) is False  # type: ignore[arg-type]
     assert coordinator.findings_cost_s >= 0.2
-    assert slot.findings_at >= time.monotonic() + 0.2 / watching.FINDINGS_CPU_SHARE - 1
+    assert slot.findings_step == 300
+    assert slot.findings_at >= before + 0.2 / watching.FINDINGS_CPU_SHARE
     # a run's end reads the findings it stored: not a measure of a live read
     coordinator.findings_cost_s = 0.0
     ended = Slot("triplet", "trial", 1, 0, "run-b", findings_at=time.monotonic() + 100)
     monkeypatch.setattr(coordinator, "_metric_points", lambda run_id: [])
     coordinator._report_curve(ended, SimpleNamespace(report=None), running("finished"))  # type: ignore[arg-type]
     assert coordinator.findings_cost_s == 0.0
+
+
+def test_an_ended_runs_findings_are_those_it_stored_without_importing_the_rules(
+    coordinator: Coordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert watching.FINDINGS_INFO_KEY == db.findings.INFO_KEY
+    monkeypatch.setattr(db.findings, "run_findings", lambda store, run_id: 1 / 0)
+    diverged = {"name": "diverged", "title": "Training diverged", "severity": "critical",
+                "message": "loss nan", "step_start": 30, "step_end": 30}  # fmt: skip
+    record = running("finished")
+    record.run_info = {db.findings.INFO_KEY: [diverged]}
+    assert coordinator._critical_finding(record, 1000) == "Training diverged: loss nan"
+    record.run_info = {db.findings.INFO_KEY: []}
+    assert coordinator._critical_finding(record, 1000) is None
+
+
+def test_a_live_read_waits_for_a_share_of_the_run_to_train_as_well_as_for_its_time(
+    coordinator: Coordinator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = []
+    monkeypatch.setattr(
+        db.findings, "run_findings", lambda store, run_id: reads.append(run_id) or []
+    )
+    slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=time.monotonic() - 1)
+    coordinator._report_curve(slot, None, running(progress=249))  # type: ignore[arg-type]
+    assert reads == []  # its time has come, a quarter of its steps not yet
+    coordinator._report_curve(slot, None, running(progress=250))  # type: ignore[arg-type]
+    assert reads == ["run-a"]
+    slot.findings_at = time.monotonic() - 1
+    coordinator._report_curve(slot, None, running(progress=499))  # type: ignore[arg-type]
+    assert reads == ["run-a"]  # a quarter since the last read, not since the start
+    coordinator._report_curve(slot, None, running(progress=500))  # type: ignore[arg-type]
+    assert reads == ["run-a", "run-a"]
 
 
 def test_the_light_curve_read_is_the_shared_readers_over_chunks_and_a_corrupt_file(

@@ -49,15 +49,19 @@ class Coordinator(Recovery, TrialLauncher, RunWatcher, Reproductions):
         before = set(self.slots)
         for slot in list(self.slots.values()):
             self._follow(slot)
-        if self.settled and set(self.slots) == before:
+        if self.settled and set(self.slots) == before and not self._evaluation_ended():
             return "running"  # nothing ended: nothing new to launch (and no journal reads)
         self.settled = True
         self._launch_trials()
         self._launch_reproductions()
         self._evaluate_concatenated()
-        if not self.slots and self._all_done():
+        if not self.slots and not self._evaluations_pending() and self._all_done():
             return "finished"
         return "running"
+
+    def _evaluation_ended(self) -> bool:
+        """Whether the last concatenated evaluations waited for just ended."""
+        return bool(self.evaluating) and not self._evaluations_pending()
 
     def _cancel_all(self) -> None:
         for slot in list(self.slots.values()):

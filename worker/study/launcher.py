@@ -1,14 +1,18 @@
 """How a study's runs are started and stopped: on the Celery workers (``worker.submit``)
-or as SLURM jobs (``worker.slurm``), the same paths a single run takes."""
+or as SLURM jobs (``worker.slurm``), the same paths a single run takes; and where a
+reproduction's concatenated evaluation is computed (``concatenated.py``)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, Protocol
 
 from db.store import RunStore
+
+log = logging.getLogger(__name__)
 
 SLURM_REFRESH_S = 5.0
 
@@ -20,6 +24,10 @@ class RunLauncher(Protocol):
 
     def refresh(self) -> None:
         """Bring the store's view of the launched runs up to date (SLURM's states)."""
+
+    def evaluate_concatenated(self, arm: str, repro: int, run_ids: list[str]) -> None:
+        """Start the reproduction's concatenated evaluation; it writes its file when it
+        ends (``concatenated.ended``)."""
 
 
 class WorkerLauncher:
@@ -42,6 +50,24 @@ class WorkerLauncher:
     def refresh(self) -> None:
         return None
 
+    def evaluate_concatenated(self, arm: str, repro: int, run_ids: list[str]) -> None:
+        """A task on the queue the reproduction trained on: a warm pool process there has
+        torch imported already (the coordinator never imports it). A broker that refuses
+        the task leaves the evaluation to this process, as a SLURM study does it."""
+        from sphere_engine.config import RunConfig
+        from worker import routing
+        from worker.celery_app import broker_url
+        from worker.tasks import concatenated_evaluation
+
+        try:
+            config = RunConfig.from_dict(self.store.get_run(run_ids[0]).config)
+            queue = routing.queue_for(config, routing.redis_client(broker_url()))
+            concatenated_evaluation.apply_async((self.study_id, arm, repro, run_ids), queue=queue)
+        except Exception as error:  # any failure to enqueue: computed here
+            log.warning("study %s: concatenated evaluation not enqueued (%s); computing it here",
+                        self.study_id, error)  # fmt: skip
+            evaluate_here(self.store, self.study_id, arm, repro, run_ids)
+
 
 class SlurmLauncher(WorkerLauncher):
     """Each run one SLURM job (submitit), as ``spherescope submit --slurm`` submits it."""
@@ -63,6 +89,16 @@ class SlurmLauncher(WorkerLauncher):
         if now - self.refreshed_at >= SLURM_REFRESH_S:  # squeue / sacct: not every poll
             self.refreshed_at = now
             refresh_slurm_states(self.store)
+
+    def evaluate_concatenated(self, arm: str, repro: int, run_ids: list[str]) -> None:
+        """No worker to hand it to: computed in this process (it imports torch)."""
+        evaluate_here(self.store, self.study_id, arm, repro, run_ids)
+
+
+def evaluate_here(store: RunStore, study_id: str, arm: str, repro: int, run_ids: list[str]) -> None:
+    from worker.study.concatenated import evaluate_and_keep
+
+    evaluate_and_keep(store.home, study_id, arm, repro, run_ids, store)
 
 
 def launcher_for(store: RunStore, study_id: str, slurm: Mapping[str, Any] | None) -> RunLauncher:

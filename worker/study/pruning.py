@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import optuna
@@ -134,12 +134,18 @@ DEAD_FROM_THE_START = 0.1
 def critical_finding(findings: Iterable[Any], steps: int) -> str | None:
     """The reason (``"Training diverged: ..."``) of the first critical finding that says
     the run does not train: diverged or collapsed at any point, a dead loss from the
-    start (within the first tenth of ``steps``); None otherwise."""
+    start (within the first tenth of ``steps``); None otherwise. ``findings`` are
+    ``Detection``s or their stored form (``Detection.to_dict``)."""
     for finding in findings:
-        if getattr(getattr(finding, "severity", None), "value", "") != "critical":
+        data = finding if isinstance(finding, Mapping) else finding.to_dict()
+        if data.get("severity") != "critical":
             continue
-        late = finding.step_start is not None and finding.step_start > DEAD_FROM_THE_START * steps
-        if finding.name == "dead_loss" and late:
+        start = data.get("step_start")
+        if (
+            data.get("name") == "dead_loss"
+            and start is not None
+            and start > DEAD_FROM_THE_START * steps
+        ):
             continue
-        return f"{finding.title}: {finding.message}"
+        return f"{data.get('title')}: {data.get('message')}"
     return None

@@ -21,7 +21,12 @@ class Recovery(CoordinatorState):
         }
         self.known = {}
         self.repro_finished = {}
-        for run in study_runs(self.store, self.study_id):
+        # a trial is in the journal before its first run is launched, and reproductions
+        # follow completed trials: a journal without trials means a study without runs,
+        # and a new study skips the store's listing (the run catalogue read: most of
+        # its start after the imports)
+        asked = any(study.get_trials(deepcopy=False) for study in self.studies.values())
+        for run in study_runs(self.store, self.study_id) if asked else []:
             self.known.setdefault(run.key, []).append(run)
             if run.repro is not None and run.record.status == ENDED_WELL:
                 self.repro_finished.setdefault((run.arm, run.repro), {})[run.fold] = (

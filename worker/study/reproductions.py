@@ -5,12 +5,17 @@ classes), and a reproduction's k fold runs evaluated once on their joined embedd
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from worker.study.runs import reproduction_config, reproduction_folds, reproduction_tags
 from worker.study.state import CoordinatorState, Slot
 
 log = logging.getLogger(__name__)
+
+#: A concatenated evaluation handed to a worker is waited for this long before the
+#: coordinator computes it itself (a queued task is lost with its worker's process).
+EVALUATION_WAIT_S = 600.0
 
 
 class Reproductions(CoordinatorState):
@@ -58,8 +63,8 @@ class Reproductions(CoordinatorState):
 
     def _evaluate_concatenated(self) -> None:
         """A reproduction whose k fold runs have finished: its joined embeddings
-        evaluated once (kept in the study's folder)."""
-        from worker.study.concatenated import compute_and_store, stored
+        evaluated once, where the launcher says (kept in the study's folder)."""
+        from worker.study.concatenated import forget_failure, stored
 
         if self.spec.folds == 1:
             return
@@ -69,9 +74,25 @@ class Reproductions(CoordinatorState):
             self.concatenated.add((arm, repro))
             if stored(self.home, self.study_id, arm, repro) is not None:
                 continue
+            forget_failure(self.home, self.study_id, arm, repro)
             run_ids = [folds[f] for f in range(self.spec.folds)]
-            try:
-                compute_and_store(self.home, self.study_id, arm, repro, run_ids, self.store)
-            except (ValueError, OSError) as error:
-                log.warning("study %s: %s reproduction %d not concatenated: %s",
-                            self.study_id, arm, repro, error)  # fmt: skip
+            self.evaluating[(arm, repro)] = (time.monotonic(), run_ids)
+            self.launcher.evaluate_concatenated(arm, repro, run_ids)
+
+    def _evaluations_pending(self) -> bool:
+        """Whether a concatenated evaluation has not ended yet (its file: a stat per
+        poll). One waited for longer than ``EVALUATION_WAIT_S`` (its task lost with its
+        worker) is computed here."""
+        from worker.study.concatenated import ended
+        from worker.study.launcher import evaluate_here
+
+        for (arm, repro), (since, run_ids) in list(self.evaluating.items()):
+            if ended(self.home, self.study_id, arm, repro):
+                del self.evaluating[(arm, repro)]
+            elif time.monotonic() - since > EVALUATION_WAIT_S:
+                log.warning("study %s: %s reproduction %d's concatenated evaluation did not "
+                            "end in %.0f s; computing it here",
+                            self.study_id, arm, repro, EVALUATION_WAIT_S)  # fmt: skip
+                evaluate_here(self.store, self.study_id, arm, repro, run_ids)
+                del self.evaluating[(arm, repro)]
+        return bool(self.evaluating)

@@ -41,6 +41,7 @@ class Slot:
     retried: bool = False
     reported_step: int = -1
     findings_at: float = 0.0  # when its findings are read next (monotonic clock)
+    findings_step: int = 0  # its progress at the last read of its findings
     evaluations_seen: int = -1  # evaluations the run's progress had passed when last read
     points_read: int = 0
     points: list[tuple[int, float]] = field(default_factory=list)  # the last read
@@ -80,7 +81,9 @@ class CoordinatorState:
         self.slots: dict[str, Slot] = {}  # run id → slot, for runs in flight
         self.known: dict[RunKey, list[StudyRun]] = {}
         self.repro_finished: dict[tuple[str, int], dict[int, str]] = {}  # → fold → run id
-        self.concatenated: set[tuple[str, int]] = set()
+        self.concatenated: set[tuple[str, int]] = set()  # evaluated, or started
+        # (arm, repro) → (monotonic start, fold run ids): evaluations not ended yet
+        self.evaluating: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self.settled = False  # True once a pass launched what there was room for
         self.completed: dict[str, int] = {}  # arm → completed trials
         self.findings_cost_s = 0.0  # CPU seconds of the last live read of a run's findings

@@ -19,6 +19,10 @@ from worker.study.state import ENDED_WELL, CoordinatorState, Slot
 
 log = logging.getLogger(__name__)
 
+#: Where a run's worker stores its findings at its end (``db.findings.INFO_KEY``, not
+#: imported: that module imports the rules and pandas)
+FINDINGS_INFO_KEY = "findings"
+
 #: A running trial's findings are read this often (a read of its whole series), or less
 #: often when a read is dear: the next read waits at least its CPU cost / this share (a
 #: long run's series grows, and on a busy machine a read took 0.7 s of CPU: every 10 s
@@ -26,6 +30,10 @@ log = logging.getLogger(__name__)
 #: of any run, the first read of a run included. Its end is always read.
 FINDINGS_EVERY_S = 10.0
 FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
+#: ... and only once the run has trained this share of its steps since the last read
+#: (or its start): a run slowed down (a busy machine) is read no more often per run,
+#: so the reads' CPU stays a share of the run's, not of the wall clock's.
+FINDINGS_EVERY_PROGRESS = 0.25
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
@@ -118,10 +126,12 @@ class RunWatcher(CoordinatorState):
                 return True
         if not slot.findings_at:  # a run just followed has nothing to diagnose yet
             slot.findings_at = now + self._findings_wait()
-        if ended or now >= slot.findings_at:
-            steps = int((record.config.get("training") or {}).get("steps", 0))
-            reason = self._critical_finding(slot.run_id, steps, live=not ended)
-            slot.findings_at = now + self._findings_wait()
+        steps = int((record.config.get("training") or {}).get("steps", 0))
+        progress = record.progress_step or 0
+        trained = progress - slot.findings_step >= FINDINGS_EVERY_PROGRESS * steps
+        if ended or (now >= slot.findings_at and trained):
+            reason = self._critical_finding(record, steps)
+            slot.findings_at, slot.findings_step = now + self._findings_wait(), progress
             if reason is not None:
                 self._prune(slot, trial, reason)
                 return True
@@ -140,17 +150,24 @@ class RunWatcher(CoordinatorState):
         pruning = self.spec.pruning
         return pruning.median and self.completed.get(arm, 0) >= max(pruning.warmup_trials, 1)
 
-    def _critical_finding(self, run_id: str, steps: int, live: bool = False) -> str | None:
+    def _critical_finding(self, record: RunRecord, steps: int) -> str | None:
+        """A critical finding's reason, or None. An ended run's are those its worker
+        stored at its end (its ``info``, already read): the findings' rules and pandas
+        are imported by the live reads alone, which short runs never need."""
+        stored = record.run_info.get(FINDINGS_INFO_KEY) if record.is_terminal else None
+        if isinstance(stored, list):
+            return critical_finding(stored, steps)
         from db.findings import run_findings
 
         started = time.process_time()  # after the import: the cost of one read
         try:
-            found = run_findings(self.store, run_id)
-            if live:  # the end reads what the run stored: no measure of a live read
+            found = run_findings(self.store, record.run_id)
+            if not record.is_terminal:  # an ended run's read is no measure of a live one
                 self.findings_cost_s = time.process_time() - started
             return critical_finding(found, steps)
         except Exception:  # a diagnosis never stops the study
-            log.exception("study %s: findings of run %s could not be read", self.study_id, run_id)
+            log.exception("study %s: findings of run %s could not be read", self.study_id,
+                          record.run_id)  # fmt: skip
             return None
 
     def _prune(self, slot: Slot, trial: Trial, reason: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from app_fixtures import SPARSE_STEPS as STEPS
-from app_fixtures import charts_of, open_page, sparse_loss_run, spiky_loss
+from app_fixtures import charts_of, open_page, spiky_loss
 
 
 def _rows(spec: dict) -> pd.DataFrame:
@@ -31,8 +31,8 @@ def _check_band(spec: dict, rows: pd.DataFrame) -> None:
     assert set(rows["max"]) <= set(spikes)  # raw values, not averaged ones
 
 
-def test_run_page_loss_chart_draws_each_buckets_min_max_band(store):
-    run_id = sparse_loss_run(store)
+def test_run_page_loss_chart_draws_each_buckets_min_max_band(sparse_loss):
+    run_id = sparse_loss
     app = open_page("views/run.py", {"run_id": run_id})
     assert not app.exception
     loss = next(s for s in charts_of(app) if "loss/total" in set(_rows(s).get("name", [])))
@@ -40,8 +40,8 @@ def test_run_page_loss_chart_draws_each_buckets_min_max_band(store):
     _check_band(loss, rows[rows["name"] == "loss/total"])
 
 
-def test_compare_loss_chart_draws_each_buckets_min_max_band(store):
-    run_id = sparse_loss_run(store)
+def test_compare_loss_chart_draws_each_buckets_min_max_band(sparse_loss):
+    run_id = sparse_loss
     app = open_page("views/compare.py", {"runs": run_id, "metrics": "loss/total"})
     assert not app.exception
     loss = next(s for s in charts_of(app) if "layer" in s and len(s.get("datasets") or {}) == 1)

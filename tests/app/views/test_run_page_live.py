@@ -1,5 +1,7 @@
 """The live Run page: its charts poll a live feed (``app.panels.live_feed``) that reads
-incrementally (after the first read, only new points) and answers with what changed."""
+incrementally (after the first read, only new points) and answers with what changed:
+the rows added to each chart and the positions of those dropped, or all of them to a
+tab that holds other rows."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from app_fixtures import (
     charts_of,
     first_paint,
     live_captions,
+    live_payloads,
     log_scalars,
     running_run,
 )
@@ -29,16 +32,51 @@ def _loss_steps(app) -> list[int]:
     return _steps_of(app, "Loss terms: loss/total", "loss/total")
 
 
+class _Tab:
+    """What a watching tab's live chart element holds (``live_charts.js``): each
+    chart's rows in the feed's order, and the number of the answer it drew last."""
+
+    def __init__(self, app) -> None:
+        (payload,) = live_payloads(app)
+        self.app = app
+        self.seq = payload["seq"]
+        self.rows = {c["id"]: _records(json.loads(c["rows"])) for c in payload["charts"]}
+
+    def poll(self, after: int) -> dict:
+        """What the element gets when it polls its feed, applied to what it holds."""
+        body = live_feed.answer(self.app.session_state[FEED], after, self.seq)
+        assert body is not None, "the page's feed is gone"
+        answer = json.loads(body)
+        assert answer["base"] == self.seq
+        self.seq = answer["seq"]
+        for chart in answer.get("charts", []):
+            if "rows" in chart:
+                self.rows[chart["id"]] = _records(chart["rows"])
+            elif "add" in chart:
+                gone = set(chart["drop"])
+                kept = [r for i, r in enumerate(self.rows[chart["id"]]) if i not in gone]
+                self.rows[chart["id"]] = kept + _records(chart["add"])
+        return answer
+
+    def steps(self, chart_id: str, name: str) -> list[int]:
+        """The steps of series ``name`` in the rows chart ``chart_id`` holds."""
+        return sorted(r["step"] for r in self.rows[chart_id] if r["name"] == name)
+
+
+def _records(columns: dict[str, list]) -> list[dict]:
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
 def _poll(app, after: int) -> dict:
-    """What the page's live chart element gets when it polls its feed."""
+    """What a tab that holds none of the page's rows gets when it polls its feed."""
     body = live_feed.answer(app.session_state[FEED], after)
     assert body is not None, "the page's feed is gone"
     return json.loads(body)
 
 
 def _answer_steps(answer: dict, chart_id: str, name: str) -> list[int] | None:
-    """The steps of series ``name`` in the rows an answer carries for chart ``chart_id``
-    (None: the answer says the chart is unchanged)."""
+    """The steps of series ``name`` in the rows an answer carries whole for chart
+    ``chart_id`` (None: the answer says the chart is unchanged)."""
     (chart,) = [c for c in answer["charts"] if c["id"] == chart_id]
     if "rows" not in chart:
         return None
@@ -67,20 +105,44 @@ def test_a_poll_fetches_only_the_points_added_since_the_last(store, monkeypatch)
     assert not app.exception and not app.error
     assert _loss_steps(app) == list(range(1, 21))
     assert calls and all(c is None for c in calls)  # the first read: the whole series
+    tab = _Tab(app)
     calls.clear()
-    answer = _poll(app, 20)  # nothing new since step 20: no charts, the state only
+    answer = tab.poll(20)  # nothing new since step 20: no charts, the state only
     assert calls == [20] and "charts" not in answer
     assert answer["active"] and answer["last_step"] == 20
     calls.clear()
     log_scalars(store, run_id, range(21, 26), total=100)
-    answer = _poll(app, 20)
+    answer = tab.poll(20)
     assert calls == [20]  # only what came after step 20
-    assert _answer_steps(answer, "loss:loss/total", "loss/total") == list(range(1, 26))
+    assert tab.steps("loss:loss/total", "loss/total") == list(range(1, 26))
     assert answer["caption"] == "25 points logged per metric, up to step 25"
     assert [c["id"] for c in answer["charts"]] == [*LOSS_IDS, "norm_band", "norm_var", "cosines"]
     assert all("spec" not in c for c in answer["charts"])  # the specs did not change
     calls.clear()
-    assert "charts" not in _poll(app, 25) and calls == [25]  # a read of nothing
+    assert "charts" not in tab.poll(25) and calls == [25]  # a read of nothing
+
+
+def test_a_poll_sends_only_the_rows_the_tab_lacks(store):
+    """Watching must be cheap: a tab that holds steps 1-20 gets steps 21-25 alone, not
+    every row of every chart again; a tab that drew something else (an answer lost)
+    gets them all."""
+    run_id = running_run(store, "live run", range(1, 21), total=100)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    tab = _Tab(app)
+    log_scalars(store, run_id, range(21, 26), total=100)
+    answer = tab.poll(20)
+    for chart in answer["charts"]:
+        assert "rows" not in chart and chart["drop"] == [], chart  # nothing redrawn
+        assert sorted(set(chart["add"]["step"])) == list(range(21, 26)), chart
+    assert tab.steps("loss:loss/total", "loss/total") == list(range(1, 26))
+    assert tab.steps("cosines", "cos/gap") == list(range(1, 26))
+    log_scalars(store, run_id, range(26, 31), total=100)
+    lost = tab.seq
+    tab.poll(25)  # an answer the tab never drew
+    tab.seq = lost
+    answer = tab.poll(25)
+    assert answer["base"] == lost and all("rows" in c for c in answer["charts"])
+    assert _answer_steps(answer, "loss:loss/total", "loss/total") == list(range(1, 31))
 
 
 def test_a_page_rerun_keeps_its_feed_and_a_changed_choice_opens_another(store):
@@ -91,7 +153,7 @@ def test_a_page_rerun_keeps_its_feed_and_a_changed_choice_opens_another(store):
     log_scalars(store, run_id, range(11, 16), total=100)
     app.run()  # a widget changed elsewhere: the same charts, the same feed, all sent
     assert app.session_state[FEED] == token and _loss_steps(app) == list(range(1, 16))
-    assert "charts" not in _poll(app, 15)  # the page sent them all: nothing is new
+    assert "charts" not in _Tab(app).poll(15)  # the page sent them all: nothing is new
     app.radio(key="run.x").set_value("time").run()
     assert app.session_state[FEED] != token  # another x axis: another feed
 
