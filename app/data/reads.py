@@ -116,8 +116,47 @@ def eval_names(store: RunStore, run_ids: Sequence[str]) -> list[str]:
 # ----------------------------------------------------------------------------- series
 
 
+#: Runs whose series no longer change: they end so, and a rerun (queued again) or a
+#: late outcome changes their status or end time, which key their cached series. A
+#: lost run may still be logging (it can report its real outcome later): not here.
+ENDED_STATUSES = frozenset({"finished", "failed", "cancelled"})
+
+
 @store_read(LIVE_TTL)
 def _series(
+    store: RunStore, run_ids: tuple[str, ...], names: tuple[str, ...], smoothing: float, points: int
+) -> tuple[pd.DataFrame, Totals]:
+    return _read_series(store, run_ids, names, smoothing, points)
+
+
+@store_read(STATIC_TTL, max_entries=64)
+def _ended_series(
+    store: RunStore,
+    ended: tuple[tuple[str, str, str], ...],
+    names: tuple[str, ...],
+    smoothing: float,
+    points: int,
+) -> tuple[pd.DataFrame, Totals]:
+    """``_series`` of runs that ended; ``ended``: each one's (run_id, status, end time),
+    so a run that runs again is read anew."""
+    return _read_series(store, tuple(r for r, _, _ in ended), names, smoothing, points)
+
+
+def _ended_key(run_ids: Sequence[str]) -> tuple[tuple[str, str, str], ...] | None:
+    """(run_id, status, end time) per run when every one of them ended, else None."""
+    key = []
+    for run_id in run_ids:
+        try:
+            record = run(run_id)
+        except ValueError:  # an unknown run: the short-lived read says so
+            return None
+        if record.status not in ENDED_STATUSES:
+            return None
+        key.append((run_id, record.status, str(record.finished_at)))
+    return tuple(key)
+
+
+def _read_series(
     store: RunStore, run_ids: tuple[str, ...], names: tuple[str, ...], smoothing: float, points: int
 ) -> tuple[pd.DataFrame, Totals]:
     columns = [*transforms.SERIES_COLUMNS, "time", "clock"]
@@ -169,7 +208,11 @@ def metric_series(
     since each run started, ``clock`` the wall time in epoch milliseconds.
     """
     per_series = max(max_points // max(len(run_ids) * len(names), 1), 2)
-    return _series(tuple(run_ids), tuple(sorted(set(names))), float(smoothing), per_series)
+    names = tuple(sorted(set(names)))
+    ended = _ended_key(run_ids) if run_ids and names else None
+    if ended is not None:  # kept for minutes: a page opened again reads nothing anew
+        return _ended_series(ended, names, float(smoothing), per_series)
+    return _series(tuple(run_ids), names, float(smoothing), per_series)
 
 
 def points_total(totals: Totals, names: Sequence[str] | None = None) -> int:

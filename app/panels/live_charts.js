@@ -200,7 +200,7 @@ class LiveGrid {
 
   enqueue(update) {
     this.queue = this.queue
-      .then(() => libraries(this.base || (this.base = update.base)))
+      .then(() => libraries(this.libraries || (this.libraries = update.libraries)))
       .then(() => this.apply(update))
       .catch((error) => console.error("SphereScope live charts:", error));
     return this.queue;
