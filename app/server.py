@@ -72,9 +72,9 @@ def deep_link_routes() -> list[Route]:
 
 
 def live_feed_route() -> Route:
-    """``GET <base>/_spherescope/live/<token>?after=<step>&seq=<n>``: what a watching tab's
-    live charts poll (``app.panels.live_feed``). A plain function: Starlette runs it
-    in its thread pool, off the event loop, while it reads the store."""
+    """``GET <base>/_spherescope/live/<token>?after=<step>&seq=<n>&shown=<ids>``: what a
+    watching tab's live charts poll (``app.panels.live_feed``). A plain function:
+    Starlette runs it in its thread pool, off the event loop, while it reads the store."""
     base = base_path()
 
     def live(request: Request) -> Response:
@@ -82,8 +82,12 @@ def live_feed_route() -> Route:
         if not after.lstrip("-").isdigit():
             return JSONResponse({"error": f"after: {after!r} is not a step number"}, 400)
         seq = request.query_params.get("seq", "")  # the answer the tab drew last
+        try:
+            shown = live_feed.shown_ids(request.query_params.get("shown"))  # charts in view
+        except ValueError as error:
+            return JSONResponse({"error": str(error)}, 400)
         body = live_feed.answer(
-            request.path_params["token"], int(after), int(seq) if seq.isdigit() else None
+            request.path_params["token"], int(after), int(seq) if seq.isdigit() else None, shown
         )
         if body is None:  # 410, not 404: the tab opens a new feed (a 404 is no route)
             return JSONResponse({"error": "token: no such live feed (expired?)"}, 410)

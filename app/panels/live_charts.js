@@ -6,9 +6,10 @@
 // rows_change), which go into its view as one Vega changeset: the rows it holds stay
 // (parsed, ingested and laid out once), and so does its zoom. No Streamlit script run
 // per refresh; a refresh that took long (a busy machine) spaces out the next ones
-// (BUSY_SHARE). A chart scrolled out of view keeps its rows up to date aside and draws
-// them when it comes back into view, and a hidden tab (another browser tab in front)
-// does not poll.
+// (BUSY_SHARE). A poll names the charts in view: the server builds only those anew
+// (most of its time), and a chart that comes into view after polls it missed asks for
+// its rows at once; one scrolled out of view keeps rows it was sent aside and draws
+// them when it comes back. A hidden tab (another browser tab in front) does not poll.
 // Zooming or panning one chart (wheel, drag; double-click resets) moves every chart's
 // x range with it.
 
@@ -255,6 +256,8 @@ class LiveGrid {
           for (const entry of entries) {
             const held = entry.target.held;
             held.onScreen = entry.isIntersecting;
+            // polls went by without it: ask now for its rows (built for charts in view)
+            if (held.onScreen && held.missed && this.feed && !this.fetching) this.poll(0);
             if (held.onScreen && held.stale) {
               const current = () => this.views.get(held.cell.dataset.chart) === held;
               this.queue = this.queue
@@ -405,11 +408,13 @@ class LiveGrid {
   // One poll: draw what changed; the run's end or a forgotten feed ends the polling.
   async ask(feed) {
     let answer = null;
+    // The charts in view (or not yet reported on): the server builds only those anew.
+    const shown = [...this.views].filter(([, held]) => held.onScreen !== false);
     try {
       const seq = this.seq === null ? "" : this.seq; // empty: send every chart's rows whole
-      const response = await fetch(`${feed.url}?after=${this.lastStep}&seq=${seq}`, {
-        cache: "no-store",
-      });
+      const ids = encodeURIComponent(JSON.stringify(shown.map(([id]) => id)));
+      const query = `after=${this.lastStep}&seq=${seq}&shown=${ids}`;
+      const response = await fetch(`${feed.url}?${query}`, { cache: "no-store" });
       if (response.status === 410) {
         this.feed = null;
         this.trigger("expired", true);
@@ -429,6 +434,8 @@ class LiveGrid {
     }
     if (feed !== this.feed || !answer) return; // a newer feed meanwhile, or no answer
     await this.enqueue(answer);
+    const asked = new Set(shown.map(([, held]) => held));
+    for (const held of this.views.values()) held.missed = !asked.has(held);
     if (!answer.active) {
       this.feed = null;
       this.trigger("ended", true);

@@ -24,6 +24,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -91,17 +92,31 @@ class Drawn:
     notes: tuple[str, ...]
 
 
-def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> Drawn:
+def build(
+    request: ChartRequest,
+    series: pd.DataFrame,
+    totals: data.Totals,
+    *,
+    kept: Mapping[str, LiveChart] | None = None,
+) -> Drawn:
     """The charts of ``request`` from ``series``, built once per (request, last step)
-    in this process: tabs watching the same run with the same choices share them."""
+    in this process: tabs watching the same run with the same choices share them.
+
+    ``kept``: charts (by id) a tab has off screen, used as they are instead of built
+    anew (the tab asks for them when they come into view): building the charts was
+    most of a poll's server time, and a tab on a laptop's screen shows two of six."""
     last_step = int(series["step"].max()) if len(series) else 0
     key = (request, last_step)
     built = shared_charts.get(key)
     if built is not None:
         return built
+    kept = kept or {}
     drawn = []
     by_name = training_charts.split_by_name(series)
     for group, keys in request.groups:
+        if group.id in kept:
+            drawn.append((group.id, kept[group.id]))
+            continue
         chart = training_charts.group_chart(
             group,
             list(keys),
@@ -118,7 +133,7 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
             drawn.append((group.id, chart))
     notes = []
     if request.evals is not None:
-        evaluation = _evaluation(
+        evaluation = kept.get(EVALUATION_ID) or _evaluation(
             request.run_id, request.evals, x=request.x, clock=series, where=request.evaluated_on
         )
         if evaluation is not None:
@@ -131,7 +146,8 @@ def build(request: ChartRequest, series: pd.DataFrame, totals: data.Totals) -> D
     logged = max(totals.values(), default=0)
     caption = f"{logged:,} points logged per metric, up to step {last_step:,}"
     built = Drawn(tuple(drawn), last_step, caption, tuple(notes))
-    shared_charts.put(key, built)
+    if not kept:  # what any tab gets for this step: shared
+        shared_charts.put(key, built)
     return built
 
 
@@ -170,6 +186,10 @@ class Feed:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     sent: dict[str, tuple[str, Rows]] = field(default_factory=dict)
     seq: int = 0
+    #: The charts last built for the tab, and the ids of those kept as they were then
+    #: (off screen): a poll with no new step and no such chart in view builds nothing.
+    drawn: Drawn | None = None
+    kept: frozenset[str] = frozenset()
     polled_at: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -179,8 +199,9 @@ class Feed:
             self.request.run_id, self.request.names, max_points=self.budget
         )
 
-    def read(self) -> Drawn:
-        """The charts with every point logged so far."""
+    def read(self, shown: frozenset[str] | None = None) -> Drawn:
+        """The charts with every point logged so far; with ``shown``, the ids of the
+        charts the tab has in view, only those are built anew (``build``'s ``kept``)."""
         if self.request.smoothing == 0:  # only the points added since the last read
             series, totals = self.series.read()
         else:  # an EMA needs the whole series (see app.data.reads)
@@ -190,7 +211,19 @@ class Feed:
                 smoothing=self.request.smoothing,
                 max_points=self.budget,
             )
-        return build(self.request, series, totals)
+        held = {} if self.drawn is None else dict(self.drawn.charts)
+        last_step = int(series["step"].max()) if len(series) else 0
+        if self.drawn is not None and self.drawn.last_step == last_step:
+            # no new step: only the charts that were kept older and came into view
+            older = self.kept if shown is None else self.kept & shown
+            if not older:
+                return self.drawn
+            kept, self.kept = {k: c for k, c in held.items() if k not in older}, self.kept - older
+        else:
+            kept = {} if shown is None else {k: c for k, c in held.items() if k not in shown}
+            self.kept = frozenset(kept)
+        self.drawn = build(self.request, series, totals, kept=kept)
+        return self.drawn
 
     def current(self) -> tuple[Drawn, int]:
         """The charts now, all of which the page sends (a script run draws them all),
@@ -202,12 +235,15 @@ class Feed:
             self.polled_at = time.monotonic()
             return drawn, self.seq
 
-    def changes(self, after: int, seq: int | None = None) -> str:
-        """The answer to a poll from a tab that draws up to step ``after`` and drew the
-        answer ``seq`` last (None: whatever it drew, all rows are sent): JSON with the
-        run's state, the captions, the charts' order, and the spec and row changes of
-        each chart that changed since (JSON inside as is, not re-encoded); ``base``
-        names the state the changes apply to, ``seq`` the state they make."""
+    def changes(
+        self, after: int, seq: int | None = None, shown: frozenset[str] | None = None
+    ) -> str:
+        """The answer to a poll from a tab that draws up to step ``after``, drew the
+        answer ``seq`` last (None: whatever it drew, all rows are sent) and has the
+        charts ``shown`` in view (None: all): JSON with the run's state, the captions,
+        and when a chart changed, the charts' order and the spec and row changes of
+        each (JSON inside as is, not re-encoded); ``base`` names the state the changes
+        apply to, ``seq`` the state they make."""
         with self.lock:
             self.polled_at = time.monotonic()
             data.mark_watched(self.request.run_id)  # it flushes more often while watched
@@ -215,20 +251,23 @@ class Feed:
                 active = data.is_active(data.run(self.request.run_id).status)
             except ValueError:  # deleted meanwhile: nothing more will come
                 active = False
-            drawn = self.read()
+            drawn = self.read(shown)
             if seq != self.seq:  # the tab holds something else: send it all
                 self.sent = {}
-            parts = []
-            if drawn.last_step != after or not active or not self.sent:
-                for name, chart in drawn.charts:
-                    spec, held = self.sent.get(name, ("", None))
-                    part = f'{{"id":{json.dumps(name)}'
-                    if chart.spec != spec:  # as a string, the form a script run sends
-                        part += f',"spec":{json.dumps(chart.spec)}'
-                        held = None  # a chart embedded anew draws all its rows
-                    rows, held = rows_change(held, chart)
-                    parts.append(part + rows + "}")
-                    self.sent[name] = (chart.spec, held)
+            parts, sent, changed = [], {}, False
+            for name, chart in drawn.charts:
+                spec, held = self.sent.get(name, ("", None))
+                part = f'{{"id":{json.dumps(name)}'
+                if chart.spec != spec:  # as a string, the form a script run sends
+                    part += f',"spec":{json.dumps(chart.spec)}'
+                    held = None  # a chart embedded anew draws all its rows
+                rows, held = rows_change(held, chart)
+                sent[name] = (chart.spec, held)
+                changed = changed or chart.spec != spec or bool(rows)
+                parts.append(part + rows + "}")
+            if not changed and list(sent) == list(self.sent):
+                parts = []  # nothing to draw: the state alone
+            self.sent = sent
             self.seq += 1
             head = {
                 "active": active,
@@ -260,13 +299,29 @@ def open_feed(request: ChartRequest, token: str | None) -> Feed:
         return feed
 
 
-def answer(token: str, after: int, seq: int | None = None) -> str | None:
+def answer(
+    token: str, after: int, seq: int | None = None, shown: frozenset[str] | None = None
+) -> str | None:
     """A poll's answer (``Feed.changes``), or None for a token no feed has (never
     issued, or dropped after ``IDLE_S`` without a poll)."""
     with _lock:
         _drop_idle()
         feed = _feeds.get(token)
-    return None if feed is None else feed.changes(after, seq)
+    return None if feed is None else feed.changes(after, seq, shown)
+
+
+def shown_ids(text: str | None) -> frozenset[str] | None:
+    """A poll's ``shown`` (a JSON list of chart ids; absent: None, every chart); a
+    ``ValueError`` naming the field for anything else."""
+    if text is None:
+        return None
+    try:
+        ids = json.loads(text)
+    except ValueError:
+        ids = None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ValueError(f"shown: {text[:80]!r} is not a JSON list of chart ids")
+    return frozenset(ids)
 
 
 def _drop_idle() -> None:

@@ -42,9 +42,10 @@ class _Tab:
         self.seq = payload["seq"]
         self.rows = {c["id"]: _records(json.loads(c["rows"])) for c in payload["charts"]}
 
-    def poll(self, after: int) -> dict:
-        """What the element gets when it polls its feed, applied to what it holds."""
-        body = live_feed.answer(self.app.session_state[FEED], after, self.seq)
+    def poll(self, after: int, shown: frozenset[str] | None = None) -> dict:
+        """What the element gets when it polls its feed with the charts ``shown`` in
+        view (None: all), applied to what it holds."""
+        body = live_feed.answer(self.app.session_state[FEED], after, self.seq, shown)
         assert body is not None, "the page's feed is gone"
         answer = json.loads(body)
         assert answer["base"] == self.seq
@@ -143,6 +144,36 @@ def test_a_poll_sends_only_the_rows_the_tab_lacks(store):
     answer = tab.poll(25)
     assert answer["base"] == lost and all("rows" in c for c in answer["charts"])
     assert _answer_steps(answer, "loss:loss/total", "loss/total") == list(range(1, 31))
+
+
+def test_a_poll_builds_only_the_charts_in_view(store, monkeypatch):
+    """Building charts is most of a poll's server time: a tab with two charts in view
+    gets those two built anew; one that comes into view is built at the next poll,
+    new step or not, with every row logged since it was last sent."""
+    shared_charts.clear()
+    run_id = running_run(store, "long page", range(1, 21), total=100)
+    app = first_paint("views/run.py", {"run_id": run_id})
+    tab = _Tab(app)
+    built = []
+    original = training_charts.group_chart
+
+    def spy(group, *args, **kwargs):
+        built.append(group.id)
+        return original(group, *args, **kwargs)
+
+    monkeypatch.setattr(training_charts, "group_chart", spy)
+    in_view = frozenset(LOSS_IDS[:2])
+    log_scalars(store, run_id, range(21, 26), total=100)
+    answer = tab.poll(20, in_view)
+    assert sorted(built) == sorted(in_view)
+    assert [c["id"] for c in answer["charts"]] == [*LOSS_IDS, "norm_band", "norm_var", "cosines"]
+    assert tab.steps(LOSS_IDS[0], "loss/total") == list(range(1, 26))
+    assert tab.steps("cosines", "cos/gap") == list(range(1, 21))  # off screen: as it was
+    built.clear()
+    assert "charts" not in tab.poll(25, in_view) and built == []  # nothing new to build
+    answer = tab.poll(25, in_view | {"cosines"})  # scrolled to: built, no new step needed
+    assert built == ["cosines"]
+    assert tab.steps("cosines", "cos/gap") == list(range(1, 26))
 
 
 def test_a_page_rerun_keeps_its_feed_and_a_changed_choice_opens_another(store):
