@@ -182,9 +182,12 @@ def open_page(
 def first_paint(
     page: str, query_params: dict[str, str] | None = None, timeout: float = 60
 ) -> AppTest:
-    """``page`` after its first script run only (what a fresh browser tab gets first)."""
+    """``page`` after its first script run only (what a fresh browser tab gets first).
+
+    Opened as a deep link is, without a run of the default page first: before the
+    first run AppTest finds the page by its file name, which is its ``url_path``
+    (``app.navigation.PAGES``)."""
     app = AppTest.from_file(str(APP_MAIN), default_timeout=timeout)
-    app.run()
     for key, value in (query_params or {}).items():
         app.query_params[key] = value
     app.switch_page(page).run()
