@@ -28,7 +28,8 @@ FINDINGS_INFO_KEY = "findings"
 #: often when a read is dear: the next read waits at least its CPU cost / this share (a
 #: long run's series grows, and on a busy machine a read took 0.7 s of CPU: every 10 s
 #: that was most of what the coordinator spent). The wait uses the last live read's cost
-#: of any run, the first read of a run included. Its end is always read.
+#: of any run, the first read of a run included, and the coordinator's first live read
+#: its imports. Its end is always read.
 FINDINGS_EVERY_S = 10.0
 FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
 #: ... and only once the run has trained this share of its steps since the last read
@@ -158,9 +159,11 @@ class RunWatcher(CoordinatorState):
         stored = record.run_info.get(FINDINGS_INFO_KEY) if record.is_terminal else None
         if isinstance(stored, list):
             return critical_finding(stored, steps)
+        # timed from before the import: the first live read pays for the rules, pandas and
+        # DuckDB (several reads' worth), and the wait it sets for the next runs says so
+        started = time.process_time()
         from db.findings import run_findings
 
-        started = time.process_time()  # after the import: the cost of one read
         try:
             found = run_findings(self.store, record.run_id)
             if not record.is_terminal:  # an ended run's read is no measure of a live one
