@@ -29,5 +29,6 @@ def start(key: str) -> DeltaGenerator:
 
 
 def done(slot: DeltaGenerator) -> None:
-    """Remove the empty element."""
+    """Remove the empty element (a page that stops before its charts calls this too:
+    an empty element left on it was a blank gap under the title)."""
     slot.empty()

@@ -43,6 +43,8 @@ def main() -> None:
     picked = pick_many("compare.runs", link_param="runs", sweep_key="compare.sweep")
     run_ids, labels, frame = picked.run_ids, picked.labels, picked.frame
     # -- empty state -----------------------------------------------------------------
+    if not (labels and run_ids):  # no chart to come: nothing to load it for
+        chart_libraries.done(warming)
     if not labels:
         ui.empty_state(
             "No runs to compare yet: launch a preset (it starts several runs), then come back."
@@ -56,6 +58,7 @@ def main() -> None:
     eval_names = data.eval_names(run_ids)
     choices = [*names, *[f"{EVAL_PREFIX}{n}" for n in eval_names if n not in names]]
     if not choices:
+        chart_libraries.done(warming)
         st.info("These runs have not logged any metric yet.", icon=":material/hourglass_top:")
         st.stop()
     if "compare.metrics" in st.session_state:

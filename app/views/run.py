@@ -71,6 +71,7 @@ def main() -> None:
     options = _Options(controls.log_y, log_color, controls.x, controls.smoothing)
     # -- empty state -----------------------------------------------------------------
     if not run_id:
+        chart_libraries.done(warming)  # no chart to come: nothing to load it for
         ui.empty_state("No runs yet: launch one, then watch its norms here live.")
     logged_evals = data.eval_names([run_id])
     eval_choices = [*EVAL_KEYS, *[e for e in logged_evals if e not in EVAL_KEYS]]

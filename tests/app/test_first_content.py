@@ -30,3 +30,11 @@ def test_compare_sends_only_the_columns_its_charts_draw(filled):
     rows = json.loads(chart["rows"])
     assert sorted(rows) == ["max", "min", "run", "step", "value"]
     assert len(set(rows["run"])) == 2  # a line per run
+
+
+def test_pages_that_stop_before_their_charts_leave_no_empty_chart_element(home):
+    # an empty store: both pages say what to do and stop
+    for page in ("views/run.py", "views/compare.py"):
+        app = first_paint(page)
+        assert not app.exception
+        assert app.info and not live_payloads(app)
