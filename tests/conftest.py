@@ -8,6 +8,10 @@
 - A module-scoped fixture is likewise built once per worker that runs a test reading it
   (loadgroup hands ungrouped tests out one by one, to whichever worker is free), so the
   tests of a module that read one are kept on one worker too.
+- pytest-xdist 3.8 tells its controller a test's group by appending ``@group`` to the
+  test's node id on the worker, which pytest 9.2's structured node ids ignore
+  (pytest-xdist#1386): every group was silently split, each worker starting its own
+  SLURM cluster and stack. ``_keep_groups`` sets the suffix where it did not take.
 - The daemon groups are the longest units of work: they are handed out first, so they
   never start late and end the run alone on one worker.
 """
@@ -31,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # its own reorder, largest group first, would put a module of many quick tests
     # ahead of the daemon groups
     config.option.loadscopereorder = False
+    config.pluginmanager.register(KeepGroups(), "keep-xdist-groups")
 
 
 def _module_fixture_group(item: pytest.Item) -> str | None:
@@ -43,6 +48,30 @@ def _module_fixture_group(item: pytest.Item) -> str | None:
         if definitions and definitions[-1].scope == "module":
             return f"module:{item.nodeid.split('::', 1)[0]}"
     return None
+
+
+def _keep_groups(items: list[pytest.Item]) -> None:
+    """Give each grouped test the node id ``id@group`` xdist meant it to have (its
+    groups joined as xdist joins them), when xdist's own rename did not take."""
+    for item in items:
+        names = {
+            str(m.args[0] if m.args else m.kwargs["name"]) for m in item.iter_markers("xdist_group")
+        }
+        nodeid = item.nodeid
+        if names and nodeid.rfind("@") <= nodeid.rfind("]"):  # xdist's own test for a group
+            identity = item._id  # pytest ≥ 9.2: parse keeps the string as given
+            item._id = type(identity).parse(f"{nodeid}@{'_'.join(sorted(names))}")
+
+
+class KeepGroups:
+    """``_keep_groups`` after xdist's own rename."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if getattr(config.option, "loadgroup", False):  # an xdist worker under loadgroup
+            _keep_groups(items)
 
 
 def _group(item: pytest.Item) -> str | None:
