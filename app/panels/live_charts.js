@@ -210,7 +210,7 @@ class LiveGrid {
   async apply(update) {
     // Changes to rows this grid no longer holds (a script run's charts were drawn
     // after the poll was answered): dropped; the next poll names what it holds.
-    if (update.base != null && update.base !== this.seq) return;
+    if (update.applies_to != null && update.applies_to !== this.seq) return;
     if (update.seq !== undefined) this.seq = update.seq;
     if (update.charts) await this.draw(update.charts);
     // After the charts: "up to step N" names what they show.

@@ -242,7 +242,7 @@ class Feed:
         answer ``seq`` last (None: whatever it drew, all rows are sent) and has the
         charts ``shown`` in view (None: all): JSON with the run's state, the captions,
         and when a chart changed, the charts' order and the spec and row changes of
-        each (JSON inside as is, not re-encoded); ``base`` names the state the changes
+        each (JSON inside as is, not re-encoded); ``applies_to`` names the state the changes
         apply to, ``seq`` the state they make."""
         with self.lock:
             self.polled_at = time.monotonic()
@@ -274,7 +274,7 @@ class Feed:
                 "last_step": drawn.last_step,
                 "caption": drawn.caption,
                 "notes": list(drawn.notes),
-                "base": seq,
+                "applies_to": seq,
                 "seq": self.seq,
             }
             charts = f',"charts":[{",".join(parts)}]' if parts else ""

@@ -48,7 +48,7 @@ class _Tab:
         body = live_feed.answer(self.app.session_state[FEED], after, self.seq, shown)
         assert body is not None, "the page's feed is gone"
         answer = json.loads(body)
-        assert answer["base"] == self.seq
+        assert answer["applies_to"] == self.seq
         self.seq = answer["seq"]
         for chart in answer.get("charts", []):
             if "rows" in chart:
@@ -142,7 +142,7 @@ def test_a_poll_sends_only_the_rows_the_tab_lacks(store):
     tab.poll(25)  # an answer the tab never drew
     tab.seq = lost
     answer = tab.poll(25)
-    assert answer["base"] == lost and all("rows" in c for c in answer["charts"])
+    assert answer["applies_to"] == lost and all("rows" in c for c in answer["charts"])
     assert _answer_steps(answer, "loss:loss/total", "loss/total") == list(range(1, 31))
 
 
