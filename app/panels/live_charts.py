@@ -27,7 +27,6 @@ def show(drawn: Drawn, *, feed: Feed | None, key: str, seq: int = 0) -> None:
     the number ``Feed.current`` gave ``drawn``, which the element's polls name)."""
     base = base_path()
     payload = {
-        # not "base": a poll's answer names with that the seq its rows build on
         "libraries": f"{base}/app/static/vega",
         "feed": None
         if feed is None
