@@ -96,6 +96,7 @@ class SlurmLauncher(WorkerLauncher):
 
 
 def evaluate_here(store: RunStore, study_id: str, arm: str, repro: int, run_ids: list[str]) -> None:
+    """The concatenated evaluation in this process (the coordinator's: it imports torch)."""
     from worker.study.concatenated import evaluate_and_keep
 
     evaluate_and_keep(store.home, study_id, arm, repro, run_ids, store)
