@@ -33,10 +33,11 @@ FINDINGS_INFO_KEY = "findings"
 FINDINGS_EVERY_S = 10.0
 FINDINGS_CPU_SHARE = 0.005  # of the study's 2 % budget for its coordinator
 #: ... and only once the run has trained this share of its steps since the last read
-#: (or its start): one live read at most, in its second half, however slowly it runs
-#: (on a busy machine a run of seconds took a minute and was read every 10 s: the
-#: reads' CPU then was a share of the wall clock's, several times the run's own).
-FINDINGS_EVERY_PROGRESS = 0.5
+#: (or its start): at most three live reads, however slowly it runs (on a busy machine
+#: a run of seconds took a minute and was read every 10 s: the reads' CPU then was a
+#: share of the wall clock's, several times the run's own). A quarter, not a half: a
+#: run that diverges early is pruned by a quarter of its steps, not left to its middle.
+FINDINGS_EVERY_PROGRESS = 0.25
 LATE_EVALUATION_S = 2.0
 #: A run's record is read again when its folder changed (the store replaces a file
 #: there for every status, heartbeat or info it writes, which changes the folder's
