@@ -37,14 +37,19 @@ def sdk_run(store: RunStore, filled_fresh: Filled) -> str:
     return run.id
 
 
-def test_compare_shows_an_sdk_run_next_to_a_launched_run(sdk_run: str, filled_fresh: Filled):
+def test_compare_shows_an_sdk_run_next_to_a_launched_run(
+    sdk_run: str, filled_fresh: Filled, store: RunStore
+):
     app = open_page("views/compare.py", {"runs": f"{sdk_run},{filled_fresh.sec}"})
     assert not app.exception and not app.error
     assert app.multiselect(key="compare.runs").value == [sdk_run, filled_fresh.sec]
     (payload,) = live_payloads(app)  # the metric charts' element (zoom linked)
     spec = charts_of(app)[-len(payload["charts"])]  # the first metric chart
-    runs_drawn = {row["run_id"] for rows in spec["datasets"].values() for row in rows}
-    assert runs_drawn == {sdk_run, filled_fresh.sec}
+    # the rows name each run by its label (the run's name), the one column for it drawn
+    labels = {row["run"] for rows in spec["datasets"].values() for row in rows}
+    names = [store.get_run(run_id).name for run_id in (sdk_run, filled_fresh.sec)]
+    assert len(labels) == 2
+    assert all(sum(name in label for label in labels) == 1 for name in names), (labels, names)
     table = app.dataframe[0].value
     assert len(table) == 2 and table["R@1"].notna().all()
 
