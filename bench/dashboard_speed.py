@@ -58,6 +58,7 @@ sys.path.insert(0, str(REPO))
 
 from app.health import wait_until_answering  # noqa: E402
 from db import queries  # noqa: E402
+from db.records import TERMINAL  # noqa: E402
 from db.store import RunStore  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -599,7 +600,8 @@ def main() -> int:
                     changes = tab.evaluate("window.__drawnSteps")
                     samples[run_id].extend(drawn_samples(changes, started, time.time()))
             browser.close()
-        ended = [r for r in trained if store.get_run(r).status != "running"]
+        # (queued runs waiting for a free pool process are not ended)
+        ended = [r for r in trained if store.get_run(r).status in TERMINAL]
         if ended:
             print(f"warning: {len(ended)} training run(s) ended during the windows")
         time.sleep(2)  # the last flush of the watched run reaches the store

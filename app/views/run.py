@@ -32,8 +32,11 @@ from app.panels.run_picker import pick_runs
 from sphere_engine.catalogue import CHART_SECTIONS
 
 #: While the run trains the header (status, progress, elapsed) is redrawn this often;
-#: the charts update on their own (``app.panels.live_charts``, every ``POLL_S``).
-HEADER_S = 5.0
+#: the charts update on their own (``app.panels.live_charts``, every ``POLL_S``, with
+#: their "up to step N" caption). Each redraw is a script run and a re-render of the
+#: header in every watching tab, on the cores the run trains on: the step is already
+#: live under the charts, so the header's numbers may lag a little more.
+HEADER_S = 10.0
 LOG_TAIL_BYTES, LOG_TAIL_LINES = 20_000, 200
 LOG_REFRESH_S = 5.0  # a log is read, not watched: a slower refresh halves the reruns
 LOG_OPEN = "run.log_open"  # the log expander's state (open: read and draw the tail)

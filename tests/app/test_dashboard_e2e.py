@@ -197,7 +197,7 @@ def test_launch_watch_cancel_compare_geometry(stack, browser):
         page.get_by_role("heading", name="Run", exact=True).wait_for()
         seen = _watch(page, {"finished", "failed", "cancelled", "lost"}, RUN_S)
         assert seen[-1][0] == "finished", seen
-        # the header (every 5 s) may tell the end before the charts' next poll (1 s)
+        # the header (every 10 s) may tell the end before the charts' next poll (1 s)
         # brings the last points: the page then shows them all, without a reload
         page.get_by_text(f"{FIRST_STEPS:,} points logged per metric").wait_for(timeout=10_000)
         seen.append(("finished", _logged_points(page)))

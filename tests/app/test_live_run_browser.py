@@ -72,9 +72,10 @@ def test_a_live_refresh_updates_the_chart_views_in_place(shared_stack, stack_hom
         assert page.evaluate(_VIEWS_KEPT_JS) == kept  # no view was embedded anew
         after = page.evaluate(_FIRST_PICTURE_JS)
         assert after != before  # and they show the new points
-        # The header's fragment reruns every 5 s; the page re-renders the element with
-        # its script run's data, older than what the feed brought since: kept newer.
-        for _ in range(14):
+        # The header's fragment reruns every 10 s (``HEADER_S`` of app/views/run.py, a
+        # page script: not importable here); the page re-renders the element with its
+        # script run's data, older than what the feed brought since: kept newer.
+        for _ in range(24):
             page.wait_for_timeout(500)
             assert "up to step 40" in page.locator(".spherescope-live-caption").inner_text()
         assert page.evaluate(_FIRST_PICTURE_JS) == after

@@ -313,7 +313,7 @@ def _steps_of(app, title: str, name: str) -> list[int]:
 
 
 def test_a_closed_log_sets_no_timer_on_a_live_page(store, monkeypatch):
-    """A watching tab reruns only what it shows: the header's fragment every 5 s and,
+    """A watching tab reruns only what it shows: the header's fragment every 10 s and,
     while its expander is open, the log's; a closed log's timer made the browser
     re-render the page every 5 s for nothing."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
