@@ -4,35 +4,16 @@ apart from the coordination."""
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import json
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from dear_import import DEAR_IMPORT_S, make_import_dear
 
 from db.store import RunStore
 from worker.study import concatenated
 
 NAME = "sphere_engine.evaluation.concatenated"
-
-
-class DearImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports ``NAME`` as a module whose import takes 0.2 s of CPU."""
-
-    def find_spec(self, fullname, path, target=None):
-        return importlib.machinery.ModuleSpec(fullname, self) if fullname == NAME else None
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module) -> None:
-        started = time.process_time()
-        while time.process_time() - started < 0.2:
-            pass
-        module.concatenated_metrics = lambda paths, **options: {"map@r": 0.5}
 
 
 def test_its_cpu_seconds_include_its_import(
@@ -44,9 +25,10 @@ def test_its_cpu_seconds_include_its_import(
         run_id = store.create_run({"seed": fold})
         store.update_run_info(run_id, {"test_embeddings": f"fold{fold}.npz"})
         run_ids.append(run_id)
-    monkeypatch.delitem(sys.modules, NAME, raising=False)
-    monkeypatch.setattr(sys, "meta_path", [DearImport(), *sys.meta_path])
+    make_import_dear(
+        monkeypatch, NAME, concatenated_metrics=lambda paths, **options: {"map@r": 0.5}
+    )
     metrics = concatenated.compute_and_store(tmp_path, "s", "arm", 0, run_ids, store)
     assert metrics == {"map@r": 0.5}
     kept = json.loads(concatenated.result_path(tmp_path, "s", "arm", 0).read_text())
-    assert kept["cpu_s"] >= 0.2
+    assert kept["cpu_s"] >= DEAR_IMPORT_S

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from dear_import import DEAR_IMPORT_S, make_import_dear
 
 import db.findings
 from worker.study import storage, watching
@@ -205,28 +206,8 @@ def test_the_first_live_reads_cost_includes_its_imports(
 ) -> None:
     """The rules, pandas and DuckDB are imported by the first live read: the wait it
     sets for the next runs counts them (a dear import stands in for them here)."""
-    import importlib.abc
-    import importlib.machinery
-    import sys
-
-    class DearFindings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        def find_spec(self, fullname, path, target=None):
-            if fullname != "db.findings":
-                return None
-            return importlib.machinery.ModuleSpec(fullname, self)
-
-        def create_module(self, spec):
-            return None
-
-        def exec_module(self, module) -> None:
-            started = time.process_time()
-            while time.process_time() - started < 0.2:
-                pass
-            module.run_findings = lambda store, run_id: []
-
     monkeypatch.setattr(db, "findings", db.findings)  # the import rebinds it: put back after
-    monkeypatch.delitem(sys.modules, "db.findings")
-    monkeypatch.setattr(sys, "meta_path", [DearFindings(), *sys.meta_path])
+    make_import_dear(monkeypatch, "db.findings", run_findings=lambda store, run_id: [])
     slot = Slot("triplet", "trial", 0, 0, "run-a", findings_at=time.monotonic() - 1)
     coordinator._report_curve(slot, None, running(progress=600))  # type: ignore[arg-type]
-    assert coordinator.findings_cost_s >= 0.2
+    assert coordinator.findings_cost_s >= DEAR_IMPORT_S

@@ -85,6 +85,19 @@ def _answer_steps(answer: dict, chart_id: str, name: str) -> list[int] | None:
     return sorted(s for s, n in zip(rows["step"], rows["name"], strict=True) if n == name)
 
 
+def _spy_builds(monkeypatch) -> list[str]:
+    """The ids of the chart groups built from now on, in order."""
+    built: list[str] = []
+    original = training_charts.group_chart
+
+    def spy(group, *args, **kwargs):
+        built.append(group.id)
+        return original(group, *args, **kwargs)
+
+    monkeypatch.setattr(training_charts, "group_chart", spy)
+    return built
+
+
 def _spy_reads(monkeypatch, note: Callable[[tuple, dict], Any]) -> list:
     """What ``note`` makes of each ``queries.metric_series(*args, **kwargs)`` call the
     page makes from now on, in order."""
@@ -154,14 +167,7 @@ def test_a_poll_builds_only_the_charts_in_view(store, monkeypatch):
     run_id = running_run(store, "long page", range(1, 21), total=100)
     app = first_paint("views/run.py", {"run_id": run_id})
     tab = _Tab(app)
-    built = []
-    original = training_charts.group_chart
-
-    def spy(group, *args, **kwargs):
-        built.append(group.id)
-        return original(group, *args, **kwargs)
-
-    monkeypatch.setattr(training_charts, "group_chart", spy)
+    built = _spy_builds(monkeypatch)
     in_view = frozenset(LOSS_IDS[:2])
     log_scalars(store, run_id, range(21, 26), total=100)
     answer = tab.poll(20, in_view)
@@ -194,14 +200,7 @@ def test_two_tabs_share_the_charts_built_for_a_step(store, monkeypatch):
     step are built once (app.panels.shared_charts) and both tabs get the same rows."""
     shared_charts.clear()
     run_id = running_run(store, "watched twice", range(1, 21), total=100)
-    built = []
-    original = training_charts.group_chart
-
-    def spy(group, *args, **kwargs):
-        built.append(group.id)
-        return original(group, *args, **kwargs)
-
-    monkeypatch.setattr(training_charts, "group_chart", spy)
+    built = _spy_builds(monkeypatch)
     first, second = (first_paint("views/run.py", {"run_id": run_id}) for _ in range(2))
     assert first.session_state[FEED] != second.session_state[FEED]  # a feed per tab
     assert _loss_steps(first) == _loss_steps(second) == list(range(1, 21))
@@ -333,8 +332,8 @@ def test_a_closed_log_sets_no_timer_on_a_live_page(store, monkeypatch):
     timers.clear()
     app.run()
     assert not app.exception and not app.error
-    assert timers == [5.0]  # the header only
+    assert timers == [10.0]  # the header only (HEADER_S)
     app.session_state["run.log_open"] = True
     timers.clear()
     app.run()
-    assert timers == [5.0, 5.0]  # and the open log
+    assert timers == [10.0, 5.0]  # and the open log (LOG_REFRESH_S)
