@@ -108,12 +108,14 @@ class Stack:
 
 
 def _switch_broker(url: str | None) -> None:
+    """``app`` launches into ``url`` from now on. Its connection pool is kombu's global
+    one for its URL, which a closed pool would stay registered as: switching back to that
+    URL then failed every launch ("Acquire on closed pool"), so every global pool is
+    closed and forgotten (``pools.reset``), with the app's references to them."""
     app.conf.broker_url = url
-    if app._pool is not None:  # connections to the previous broker
-        app._pool.force_close_all()
-        app._pool = None
-        app.amqp._producer_pool = None
-    pools.reset()  # kombu's global producer pools keep connections per URL
+    pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 @contextlib.contextmanager

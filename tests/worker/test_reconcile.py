@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from stack_fixtures import use_broker
 from worker_fixtures import REPO, WorkerProcess, config, wait_for, wait_status
 
 from db import queries
@@ -21,25 +22,15 @@ from worker.reconcile import broker_task_ids, reconcile
 from worker.redis_server import PrivateRedis
 
 
-def _point_app_at(url: str) -> None:
-    app.conf.broker_url = url
-    if app._pool is not None:  # connections to the previous broker
-        app._pool.force_close_all()
-        app._pool = None
-        app.amqp._producer_pool = None
-
-
 @pytest.fixture
 def own_redis(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateRedis]:
     """A private Redis of this test only; ``app`` and ``REDIS_URL`` point at it."""
-    previous = app.conf.broker_url
     server = PrivateRedis().start()
     monkeypatch.setenv("REDIS_URL", server.url)
-    _point_app_at(server.url)
     try:
-        yield server
+        with use_broker(server.url):
+            yield server
     finally:
-        _point_app_at(previous)
         server.close()
 
 
