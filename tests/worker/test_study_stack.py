@@ -42,9 +42,11 @@ TABLE: dict[str, Any] = {
         "data": {"name": "synthetic", "batch_size": 4, "samples_per_class": 2,
                  "options": {"num_classes": 16, "dim": 8, "samples_per_class": 12}},
         "model": {"name": "mlp", "embedding_dim": 8},
-        # long enough to be stopped in the middle of a run
-        "training": {"steps": 600, "device": "cpu"},
-        "diagnostics": {"eval_every": 200, "eval_max_samples": 100, "tracked_samples": 0},
+        # long enough to be stopped in the middle of a run: the stop comes after both
+        # studies have a run in flight, one coordinator is killed and ``up`` has stopped
+        # the other (600 steps ended first, once, in a full-suite run)
+        "training": {"steps": 1500, "device": "cpu"},
+        "diagnostics": {"eval_every": 500, "eval_max_samples": 100, "tracked_samples": 0},
         "evaluation": {"verification": False},
     },
     "arms": {"only": {"set": {"objective.name": "triplet"},
