@@ -32,11 +32,19 @@ def _run(store: RunStore, name: str, variant: str, values: dict, tagged: bool) -
     return run_id
 
 
-def _choose(page, label: str, option: str) -> None:
+def _choose(page, label: str, option: str, shown: str) -> None:
+    """Pick ``option`` and wait until the rerun it starts has replaced every element:
+    until then the previous experiment's claims are still on the page (stale), under
+    the new one's title."""
     page.get_by_label(label).first.click()
     page.get_by_role("option", name=re.compile(option)).click()
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    page.wait_for_function(
+        "text => !document.querySelector('[data-stale=\"true\"]')"
+        " && [...document.querySelectorAll('[data-testid=\"stElementContainer\"]')]"
+        ".some(e => e.innerText.includes(text))",
+        arg=shown,
+        timeout=60_000,
+    )
 
 
 def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_path, browser) -> None:
@@ -51,7 +59,7 @@ def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_pat
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{base}/report")
         page.get_by_role("heading", name="Reproduction report").wait_for(timeout=60_000)
-        _choose(page, "Experiment", "^isotropic")
+        _choose(page, "Experiment", "^isotropic", "The isotropic regulariser costs no")
         main = page.locator('[data-testid="stMain"]')
         # the untagged run counts, and the page says how it was found
         used = page.get_by_text(re.compile(r"The 2 runs used: 1 tagged for it, 1 whose config"))
@@ -63,7 +71,7 @@ def test_report_counts_untagged_runs_and_says_inconclusive_with_one_seed(tmp_pat
         assert "inconclusive" in text and "agrees" not in text
         assert "(n = 1)" in text and "one seed a side" in text
         # digits measured, the paper on Cars196: its own panel, said in the caption
-        _choose(page, "Experiment", "^sec-ablation")
+        _choose(page, "Experiment", "^sec-ablation", "at every η (NMI)")
         page.get_by_text("the paper's values, on cars196 (not a dataset measured here)").wait_for(
             timeout=30_000
         )
