@@ -162,6 +162,15 @@ _DARK_CHARTS_JS = f"""() => {{
 }}"""
 
 
+def _zoom_in(page, box: dict, notches: int) -> None:
+    """``notches`` turns of the mouse wheel over the chart in ``box``, then its redraw."""
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
+    for _ in range(notches):
+        page.mouse.wheel(0, -200)
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(500)
+
+
 def _flat(domains: list[list[float]]) -> list[float]:
     return [bound for domain in domains for bound in domain]
 
@@ -187,11 +196,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(shared_stack, s
         assert len(full) == OVERVIEW_CHARTS and all(high >= 100 for _, high in full), full
         kept = page.evaluate(_KEEP_VIEWS_JS)
         box = charts.nth(0).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
-        for _ in range(5):
-            page.mouse.wheel(0, -200)  # zoom in
-            page.wait_for_timeout(50)
-        page.wait_for_timeout(500)
+        _zoom_in(page, box, 5)
         zoomed = page.evaluate(_X_DOMAINS_JS)
         low, high = zoomed[0]
         assert high - low < 0.8 * (full[0][1] - full[0][0]), zoomed  # zoomed in
@@ -215,10 +220,7 @@ def test_zooming_one_chart_zooms_them_all_and_survives_a_refresh(shared_stack, s
         assert all(high >= 120 for _, high in reset), reset  # every chart, the whole run
         # Zoomed, then another x axis: a range in steps means nothing in seconds, so the
         # charts of the new axis show the whole run (they went blank).
-        for _ in range(5):
-            page.mouse.wheel(0, -200)
-            page.wait_for_timeout(50)
-        page.wait_for_timeout(500)
+        _zoom_in(page, box, 5)
         page.get_by_text("relative time").click()
         page.wait_for_function(_ALL_SHOW_TIME_JS, timeout=30_000)
         page.wait_for_timeout(500)
@@ -288,12 +290,7 @@ def test_a_poll_sends_only_the_new_rows_and_the_views_keep_theirs(shared_stack, 
         charts = page.locator(CHARTS)
         charts.nth(OVERVIEW_CHARTS - 1).locator("canvas").wait_for(timeout=120_000)
         page.wait_for_timeout(1500)
-        box = charts.nth(0).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 120)
-        for _ in range(3):
-            page.mouse.wheel(0, -200)  # zoom in
-            page.wait_for_timeout(50)
-        page.wait_for_timeout(500)
+        _zoom_in(page, charts.nth(0).bounding_box(), 3)
         zoomed = page.evaluate(_X_DOMAINS_JS)
         held = page.evaluate(_KEEP_ROWS_JS)
         assert len(held) == OVERVIEW_CHARTS and all(held), held
