@@ -61,6 +61,33 @@ def resolve_home(home: str | os.PathLike[str] | None) -> Path:
     return Path(home).expanduser().resolve()
 
 
+def ensure_folder(folder: Path) -> Path:
+    """``folder`` made with its parents, even while another process's
+    ``remove_empty_folders`` removes an empty parent between the two mkdirs."""
+    for _ in range(5):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            return folder
+        except FileNotFoundError:
+            continue
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def remove_empty_folders(folder: Path, home: Path) -> None:
+    """Remove ``folder`` and then each parent below ``home`` while they are empty: what a
+    remote writer made on this side (a run's folder for its disk reserve, its spool)
+    and no longer needs. A folder that holds anything stops it."""
+    home = home.resolve()
+    folder = folder.resolve()
+    while folder != home and home in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (a local store's run folder always holds its meta)
+            return
+        folder = folder.parent
+
+
 def check_run_id(run_id: object) -> str:
     """Return ``run_id`` if it is a well-formed id (safe as a folder name), else raise."""
     if not isinstance(run_id, str) or not RUN_ID_PATTERN.match(run_id):

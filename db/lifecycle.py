@@ -39,6 +39,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from db import layout
 from db.heartbeat import DEFAULT_HEARTBEAT_S, Heartbeat, HeartbeatStore
 from db.records import TERMINAL
 from db.throttle import throttled
@@ -183,7 +184,9 @@ class RunLifecycle:
             raise
         finally:
             self.heartbeat.__exit__(None, None, None)
-            release_space(self.store.run_dir(self.run_id))
+            folder = self.store.run_dir(self.run_id)
+            release_space(folder)
+            layout.remove_empty_folders(folder, self.store.home)  # a remote writer's
 
     def _end_after(self, error: BaseException) -> None:
         if self._tracker is not None:

@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from db import layout
+
 BATCHES = "batches.jsonl"
 ACKED = "acked"
 
@@ -20,8 +22,7 @@ class Spool:
     ``folder``/acked (the highest sequence number the server holds)."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = layout.ensure_folder(folder)
         self._lock = threading.Lock()
         self._path = folder / BATCHES
         self._offsets: list[tuple[int, int, int]] = []  # unacked: (seq, offset, length)

@@ -63,9 +63,7 @@ class RemoteStore:
 
     # -- this side's folders ---------------------------------------------------------------
     def run_dir(self, run_id: str) -> Path:
-        folder = self.home / "runs" / layout.check_run_id(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        return layout.ensure_folder(self.home / "runs" / layout.check_run_id(run_id))
 
     def checkpoint_dir(self, run_id: str) -> Path:
         folder = self.run_dir(run_id) / "checkpoints"
@@ -167,6 +165,7 @@ class RemoteStore:
         link.close()
         if drained:  # the stack holds all of it: the spool has done its job
             shutil.rmtree(link.spool.folder, ignore_errors=True)
+            layout.remove_empty_folders(link.spool.folder.parent, self.home)
             return
         print(
             f"spherescope: run {link.run_id}: {link.spool.unacked()} batch(es) not yet "
@@ -252,6 +251,7 @@ class RemoteStore:
             if drained:
                 shutil.rmtree(folder, ignore_errors=True)
             left[run_id] = left.get(run_id, 0) + link.spool.unacked()
+        layout.remove_empty_folders(self.home / SPOOL, self.home)
         return left
 
     def _post(self, run_id: str, op: list[Any]) -> None:

@@ -113,6 +113,8 @@ def test_analyze_records_its_run_whole_in_the_stacks_store(server, tmp_path, mon
     got_classes = per_class_results(stack, theirs, 0)
     assert sorted(got_classes["class_name"]) == [f"bird {i}" for i in range(6)]
     assert files_outside_the_spool(elsewhere) == [] and spooled(elsewhere) == []
+    left = sorted(str(p.relative_to(elsewhere)) for p in elsewhere.rglob("*"))
+    assert left == [], left  # not even an empty folder: the client's home is as it was
 
 
 def test_a_face_protocol_analysis_is_recorded_in_the_stacks_store(server, tmp_path, monkeypatch):
