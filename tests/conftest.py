@@ -12,13 +12,18 @@
   test's node id on the worker, which pytest 9.2's structured node ids ignore
   (pytest-xdist#1386): every group was silently split, each worker starting its own
   SLURM cluster and stack. ``_keep_groups`` sets the suffix where it did not take.
-- The daemon groups are the longest units of work: they are handed out first, so they
-  never start late and end the run alone on one worker.
+- Units of work are handed out longest first (the LPT rule), by the seconds each test
+  took in a recorded full run (``durations.json``; ``--record-durations`` rewrites it):
+  a unit of 2 minutes handed out last ends the run on one worker while the other idles.
+  The daemon groups go first whatever their time, so they never start late. A test not
+  in the file counts as ``UNKNOWN_SECONDS``.
 """
 
 from __future__ import annotations
 
 import collections
+import json
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +31,17 @@ import sphere_engine.tv_compat  # noqa: F401
 
 # fixture name → the xdist group of every test that uses it (in the order they start)
 DAEMON_FIXTURE_GROUPS = {"slurm": "slurm-cluster", "shared_stack": "shared-stack"}
+#: seconds (setup + call + teardown) per test id, without xdist's ``@group`` suffix
+DURATIONS = Path(__file__).with_name("durations.json")
+UNKNOWN_SECONDS = 1.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help=f"write each test's seconds to {DURATIONS.name} (the order units are handed out)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,6 +52,28 @@ def pytest_configure(config: pytest.Config) -> None:
     # ahead of the daemon groups
     config.option.loadscopereorder = False
     config.pluginmanager.register(KeepGroups(), "keep-xdist-groups")
+    if config.getoption("record_durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(RecordDurations(), "record-durations")
+
+
+def _plain_id(nodeid: str) -> str:
+    """``nodeid`` without the ``@group`` suffix xdist gives a grouped test."""
+    return nodeid[: nodeid.rfind("@")] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
+
+
+class RecordDurations:
+    """Each test's seconds, summed over its phases, written at the end of a run (by
+    the controller, which receives every worker's reports)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = collections.defaultdict(float)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[_plain_id(report.nodeid)] += report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        rounded = {test: round(s, 2) for test, s in sorted(self.seconds.items())}
+        DURATIONS.write_text(json.dumps(rounded, indent=0) + "\n")
 
 
 def _module_fixture_group(item: pytest.Item) -> str | None:
@@ -90,15 +128,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             group = _module_fixture_group(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
-    # daemon groups first (in their order), then the other groups, largest first, then
-    # single tests as collected (a stable sort keeps each group's and module's order)
-    sizes = collections.Counter(_group(item) for item in items)
+    # daemon groups first (in their order), then every other unit of work (a group, or
+    # a test of none) longest first; a stable sort keeps each group's own order
+    expected = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    seconds: dict[str, float] = collections.defaultdict(float)
+    for item in items:
+        seconds[_unit(item)] += expected.get(_plain_id(item.nodeid), UNKNOWN_SECONDS)
     daemons = list(DAEMON_FIXTURE_GROUPS.values())
 
-    def rank(item: pytest.Item) -> tuple[int, int]:
+    def rank(item: pytest.Item) -> tuple[int, float]:
         group = _group(item)
         if group in daemons:
             return 0, daemons.index(group)
-        return (1, -sizes[group]) if group is not None else (2, 0)
+        return 1, -seconds[_unit(item)]
 
     items.sort(key=rank)
+
+
+def _unit(item: pytest.Item) -> str:
+    """What xdist hands out whole: the test's group, or the test alone."""
+    return _group(item) or item.nodeid
