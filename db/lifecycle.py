@@ -173,7 +173,6 @@ class RunLifecycle:
         try:
             if error is None:
                 self.tracker.flush()  # a failed write raises here and is recorded below
-                self._record_findings()
                 status, message, fields = self._outcome
                 self._end(status, message, **fields)
             else:
@@ -194,7 +193,6 @@ class RunLifecycle:
                 self._tracker.flush()  # keep what was logged before the error
             except Exception as flush_error:
                 log.warning("run %s: final flush failed: %s", self.run_id, flush_error)
-            self._record_findings()
         interrupted = isinstance(error, KeyboardInterrupt)
         status = "cancelled" if interrupted else "failed"
         message = "interrupted from the keyboard" if interrupted else self.describe_failure(error)
@@ -202,16 +200,6 @@ class RunLifecycle:
             self._end(status, message)
         except Exception:  # recording must never hide the run's own error
             log.exception("run %s: could not record its end (%s)", self.run_id, status)
-
-    def _record_findings(self) -> None:
-        """A remote writer's store asks the ingest service, which holds the run's
-        series, to store what they mean (``db.findings``) before its end is written. A
-        local store's ``end_run`` stores them itself, in the same step as the end (as
-        every move into a terminal status does: ``db.catalogue.ending``)."""
-        from db.remote.store import RemoteStore
-
-        if isinstance(self.store, RemoteStore):
-            self.store.record_findings(self.run_id)
 
     def _end(self, status: str, message: str, **fields: Any) -> None:
         self.status = status

@@ -173,9 +173,6 @@ class RemoteStore:
             file=sys.stderr,
         )
 
-    def record_findings(self, run_id: str) -> None:
-        self._post(run_id, ["findings"])
-
     # -- what a command adds to a run it did not write (``spherescope export-model``) ------
     def record_model_export(self, run_id: str, entry: Mapping[str, Any]) -> None:
         """Append ``entry`` to the run's model exports on the stack (``db.model_exports``),

@@ -112,6 +112,8 @@ def _end(store: RunStore, run_id: str, status: str, message: str, fields: dict) 
 
 
 def _findings(store: RunStore, run_id: str) -> None:
+    """Sent before ``end`` by clients of earlier versions; ``end`` stores the findings
+    itself now (as every move into a terminal status does), so this only refreshes them."""
     from db.findings import record_findings_quietly
 
     record_findings_quietly(store, run_id)
