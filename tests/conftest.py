@@ -56,9 +56,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(RecordDurations(), "record-durations")
 
 
+def _has_group_suffix(nodeid: str) -> bool:
+    """Whether ``nodeid`` ends in xdist's ``@group`` (xdist's own test for a group)."""
+    return nodeid.rfind("@") > nodeid.rfind("]")
+
+
 def _plain_id(nodeid: str) -> str:
     """``nodeid`` without the ``@group`` suffix xdist gives a grouped test."""
-    return nodeid[: nodeid.rfind("@")] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
+    return nodeid[: nodeid.rfind("@")] if _has_group_suffix(nodeid) else nodeid
 
 
 class RecordDurations:
@@ -96,7 +101,7 @@ def _keep_groups(items: list[pytest.Item]) -> None:
             str(m.args[0] if m.args else m.kwargs["name"]) for m in item.iter_markers("xdist_group")
         }
         nodeid = item.nodeid
-        if names and nodeid.rfind("@") <= nodeid.rfind("]"):  # xdist's own test for a group
+        if names and not _has_group_suffix(nodeid):
             identity = item._id  # pytest ≥ 9.2: parse keeps the string as given
             item._id = type(identity).parse(f"{nodeid}@{'_'.join(sorted(names))}")
 
